@@ -1,0 +1,154 @@
+//===- TrainShapes.h - shape rules of the train dialect ---------*- C++ -*-===//
+//
+// Shape rules shared by the ops' type inference and by the passes that build
+// new ops (autodiff reduces broadcast gradients with the same rules).
+// Dynamic dimensions are ShapedType::kDynamic throughout.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_DIALECT_TRAIN_IR_TRAINSHAPES_H
+#define DLC_DIALECT_TRAIN_IR_TRAINSHAPES_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/IR/Region.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Support/LLVM.h"
+#include <optional>
+#include <string>
+#include <type_traits>
+
+namespace mlir::dlc::train {
+
+/// Reports type-inference errors in the voice of emitOpError
+/// ("'train.conv2d' op expects ..."), at the op's location when there is one.
+class ShapeDiag {
+public:
+  ShapeDiag(std::optional<Location> loc, StringRef opName)
+      : loc(loc), opName(opName) {}
+
+  template <typename... Args>
+  LogicalResult error(Args &&...args) const {
+    return emitOptionalError(loc, "'", opName, "' op ",
+                             std::forward<Args>(args)...);
+  }
+
+  /// Returns the operand's type as a ranked tensor, or reports that it is not.
+  FailureOr<RankedTensorType> ranked(Value value, StringRef what) const;
+
+private:
+  std::optional<Location> loc;
+  StringRef opName;
+};
+
+/// Formats a shape as "[?, 3, 224, 224]".
+std::string formatShape(ArrayRef<int64_t> shape);
+
+/// True when two dimensions may be equal at run time (either is dynamic).
+bool dimsCompatible(int64_t a, int64_t b);
+
+/// NumPy broadcasting of two shapes; nullopt when they do not broadcast.
+std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
+                                                    ArrayRef<int64_t> b);
+
+/// Output size of a sliding window (convolution or pooling) along one
+/// dimension; dynamic in, dynamic out. Returns a value < 1 when the window
+/// does not fit.
+int64_t slidingWindowSize(int64_t in, int64_t kernel, int64_t stride,
+                          int64_t pad, int64_t dilation, bool ceilMode);
+
+/// Normalizes a possibly negative dimension index; nullopt if out of range.
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+
+namespace detail {
+template <typename OpTy, typename = void>
+struct HasProperties : std::false_type {};
+template <typename OpTy>
+struct HasProperties<OpTy,
+                     std::void_t<decltype(OpTy::getPropertiesAsAttr(
+                         std::declval<MLIRContext *>(),
+                         std::declval<const typename OpTy::Properties &>()))>>
+    : std::true_type {};
+
+template <typename OpTy, typename = void>
+struct HasDefaultProperties : std::false_type {};
+template <typename OpTy>
+struct HasDefaultProperties<
+    OpTy, std::void_t<decltype(OpTy::populateDefaultProperties(
+              std::declval<OperationName>(),
+              std::declval<typename OpTy::Properties &>()))>>
+    : std::true_type {};
+} // namespace detail
+
+/// Returns the adaptor an op's type inference should read: its attributes,
+/// with every absent default-valued one filled in. The generated parser
+/// infers result types before the op exists, while the inherent attributes
+/// are still in the attribute dictionary rather than the properties the
+/// adaptor's getters read, and before defaults are added.
+template <typename OpTy>
+typename OpTy::Adaptor withDefaults(MLIRContext *context,
+                                    typename OpTy::Adaptor adaptor) {
+  if constexpr (detail::HasProperties<OpTy>::value) {
+    typename OpTy::Properties properties = adaptor.getProperties();
+    if (DictionaryAttr attrs = adaptor.getAttributes();
+        attrs && !attrs.empty()) {
+      NamedAttrList merged(cast<DictionaryAttr>(
+          OpTy::getPropertiesAsAttr(context, properties)));
+      for (NamedAttribute attr : attrs)
+        merged.set(attr.getName(), attr.getValue());
+      // The parser has checked the inherent attributes' kinds already.
+      (void)OpTy::setPropertiesFromAttr(
+          properties, merged.getDictionary(context),
+          [&] { return emitError(UnknownLoc::get(context)); });
+    }
+    if constexpr (detail::HasDefaultProperties<OpTy>::value)
+      OpTy::populateDefaultProperties(
+          OperationName(OpTy::getOperationName(), context), properties);
+    return typename OpTy::Adaptor(adaptor.getOperands(),
+                                  adaptor.getAttributes(), properties,
+                                  /*regions=*/::mlir::RegionRange());
+  } else {
+    return adaptor;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Inference shared by op families (called from the generated op classes)
+//===----------------------------------------------------------------------===//
+
+LogicalResult inferSameAsInput(std::optional<Location> loc, StringRef opName,
+                               Value input, SmallVectorImpl<Type> &types);
+LogicalResult inferBroadcast(std::optional<Location> loc, StringRef opName,
+                             Value lhs, Value rhs,
+                             SmallVectorImpl<Type> &types);
+LogicalResult inferReduce(std::optional<Location> loc, StringRef opName,
+                          Value input, ArrayRef<int64_t> axes, bool keepDims,
+                          SmallVectorImpl<Type> &types);
+
+template <typename Adaptor>
+LogicalResult inferUnaryOp(MLIRContext *, std::optional<Location> loc,
+                           StringRef opName, Adaptor adaptor,
+                           SmallVectorImpl<Type> &types) {
+  return inferSameAsInput(loc, opName, adaptor.getInput(), types);
+}
+
+template <typename Adaptor>
+LogicalResult inferBroadcastOp(MLIRContext *, std::optional<Location> loc,
+                               StringRef opName, Adaptor adaptor,
+                               SmallVectorImpl<Type> &types) {
+  return inferBroadcast(loc, opName, adaptor.getLhs(), adaptor.getRhs(),
+                        types);
+}
+
+template <typename Adaptor>
+LogicalResult inferReduceOp(MLIRContext *, std::optional<Location> loc,
+                            StringRef opName, Adaptor adaptor,
+                            SmallVectorImpl<Type> &types) {
+  return inferReduce(loc, opName, adaptor.getInput(), adaptor.getAxes(),
+                     adaptor.getKeepDims(), types);
+}
+
+} // namespace mlir::dlc::train
+
+#endif // DLC_DIALECT_TRAIN_IR_TRAINSHAPES_H

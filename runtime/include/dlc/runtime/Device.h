@@ -1,0 +1,33 @@
+//===- Device.h - the GPUs the runtime can use ------------------*- C++ -*-===//
+
+#ifndef DLC_RUNTIME_DEVICE_H
+#define DLC_RUNTIME_DEVICE_H
+
+#include "dlc/runtime/Status.h"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace dlc::rt {
+
+struct CudaDeviceInfo {
+  int ordinal = 0;
+  std::string name;
+  int computeMajor = 0;
+  int computeMinor = 0;
+  std::size_t totalMemoryBytes = 0;
+  int multiprocessors = 0;
+};
+
+/// True when this build contains the CUDA backend (nvcc was found).
+bool cudaBackendBuilt();
+
+/// The CUDA devices visible to this process. A build without CUDA, a machine
+/// without a GPU or driver, or a driver older than the runtime gives
+/// kUnavailable with the CUDA runtime's own explanation; never a crash.
+StatusOr<std::vector<CudaDeviceInfo>> listCudaDevices();
+
+} // namespace dlc::rt
+
+#endif // DLC_RUNTIME_DEVICE_H

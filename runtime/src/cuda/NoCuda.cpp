@@ -1,0 +1,15 @@
+//===- NoCuda.cpp - device discovery in a build without CUDA --------------===//
+
+#include "dlc/runtime/Device.h"
+
+namespace dlc::rt {
+
+bool cudaBackendBuilt() { return false; }
+
+StatusOr<std::vector<CudaDeviceInfo>> listCudaDevices() {
+  return Status(StatusCode::kUnavailable,
+                "no CUDA device: dlc was built without the CUDA toolkit "
+                "(nvcc was not found at configure time)");
+}
+
+} // namespace dlc::rt
