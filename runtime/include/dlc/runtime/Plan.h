@@ -1,0 +1,94 @@
+//===- Plan.h - the compiled training step, as the runtime sees it -*- C++ -*-===//
+//
+// The plan is the contract between compiler and runtime (DESIGN.md): a list
+// of kernel invocations over buffers at offsets in one arena. It is written
+// to a versioned, checksummed file so that a plan compiled on one machine
+// runs on another that has no MLIR.
+//
+// File layout (little-endian):
+//   magic "DLCPLAN\n" | u32 format version | u64 payload bytes | payload |
+//   u64 FNV-1a hash of the payload
+// A file of another version, a truncated file and a corrupt file are each
+// refused with a message that says which.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_RUNTIME_PLAN_H
+#define DLC_RUNTIME_PLAN_H
+
+#include "dlc/runtime/Status.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace dlc::rt {
+
+/// Bumped whenever the payload layout changes; readers refuse other versions.
+constexpr uint32_t kPlanFormatVersion = 1;
+
+enum class DType : uint8_t { kF32, kF16, kBF16, kI32, kI64 };
+int64_t dtypeBytes(DType dtype);
+const char *dtypeName(DType dtype);
+
+/// What a buffer holds; decides whether it persists across steps.
+enum class BufferRole : uint8_t {
+  kInput,          // model input, written before each step
+  kLabel,          // labels, written before each step
+  kParam,          // trainable parameter, persistent
+  kState,          // non-trainable state (batch-norm running stats), persistent
+  kOptimizerState, // momentum / Adam moments, persistent
+  kGradient,       // a parameter's gradient
+  kTemporary,      // an activation or intermediate
+  kLoss,           // the scalar loss, read after each step
+};
+const char *bufferRoleName(BufferRole role);
+
+struct PlanBuffer {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<int64_t> shape;
+  BufferRole role = BufferRole::kTemporary;
+  int64_t offset = 0; // bytes from the start of the arena
+  int64_t bytes = 0;
+
+  int64_t numElements() const;
+};
+
+/// A kernel attribute: an integer, a float, a string or an integer list.
+using PlanAttr = std::variant<int64_t, double, std::string, std::vector<int64_t>>;
+
+struct PlanKernel {
+  std::string op; // the train op it runs, e.g. "conv2d_backward_filter"
+  std::vector<int32_t> inputs;  // buffer indices
+  std::vector<int32_t> outputs; // buffer indices
+  std::map<std::string, PlanAttr> attrs;
+};
+
+struct Plan {
+  std::string model;
+  int64_t batch = 0;
+  std::string precision; // fp32 | amp | amp-bf16 | fp16
+  std::string fusion;    // none | paddle | xla | a user pipeline
+  int64_t arenaBytes = 0;
+  std::vector<PlanBuffer> buffers;
+  std::vector<PlanKernel> kernels;
+};
+
+/// Checks internal consistency: buffer indices in range, each buffer's bytes
+/// equal to its element count times its element size, and inside the arena.
+Status validatePlan(const Plan &plan);
+
+std::string serializePlan(const Plan &plan);
+/// `source` names the bytes' origin (a path) in error messages.
+StatusOr<Plan> deserializePlan(std::string_view bytes, const std::string &source);
+
+Status writePlanFile(const Plan &plan, const std::string &path);
+StatusOr<Plan> readPlanFile(const std::string &path);
+
+} // namespace dlc::rt
+
+#endif // DLC_RUNTIME_PLAN_H

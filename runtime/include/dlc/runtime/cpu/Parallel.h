@@ -1,0 +1,52 @@
+//===- Parallel.h - simple work splitting for the CPU backend ---*- C++ -*-===//
+//
+// The CPU backend is the numerical reference: kernels are straightforward
+// loops, parallel only over independent outer indices (batch, channel) so
+// every output element is computed by one thread in a fixed order and the
+// results are bit-identical whatever the thread count.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_RUNTIME_CPU_PARALLEL_H
+#define DLC_RUNTIME_CPU_PARALLEL_H
+
+#include <algorithm>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace dlc::rt::cpu {
+
+/// Threads the CPU kernels use: DLC_CPU_THREADS if set, else the hardware's.
+int cpuThreadCount();
+
+/// Calls body(i) for every i in [begin, end), split into contiguous chunks
+/// over cpuThreadCount() threads. Work below `grain` iterations runs inline.
+template <typename Body>
+void parallelFor(int64_t begin, int64_t end, Body body, int64_t grain = 1) {
+  int64_t count = end - begin;
+  int threads = cpuThreadCount();
+  if (count <= 0)
+    return;
+  if (threads <= 1 || count <= grain) {
+    for (int64_t i = begin; i < end; ++i)
+      body(i);
+    return;
+  }
+  int64_t chunks = std::min<int64_t>(threads, (count + grain - 1) / grain);
+  int64_t per = (count + chunks - 1) / chunks;
+  std::vector<std::thread> pool;
+  for (int64_t c = 1; c < chunks; ++c)
+    pool.emplace_back([=, &body] {
+      for (int64_t i = begin + c * per; i < std::min(end, begin + (c + 1) * per); ++i)
+        body(i);
+    });
+  for (int64_t i = begin; i < std::min(end, begin + per); ++i)
+    body(i);
+  for (std::thread &t : pool)
+    t.join();
+}
+
+} // namespace dlc::rt::cpu
+
+#endif // DLC_RUNTIME_CPU_PARALLEL_H

@@ -1,0 +1,341 @@
+//===- Plan.cpp - plan files: write, read, validate -----------------------===//
+
+#include "dlc/runtime/Plan.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace dlc::rt {
+
+namespace {
+
+constexpr char kMagic[8] = {'D', 'L', 'C', 'P', 'L', 'A', 'N', '\n'};
+constexpr size_t kHeaderBytes = sizeof(kMagic) + 4 + 8;
+constexpr size_t kTrailerBytes = 8;
+
+uint64_t fnv1a(std::string_view bytes) {
+  uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : bytes) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+class Writer {
+public:
+  template <typename T> void pod(T value) {
+    char raw[sizeof(T)];
+    std::memcpy(raw, &value, sizeof(T));
+    out.append(raw, sizeof(T));
+  }
+  void str(const std::string &s) {
+    pod<uint64_t>(s.size());
+    out += s;
+  }
+  void ints(const std::vector<int64_t> &v) {
+    pod<uint64_t>(v.size());
+    for (int64_t x : v)
+      pod(x);
+  }
+  std::string out;
+};
+
+/// Reads the payload with bounds checks; the first overrun is remembered and
+/// every later read returns zeros, so parsing code stays linear.
+class Reader {
+public:
+  explicit Reader(std::string_view bytes) : bytes(bytes) {}
+  template <typename T> T pod() {
+    T value{};
+    if (!take(sizeof(T)))
+      return value;
+    std::memcpy(&value, bytes.data() + pos - sizeof(T), sizeof(T));
+    return value;
+  }
+  std::string str() {
+    uint64_t n = pod<uint64_t>();
+    if (!take(n))
+      return {};
+    return std::string(bytes.substr(pos - n, n));
+  }
+  std::vector<int64_t> ints() {
+    uint64_t n = pod<uint64_t>();
+    std::vector<int64_t> v;
+    if (n > remaining() / sizeof(int64_t)) {
+      failed = true;
+      return v;
+    }
+    for (uint64_t i = 0; i < n; ++i)
+      v.push_back(pod<int64_t>());
+    return v;
+  }
+  /// Guards element counts read from the file before reserving.
+  bool plausibleCount(uint64_t n, size_t minBytesEach) {
+    if (n > remaining() / std::max<size_t>(minBytesEach, 1))
+      failed = true;
+    return !failed;
+  }
+  bool ok() const { return !failed; }
+  bool atEnd() const { return pos == bytes.size(); }
+
+private:
+  size_t remaining() const { return bytes.size() - pos; }
+  bool take(uint64_t n) {
+    if (failed || n > remaining()) {
+      failed = true;
+      return false;
+    }
+    pos += n;
+    return true;
+  }
+  std::string_view bytes;
+  size_t pos = 0;
+  bool failed = false;
+};
+
+enum AttrTag : uint8_t { kInt = 0, kFloat = 1, kString = 2, kInts = 3 };
+
+} // namespace
+
+int64_t dtypeBytes(DType dtype) {
+  switch (dtype) {
+  case DType::kF32:
+  case DType::kI32:
+    return 4;
+  case DType::kF16:
+  case DType::kBF16:
+    return 2;
+  case DType::kI64:
+    return 8;
+  }
+  return 0;
+}
+
+const char *dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::kF32: return "f32";
+  case DType::kF16: return "f16";
+  case DType::kBF16: return "bf16";
+  case DType::kI32: return "i32";
+  case DType::kI64: return "i64";
+  }
+  return "?";
+}
+
+const char *bufferRoleName(BufferRole role) {
+  switch (role) {
+  case BufferRole::kInput: return "input";
+  case BufferRole::kLabel: return "label";
+  case BufferRole::kParam: return "param";
+  case BufferRole::kState: return "state";
+  case BufferRole::kOptimizerState: return "optimizer-state";
+  case BufferRole::kGradient: return "gradient";
+  case BufferRole::kTemporary: return "temporary";
+  case BufferRole::kLoss: return "loss";
+  }
+  return "?";
+}
+
+int64_t PlanBuffer::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+Status validatePlan(const Plan &plan) {
+  auto invalid = [](const std::string &message) {
+    return Status(StatusCode::kInvalidArgument, message);
+  };
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const PlanBuffer &b = plan.buffers[i];
+    for (int64_t d : b.shape)
+      if (d < 0)
+        return invalid("buffer '" + b.name + "' has a negative dimension");
+    if (b.bytes != b.numElements() * dtypeBytes(b.dtype))
+      return invalid("buffer '" + b.name + "' has " + std::to_string(b.bytes) +
+                     " bytes for " + std::to_string(b.numElements()) + " " +
+                     dtypeName(b.dtype) + " elements");
+    if (b.offset < 0 || b.offset + b.bytes > plan.arenaBytes)
+      return invalid("buffer '" + b.name + "' at offset " +
+                     std::to_string(b.offset) + " (" + std::to_string(b.bytes) +
+                     " bytes) lies outside the arena of " +
+                     std::to_string(plan.arenaBytes) + " bytes");
+  }
+  for (size_t k = 0; k < plan.kernels.size(); ++k) {
+    const PlanKernel &kernel = plan.kernels[k];
+    for (const auto *list : {&kernel.inputs, &kernel.outputs})
+      for (int32_t id : *list)
+        if (id < 0 || static_cast<size_t>(id) >= plan.buffers.size())
+          return invalid("kernel #" + std::to_string(k) + " (" + kernel.op +
+                         ") names buffer #" + std::to_string(id) + " of " +
+                         std::to_string(plan.buffers.size()));
+  }
+  return Status::ok();
+}
+
+std::string serializePlan(const Plan &plan) {
+  Writer payload;
+  payload.str(plan.model);
+  payload.pod(plan.batch);
+  payload.str(plan.precision);
+  payload.str(plan.fusion);
+  payload.pod(plan.arenaBytes);
+  payload.pod<uint64_t>(plan.buffers.size());
+  for (const PlanBuffer &b : plan.buffers) {
+    payload.str(b.name);
+    payload.pod(static_cast<uint8_t>(b.dtype));
+    payload.ints(b.shape);
+    payload.pod(static_cast<uint8_t>(b.role));
+    payload.pod(b.offset);
+    payload.pod(b.bytes);
+  }
+  payload.pod<uint64_t>(plan.kernels.size());
+  for (const PlanKernel &k : plan.kernels) {
+    payload.str(k.op);
+    payload.ints(std::vector<int64_t>(k.inputs.begin(), k.inputs.end()));
+    payload.ints(std::vector<int64_t>(k.outputs.begin(), k.outputs.end()));
+    payload.pod<uint64_t>(k.attrs.size());
+    for (const auto &[name, value] : k.attrs) {
+      payload.str(name);
+      payload.pod(static_cast<uint8_t>(value.index()));
+      if (auto *i = std::get_if<int64_t>(&value))
+        payload.pod(*i);
+      else if (auto *f = std::get_if<double>(&value))
+        payload.pod(*f);
+      else if (auto *s = std::get_if<std::string>(&value))
+        payload.str(*s);
+      else
+        payload.ints(std::get<std::vector<int64_t>>(value));
+    }
+  }
+
+  Writer file;
+  file.out.append(kMagic, sizeof(kMagic));
+  file.pod<uint32_t>(kPlanFormatVersion);
+  file.pod<uint64_t>(payload.out.size());
+  file.out += payload.out;
+  file.pod<uint64_t>(fnv1a(payload.out));
+  return file.out;
+}
+
+StatusOr<Plan> deserializePlan(std::string_view bytes,
+                               const std::string &source) {
+  auto error = [&](StatusCode code, const std::string &message) {
+    return Status(code, source + ": " + message);
+  };
+  if (bytes.size() < sizeof(kMagic) ||
+      std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
+    return error(StatusCode::kInvalidArgument, "not a dlc plan file");
+  if (bytes.size() < kHeaderBytes)
+    return error(StatusCode::kDataLoss, "truncated plan file (no header)");
+  Reader header(bytes.substr(sizeof(kMagic)));
+  uint32_t version = header.pod<uint32_t>();
+  uint64_t payloadBytes = header.pod<uint64_t>();
+  if (version != kPlanFormatVersion)
+    return error(StatusCode::kInvalidArgument,
+                 "plan format version " + std::to_string(version) +
+                     ", this runtime reads version " +
+                     std::to_string(kPlanFormatVersion) +
+                     ": compile the model again with this dlc");
+  uint64_t expected = kHeaderBytes + payloadBytes + kTrailerBytes;
+  if (payloadBytes > bytes.size() || bytes.size() < expected)
+    return error(StatusCode::kDataLoss,
+                 "truncated plan file: " + std::to_string(bytes.size()) +
+                     " bytes, the header announces " +
+                     std::to_string(expected));
+  if (bytes.size() > expected)
+    return error(StatusCode::kDataLoss,
+                 "corrupt plan file: " +
+                     std::to_string(bytes.size() - expected) +
+                     " bytes after the end");
+  std::string_view payload = bytes.substr(kHeaderBytes, payloadBytes);
+  Reader trailer(bytes.substr(kHeaderBytes + payloadBytes));
+  if (trailer.pod<uint64_t>() != fnv1a(payload))
+    return error(StatusCode::kDataLoss,
+                 "corrupt plan file: the checksum does not match");
+
+  Reader in(payload);
+  Plan plan;
+  plan.model = in.str();
+  plan.batch = in.pod<int64_t>();
+  plan.precision = in.str();
+  plan.fusion = in.str();
+  plan.arenaBytes = in.pod<int64_t>();
+  uint64_t numBuffers = in.pod<uint64_t>();
+  if (in.plausibleCount(numBuffers, 8))
+    for (uint64_t i = 0; i < numBuffers && in.ok(); ++i) {
+      PlanBuffer b;
+      b.name = in.str();
+      b.dtype = static_cast<DType>(in.pod<uint8_t>());
+      b.shape = in.ints();
+      b.role = static_cast<BufferRole>(in.pod<uint8_t>());
+      b.offset = in.pod<int64_t>();
+      b.bytes = in.pod<int64_t>();
+      if (static_cast<uint8_t>(b.dtype) > static_cast<uint8_t>(DType::kI64) ||
+          static_cast<uint8_t>(b.role) > static_cast<uint8_t>(BufferRole::kLoss))
+        return error(StatusCode::kDataLoss,
+                     "corrupt plan file: buffer #" + std::to_string(i) +
+                         " has an unknown element type or role");
+      plan.buffers.push_back(std::move(b));
+    }
+  uint64_t numKernels = in.pod<uint64_t>();
+  if (in.plausibleCount(numKernels, 8))
+    for (uint64_t k = 0; k < numKernels && in.ok(); ++k) {
+      PlanKernel kernel;
+      kernel.op = in.str();
+      for (int64_t id : in.ints())
+        kernel.inputs.push_back(static_cast<int32_t>(id));
+      for (int64_t id : in.ints())
+        kernel.outputs.push_back(static_cast<int32_t>(id));
+      uint64_t numAttrs = in.pod<uint64_t>();
+      if (!in.plausibleCount(numAttrs, 9))
+        break;
+      for (uint64_t a = 0; a < numAttrs && in.ok(); ++a) {
+        std::string name = in.str();
+        switch (in.pod<uint8_t>()) {
+        case kInt: kernel.attrs[name] = in.pod<int64_t>(); break;
+        case kFloat: kernel.attrs[name] = in.pod<double>(); break;
+        case kString: kernel.attrs[name] = in.str(); break;
+        case kInts: kernel.attrs[name] = in.ints(); break;
+        default:
+          return error(StatusCode::kDataLoss,
+                       "corrupt plan file: attribute '" + name +
+                           "' has an unknown kind");
+        }
+      }
+      plan.kernels.push_back(std::move(kernel));
+    }
+  if (!in.ok() || !in.atEnd())
+    return error(StatusCode::kDataLoss,
+                 "corrupt plan file: the payload does not parse");
+  if (Status status = validatePlan(plan); !status.isOk())
+    return error(StatusCode::kInvalidArgument, status.message());
+  return plan;
+}
+
+Status writePlanFile(const Plan &plan, const std::string &path) {
+  if (Status status = validatePlan(plan); !status.isOk())
+    return status;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  std::string bytes = serializePlan(plan);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out)
+    return Status(StatusCode::kUnavailable, "cannot write plan file " + path);
+  return Status::ok();
+}
+
+StatusOr<Plan> readPlanFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status(StatusCode::kInvalidArgument,
+                  "cannot open plan file " + path);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return deserializePlan(bytes.str(), path);
+}
+
+} // namespace dlc::rt

@@ -1,0 +1,158 @@
+//===- PlanTest.cpp - plan files: round trip, versions, damage ------------===//
+
+#include "dlc/runtime/Plan.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+using namespace dlc::rt;
+
+namespace {
+
+/// A two-kernel plan: y = relu(conv(x, w)), with an attribute of each kind.
+Plan samplePlan() {
+  Plan plan;
+  plan.model = "small_convnet";
+  plan.batch = 2;
+  plan.precision = "fp32";
+  plan.fusion = "none";
+  auto add = [&](const char *name, std::vector<int64_t> shape, BufferRole role,
+                 int64_t offset) {
+    PlanBuffer b;
+    b.name = name;
+    b.shape = std::move(shape);
+    b.role = role;
+    b.offset = offset;
+    b.bytes = b.numElements() * 4;
+    plan.buffers.push_back(b);
+  };
+  add("x", {2, 3, 8, 8}, BufferRole::kInput, 0);
+  add("w", {4, 3, 3, 3}, BufferRole::kParam, 1536);
+  add("conv", {2, 4, 8, 8}, BufferRole::kTemporary, 2048);
+  add("y", {2, 4, 8, 8}, BufferRole::kTemporary, 4096);
+  plan.arenaBytes = 6144;
+  PlanKernel conv;
+  conv.op = "conv2d";
+  conv.inputs = {0, 1};
+  conv.outputs = {2};
+  conv.attrs["padding"] = std::vector<int64_t>{1, 1};
+  conv.attrs["groups"] = int64_t{1};
+  conv.attrs["alpha"] = 0.5;
+  conv.attrs["kind"] = std::string("library");
+  PlanKernel relu;
+  relu.op = "relu";
+  relu.inputs = {2};
+  relu.outputs = {3};
+  plan.kernels = {conv, relu};
+  return plan;
+}
+
+TEST(PlanFile, RoundTripKeepsEveryField) {
+  Plan plan = samplePlan();
+  ASSERT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
+  std::string bytes = serializePlan(plan);
+  auto back = deserializePlan(bytes, "memory");
+  ASSERT_TRUE(back.isOk()) << back.status().toString();
+  EXPECT_EQ(back->model, "small_convnet");
+  EXPECT_EQ(back->batch, 2);
+  EXPECT_EQ(back->arenaBytes, 6144);
+  ASSERT_EQ(back->buffers.size(), 4u);
+  EXPECT_EQ(back->buffers[1].name, "w");
+  EXPECT_EQ(back->buffers[1].role, BufferRole::kParam);
+  EXPECT_EQ(back->buffers[2].shape, (std::vector<int64_t>{2, 4, 8, 8}));
+  EXPECT_EQ(back->buffers[3].offset, 4096);
+  ASSERT_EQ(back->kernels.size(), 2u);
+  const PlanKernel &conv = back->kernels[0];
+  EXPECT_EQ(conv.inputs, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(std::get<std::vector<int64_t>>(conv.attrs.at("padding")),
+            (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(std::get<double>(conv.attrs.at("alpha")), 0.5);
+  EXPECT_EQ(std::get<std::string>(conv.attrs.at("kind")), "library");
+  // Serializing again gives the same bytes: the format is canonical.
+  EXPECT_EQ(serializePlan(*back), bytes);
+}
+
+TEST(PlanFile, WritesAndReadsFiles) {
+  std::string path = ::testing::TempDir() + "/dlc-plan-test.plan";
+  ASSERT_TRUE(writePlanFile(samplePlan(), path).isOk());
+  auto back = readPlanFile(path);
+  ASSERT_TRUE(back.isOk()) << back.status().toString();
+  EXPECT_EQ(back->kernels[1].op, "relu");
+  std::remove(path.c_str());
+  auto missing = readPlanFile(path);
+  EXPECT_FALSE(missing.isOk());
+  EXPECT_NE(missing.status().message().find("cannot open plan file"),
+            std::string::npos);
+}
+
+TEST(PlanFile, OtherVersionIsRefusedWithBothVersions) {
+  std::string bytes = serializePlan(samplePlan());
+  uint32_t future = kPlanFormatVersion + 1;
+  std::memcpy(&bytes[8], &future, sizeof(future));
+  auto back = deserializePlan(bytes, "old.plan");
+  ASSERT_FALSE(back.isOk());
+  EXPECT_EQ(back.status().message(),
+            "old.plan: plan format version " + std::to_string(future) +
+                ", this runtime reads version " +
+                std::to_string(kPlanFormatVersion) +
+                ": compile the model again with this dlc");
+}
+
+TEST(PlanFile, EveryTruncationIsRefused) {
+  std::string bytes = serializePlan(samplePlan());
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    auto back = deserializePlan(std::string_view(bytes).substr(0, cut), "cut.plan");
+    ASSERT_FALSE(back.isOk()) << "a plan cut to " << cut << " bytes was accepted";
+    if (cut >= 20) // past the magic and header: named as truncation
+      EXPECT_EQ(back.status().code(), StatusCode::kDataLoss) << cut;
+  }
+}
+
+TEST(PlanFile, FlippedByteIsCaughtByTheChecksum) {
+  std::string bytes = serializePlan(samplePlan());
+  bytes[bytes.size() / 2] ^= 0x40;
+  auto back = deserializePlan(bytes, "flip.plan");
+  ASSERT_FALSE(back.isOk());
+  EXPECT_NE(back.status().message().find("checksum does not match"),
+            std::string::npos)
+      << back.status().toString();
+}
+
+TEST(PlanFile, NotAPlanIsSaidPlainly) {
+  auto back = deserializePlan("module {\n}\n", "model.mlir");
+  ASSERT_FALSE(back.isOk());
+  EXPECT_EQ(back.status().message(), "model.mlir: not a dlc plan file");
+}
+
+TEST(PlanValidation, BufferOutsideTheArena) {
+  Plan plan = samplePlan();
+  plan.arenaBytes = 4096;
+  Status status = validatePlan(plan);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("buffer 'y' at offset 4096 (2048 bytes) "
+                                  "lies outside the arena of 4096 bytes"),
+            std::string::npos)
+      << status.toString();
+}
+
+TEST(PlanValidation, KernelNamingAMissingBuffer) {
+  Plan plan = samplePlan();
+  plan.kernels[1].outputs = {9};
+  Status status = validatePlan(plan);
+  EXPECT_NE(status.message().find("kernel #1 (relu) names buffer #9 of 4"),
+            std::string::npos)
+      << status.toString();
+}
+
+TEST(PlanValidation, SizeThatDisagreesWithTheShape) {
+  Plan plan = samplePlan();
+  plan.buffers[0].bytes = 100;
+  EXPECT_NE(validatePlan(plan).message().find(
+                "buffer 'x' has 100 bytes for 384 f32 elements"),
+            std::string::npos);
+}
+
+} // namespace
