@@ -128,3 +128,10 @@ func.func @losses_and_reductions(%logits: tensor<?x5x4x4xf16>, %labels: tensor<?
   %3 = train.reduce_mean %logits {axes = array<i64: 0, -2, -1>} : tensor<?x5x4x4xf16>
   return %0, %1, %2, %3 : tensor<f32>, tensor<?x5xf16>, tensor<?x1x4x4xf16>, tensor<5xf16>
 }
+
+// -----
+
+// Declarations carry the model-file attributes too.
+// CHECK-LABEL: func.func private @declaration
+// CHECK-SAME: (tensor<?x4xf32> {train.input}, tensor<2xf32> {train.param = {init = "zeros"}})
+func.func private @declaration(tensor<?x4xf32> {train.input}, tensor<2xf32> {train.param = {init = "zeros"}})

@@ -9,6 +9,7 @@
 #include "dlc/Dialect/Train/IR/TrainOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
@@ -126,11 +127,16 @@ LogicalResult TrainDialect::verifyRegionArgAttribute(Operation *op,
                                                      unsigned argIndex,
                                                      NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  // Declarations have no entry block: read the type from the signature.
   Type argType;
-  if (op->getNumRegions() > regionIndex &&
-      !op->getRegion(regionIndex).empty() &&
-      argIndex < op->getRegion(regionIndex).getNumArguments())
+  if (auto func = dyn_cast<FunctionOpInterface>(op)) {
+    if (argIndex < func.getNumArguments())
+      argType = func.getArgumentTypes()[argIndex];
+  } else if (op->getNumRegions() > regionIndex &&
+             !op->getRegion(regionIndex).empty() &&
+             argIndex < op->getRegion(regionIndex).getNumArguments()) {
     argType = op->getRegion(regionIndex).getArgument(argIndex).getType();
+  }
   auto tensor = dyn_cast_or_null<RankedTensorType>(argType);
 
   if (name == kNameAttr) {

@@ -11,6 +11,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::dlc::train;
@@ -43,7 +44,7 @@ FailureOr<RankedTensorType> rankedOfRank(const ShapeDiag &diag, Value value,
 }
 
 /// Checks that a per-channel operand (scale, bias, statistics) has shape [c]
-/// and the element type of the input.
+/// and, unless `elementType` is null, that element type.
 LogicalResult checkVector(const ShapeDiag &diag, Value value, StringRef what,
                           int64_t size, Type elementType) {
   auto type = rankedOfRank(diag, value, what, 1);
@@ -52,7 +53,7 @@ LogicalResult checkVector(const ShapeDiag &diag, Value value, StringRef what,
   if (!dimsCompatible(type->getDimSize(0), size))
     return diag.error("expects ", what, " of shape [", size, "], got ",
                       formatShape(type->getShape()));
-  if (type->getElementType() != elementType)
+  if (elementType && type->getElementType() != elementType)
     return diag.error("expects ", what, " of element type ", elementType,
                       ", got ", type->getElementType());
   return success();
@@ -95,7 +96,8 @@ LogicalResult inferPool2d(const ShapeDiag &diag, Value input,
 LogicalResult ConstantOp::inferReturnTypes(MLIRContext *context,
     std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  adaptor = withDefaults<ConstantOp>(context, adaptor);
+  if (failed(withDefaults<ConstantOp>(context, loc, adaptor)))
+    return failure();
   ShapeDiag diag(loc, getOperationName());
   auto value = adaptor.getValueAttr();
   if (!value)
@@ -117,7 +119,8 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }
 LogicalResult CastOp::inferReturnTypes(MLIRContext *context,
     std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  adaptor = withDefaults<CastOp>(context, adaptor);
+  if (failed(withDefaults<CastOp>(context, loc, adaptor)))
+    return failure();
   ShapeDiag diag(loc, getOperationName());
   auto type = diag.ranked(adaptor.getInput(), "the input");
   if (failed(type))
@@ -138,7 +141,8 @@ LogicalResult CastOp::inferReturnTypes(MLIRContext *context,
 LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *context,
     std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  adaptor = withDefaults<Conv2dOp>(context, adaptor);
+  if (failed(withDefaults<Conv2dOp>(context, loc, adaptor)))
+    return failure();
   ShapeDiag diag(loc, getOperationName());
   auto input = rankedOfRank(diag, adaptor.getInput(), "an NCHW input", 4);
   auto filter = rankedOfRank(diag, adaptor.getFilter(), "an OIHW filter", 4);
@@ -157,10 +161,13 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *context,
     return diag.error("expects input and filter of one element type, got ",
                       input->getElementType(), " and ",
                       filter->getElementType());
+  if (!filter->hasStaticShape())
+    return diag.error("expects a filter of static shape, got ",
+                      formatShape(filter->getShape()));
   int64_t inChannels = input->getDimSize(1);
   int64_t outChannels = filter->getDimSize(0);
-  if (ShapedType::isDynamic(inChannels) || ShapedType::isDynamic(outChannels))
-    return diag.error("expects static channel counts");
+  if (ShapedType::isDynamic(inChannels))
+    return diag.error("expects a static input channel count");
   if (inChannels % groups != 0 || outChannels % groups != 0)
     return diag.error("expects input channels (", inChannels,
                       ") and output channels (", outChannels,
@@ -195,7 +202,8 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *context,
 LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *context,
     std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  adaptor = withDefaults<BatchNormOp>(context, adaptor);
+  if (failed(withDefaults<BatchNormOp>(context, loc, adaptor)))
+    return failure();
   ShapeDiag diag(loc, getOperationName());
   auto input = diag.ranked(adaptor.getInput(), "the input");
   if (failed(input))
@@ -210,7 +218,7 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *context,
     return failure();
   Type statElement = scaleType->getElementType();
   if (failed(checkVector(diag, adaptor.getScale(), "scale", channels,
-                         statElement)) ||
+                         /*elementType=*/nullptr)) ||
       failed(checkVector(diag, adaptor.getBias(), "bias", channels,
                          statElement)) ||
       failed(checkVector(diag, adaptor.getRunningMean(), "running_mean",
@@ -233,7 +241,8 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *context,
 LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *context,
     std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  adaptor = withDefaults<LayerNormOp>(context, adaptor);
+  if (failed(withDefaults<LayerNormOp>(context, loc, adaptor)))
+    return failure();
   ShapeDiag diag(loc, getOperationName());
   auto input = diag.ranked(adaptor.getInput(), "the input");
   if (failed(input))
@@ -245,7 +254,7 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *context,
   if (failed(scaleType))
     return failure();
   if (failed(checkVector(diag, adaptor.getScale(), "scale", features,
-                         scaleType->getElementType())) ||
+                         /*elementType=*/nullptr)) ||
       failed(checkVector(diag, adaptor.getBias(), "bias", features,
                          scaleType->getElementType())))
     return failure();
@@ -262,7 +271,8 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *context,
 LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *context,
     std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  adaptor = withDefaults<MaxPool2dOp>(context, adaptor);
+  if (failed(withDefaults<MaxPool2dOp>(context, loc, adaptor)))
+    return failure();
   return inferPool2d(ShapeDiag(loc, getOperationName()), adaptor.getInput(),
                      adaptor.getKernelSize(), adaptor.getStride(),
                      adaptor.getPadding(), adaptor.getCeilMode(), types);
@@ -271,7 +281,8 @@ LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *context,
 LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *context,
     std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  adaptor = withDefaults<AvgPool2dOp>(context, adaptor);
+  if (failed(withDefaults<AvgPool2dOp>(context, loc, adaptor)))
+    return failure();
   return inferPool2d(ShapeDiag(loc, getOperationName()), adaptor.getInput(),
                      adaptor.getKernelSize(), adaptor.getStride(),
                      adaptor.getPadding(), adaptor.getCeilMode(), types);
@@ -280,7 +291,8 @@ LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *context,
 LogicalResult GlobalAvgPoolOp::inferReturnTypes(MLIRContext *context,
     std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  adaptor = withDefaults<GlobalAvgPoolOp>(context, adaptor);
+  if (failed(withDefaults<GlobalAvgPoolOp>(context, loc, adaptor)))
+    return failure();
   ShapeDiag diag(loc, getOperationName());
   auto input = rankedOfRank(diag, adaptor.getInput(), "an NCHW input", 4);
   if (failed(input))
@@ -294,7 +306,8 @@ LogicalResult GlobalAvgPoolOp::inferReturnTypes(MLIRContext *context,
 LogicalResult ResizeBilinearOp::inferReturnTypes(MLIRContext *context,
     std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  adaptor = withDefaults<ResizeBilinearOp>(context, adaptor);
+  if (failed(withDefaults<ResizeBilinearOp>(context, loc, adaptor)))
+    return failure();
   ShapeDiag diag(loc, getOperationName());
   auto input = rankedOfRank(diag, adaptor.getInput(), "an NCHW input", 4);
   if (failed(input) || failed(checkPair(diag, "size", adaptor.getSize(), 1)))
@@ -313,7 +326,8 @@ LogicalResult ResizeBilinearOp::inferReturnTypes(MLIRContext *context,
 LogicalResult MatmulOp::inferReturnTypes(MLIRContext *context,
     std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  adaptor = withDefaults<MatmulOp>(context, adaptor);
+  if (failed(withDefaults<MatmulOp>(context, loc, adaptor)))
+    return failure();
   ShapeDiag diag(loc, getOperationName());
   auto lhs = diag.ranked(adaptor.getLhs(), "the left operand");
   auto rhs = diag.ranked(adaptor.getRhs(), "the right operand");
@@ -351,7 +365,8 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *context,
 LogicalResult LinearOp::inferReturnTypes(MLIRContext *context,
     std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  adaptor = withDefaults<LinearOp>(context, adaptor);
+  if (failed(withDefaults<LinearOp>(context, loc, adaptor)))
+    return failure();
   ShapeDiag diag(loc, getOperationName());
   auto input = diag.ranked(adaptor.getInput(), "the input");
   auto weight = rankedOfRank(diag, adaptor.getWeight(), "an [out, in] weight", 2);
@@ -385,7 +400,8 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *context,
 LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *context,
     std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  adaptor = withDefaults<ReshapeOp>(context, adaptor);
+  if (failed(withDefaults<ReshapeOp>(context, loc, adaptor)))
+    return failure();
   ShapeDiag diag(loc, getOperationName());
   auto input = diag.ranked(adaptor.getInput(), "the input");
   if (failed(input))
@@ -399,8 +415,8 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *context,
       inferred = i;
     } else if (d < 1) {
       return diag.error("expects 'shape' entries >= 1 or -1, got ", d);
-    } else {
-      known *= d;
+    } else if (llvm::MulOverflow(known, d, known)) {
+      return diag.error("expects 'shape' to have fewer than 2^63 elements");
     }
   }
   SmallVector<int64_t> shape(target);
@@ -432,7 +448,8 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *context,
 LogicalResult TransposeOp::inferReturnTypes(MLIRContext *context,
     std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  adaptor = withDefaults<TransposeOp>(context, adaptor);
+  if (failed(withDefaults<TransposeOp>(context, loc, adaptor)))
+    return failure();
   ShapeDiag diag(loc, getOperationName());
   auto input = diag.ranked(adaptor.getInput(), "the input");
   if (failed(input))
@@ -458,7 +475,8 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *context,
 LogicalResult ConcatOp::inferReturnTypes(MLIRContext *context,
     std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  adaptor = withDefaults<ConcatOp>(context, adaptor);
+  if (failed(withDefaults<ConcatOp>(context, loc, adaptor)))
+    return failure();
   ShapeDiag diag(loc, getOperationName());
   ValueRange inputs = adaptor.getInputs();
   if (inputs.empty())
@@ -502,7 +520,8 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *context,
 LogicalResult SliceOp::inferReturnTypes(MLIRContext *context,
     std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  adaptor = withDefaults<SliceOp>(context, adaptor);
+  if (failed(withDefaults<SliceOp>(context, loc, adaptor)))
+    return failure();
   ShapeDiag diag(loc, getOperationName());
   auto input = diag.ranked(adaptor.getInput(), "the input");
   if (failed(input))
@@ -521,7 +540,7 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *context,
     return diag.error("expects 0 <= start < end <= ", formatShape({size}),
                       ", got start ", start, " and end ", end);
   SmallVector<int64_t> shape(input->getShape());
-  shape[*axis] = (end - start + step - 1) / step;
+  shape[*axis] = (end - start - 1) / step + 1;
   types.push_back(RankedTensorType::get(shape, input->getElementType()));
   return success();
 }
@@ -533,7 +552,8 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *context,
 LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *context,
     std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  adaptor = withDefaults<SoftmaxOp>(context, adaptor);
+  if (failed(withDefaults<SoftmaxOp>(context, loc, adaptor)))
+    return failure();
   ShapeDiag diag(loc, getOperationName());
   auto input = diag.ranked(adaptor.getInput(), "the input");
   if (failed(input))
@@ -574,7 +594,8 @@ LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *context,
 LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *context,
     std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  adaptor = withDefaults<EmbeddingOp>(context, adaptor);
+  if (failed(withDefaults<EmbeddingOp>(context, loc, adaptor)))
+    return failure();
   ShapeDiag diag(loc, getOperationName());
   auto table = rankedOfRank(diag, adaptor.getTable(), "a [rows, features] table", 2);
   auto indices = diag.ranked(adaptor.getIndices(), "the indices");
@@ -593,7 +614,8 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *context,
 LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(MLIRContext *context,
     std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  adaptor = withDefaults<SoftmaxCrossEntropyOp>(context, adaptor);
+  if (failed(withDefaults<SoftmaxCrossEntropyOp>(context, loc, adaptor)))
+    return failure();
   ShapeDiag diag(loc, getOperationName());
   auto logits = diag.ranked(adaptor.getLogits(), "the logits");
   auto labels = diag.ranked(adaptor.getLabels(), "the labels");

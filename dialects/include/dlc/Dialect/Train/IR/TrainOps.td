@@ -24,8 +24,10 @@ class Train_InferWith<string helper> {
     ::mlir::LogicalResult $cppClass::inferReturnTypes(
         ::mlir::MLIRContext *context, ::std::optional<::mlir::Location> loc,
         Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
-      return }] # helper # [{(context, loc, getOperationName(),
-          ::mlir::dlc::train::withDefaults<$cppClass>(context, adaptor), types);
+      if (::mlir::failed(
+              ::mlir::dlc::train::withDefaults<$cppClass>(context, loc, adaptor)))
+        return ::mlir::failure();
+      return }] # helper # [{(context, loc, getOperationName(), adaptor, types);
     }
   }];
 }

@@ -81,14 +81,15 @@ struct HasDefaultProperties<
     : std::true_type {};
 } // namespace detail
 
-/// Returns the adaptor an op's type inference should read: its attributes,
+/// Makes `adaptor` read what the op's type inference needs: its attributes,
 /// with every absent default-valued one filled in. The generated parser
 /// infers result types before the op exists, while the inherent attributes
 /// are still in the attribute dictionary rather than the properties the
-/// adaptor's getters read, and before defaults are added.
+/// adaptor's getters read, before defaults are added, and before required
+/// attributes are checked; a missing one is reported here.
 template <typename OpTy>
-typename OpTy::Adaptor withDefaults(MLIRContext *context,
-                                    typename OpTy::Adaptor adaptor) {
+LogicalResult withDefaults(MLIRContext *context, std::optional<Location> loc,
+                           typename OpTy::Adaptor &adaptor) {
   if constexpr (detail::HasProperties<OpTy>::value) {
     typename OpTy::Properties properties = adaptor.getProperties();
     if (DictionaryAttr attrs = adaptor.getAttributes();
@@ -97,20 +98,26 @@ typename OpTy::Adaptor withDefaults(MLIRContext *context,
           OpTy::getPropertiesAsAttr(context, properties)));
       for (NamedAttribute attr : attrs)
         merged.set(attr.getName(), attr.getValue());
-      // The parser has checked the inherent attributes' kinds already.
-      (void)OpTy::setPropertiesFromAttr(
-          properties, merged.getDictionary(context),
-          [&] { return emitError(UnknownLoc::get(context)); });
+      if (failed(OpTy::setPropertiesFromAttr(
+              properties, merged.getDictionary(context),
+              [&] { return emitError(loc ? *loc : UnknownLoc::get(context)); })))
+        return failure();
     }
     if constexpr (detail::HasDefaultProperties<OpTy>::value)
       OpTy::populateDefaultProperties(
           OperationName(OpTy::getOperationName(), context), properties);
-    return typename OpTy::Adaptor(adaptor.getOperands(),
-                                  adaptor.getAttributes(), properties,
-                                  /*regions=*/::mlir::RegionRange());
-  } else {
-    return adaptor;
+    // Every train op attribute is required or default-valued.
+    auto present =
+        cast<DictionaryAttr>(OpTy::getPropertiesAsAttr(context, properties));
+    for (StringRef name : OpTy::getAttributeNames())
+      if (!present.get(name))
+        return emitOptionalError(loc, "'", OpTy::getOperationName(),
+                                 "' op requires attribute '", name, "'");
+    adaptor = typename OpTy::Adaptor(adaptor.getOperands(),
+                                     adaptor.getAttributes(), properties,
+                                     /*regions=*/::mlir::RegionRange());
   }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,1286 @@
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics
+
+// One case for every diagnostic of the train dialect: the type inference of
+// each op (TrainOps.cpp, TrainShapes.cpp), the argument attributes and the
+// train.optimizer function attribute (TrainDialect.cpp), plus a few of the
+// ODS-generated operand type constraints.
+
+//===----------------------------------------------------------------------===//
+// train.constant
+//===----------------------------------------------------------------------===//
+
+func.func @constant_not_tensor() {
+  // expected-error @+1 {{'train.constant' op expects a value of static tensor type, got 'vector<2xf32>'}}
+  %0 = train.constant dense<1.0> : vector<2xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.cast
+//===----------------------------------------------------------------------===//
+
+func.func @cast_bad_to(%x: tensor<2xf32>) {
+  // expected-error @+1 {{'train.cast' op expects 'to' to be f32, f16, bf16, i32 or i64, got 'f64'}}
+  %0 = train.cast %x to f64 : tensor<2xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Element-wise ops (ODS operand constraints, broadcasting)
+//===----------------------------------------------------------------------===//
+
+func.func @relu_int(%x: tensor<4xi32>) {
+  // expected-error @+1 {{'train.relu' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<4xi32>'}}
+  %0 = train.relu %x : tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @add_element_types(%a: tensor<2x3xf32>, %b: tensor<2x3xf16>) {
+  // expected-error @+1 {{'train.add' op expects operands of one element type, got 'f32' and 'f16'}}
+  %0 = train.add %a, %b : tensor<2x3xf32>, tensor<2x3xf16>
+  return
+}
+
+// -----
+
+func.func @add_broadcast(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>) {
+  // expected-error @+1 {{'train.add' op expects broadcast-compatible shapes, got [2, 3] and [4, 3]}}
+  %0 = train.add %a, %b : tensor<2x3xf32>, tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @sub_element_types(%a: tensor<3xbf16>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'train.sub' op expects operands of one element type, got 'bf16' and 'f32'}}
+  %0 = train.sub %a, %b : tensor<3xbf16>, tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @sub_broadcast(%a: tensor<?x5xf32>, %b: tensor<?x4xf32>) {
+  // expected-error @+1 {{'train.sub' op expects broadcast-compatible shapes, got [?, 5] and [?, 4]}}
+  %0 = train.sub %a, %b : tensor<?x5xf32>, tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @mul_element_types(%a: tensor<3xf16>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'train.mul' op expects operands of one element type, got 'f16' and 'f32'}}
+  %0 = train.mul %a, %b : tensor<3xf16>, tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @mul_broadcast(%a: tensor<2x3x4xf32>, %b: tensor<3x3x4xf32>) {
+  // expected-error @+1 {{'train.mul' op expects broadcast-compatible shapes, got [2, 3, 4] and [3, 3, 4]}}
+  %0 = train.mul %a, %b : tensor<2x3x4xf32>, tensor<3x3x4xf32>
+  return
+}
+
+// -----
+
+func.func @div_element_types(%a: tensor<3xf32>, %b: tensor<f16>) {
+  // expected-error @+1 {{'train.div' op expects operands of one element type, got 'f32' and 'f16'}}
+  %0 = train.div %a, %b : tensor<3xf32>, tensor<f16>
+  return
+}
+
+// -----
+
+func.func @div_broadcast(%a: tensor<3xf32>, %b: tensor<2xf32>) {
+  // expected-error @+1 {{'train.div' op expects broadcast-compatible shapes, got [3] and [2]}}
+  %0 = train.div %a, %b : tensor<3xf32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.conv2d
+//===----------------------------------------------------------------------===//
+
+func.func @conv2d_input_rank(%x: tensor<3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'train.conv2d' op expects an NCHW input of rank 4, got 'tensor<3x8x8xf32>'}}
+  %0 = train.conv2d %x, %w : tensor<3x8x8xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_filter_rank(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3xf32>) {
+  // expected-error @+1 {{'train.conv2d' op expects an OIHW filter of rank 4, got 'tensor<4x3x3xf32>'}}
+  %0 = train.conv2d %x, %w : tensor<1x3x8x8xf32>, tensor<4x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_stride_entries(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'train.conv2d' op expects 'stride' to have 2 entries [h, w], got 3}}
+  %0 = train.conv2d %x, %w {stride = array<i64: 1, 1, 1>} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_stride_minimum(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'train.conv2d' op expects 'stride' entries >= 1, got [0, 1]}}
+  %0 = train.conv2d %x, %w {stride = array<i64: 0, 1>} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_padding_entries(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'train.conv2d' op expects 'padding' to have 2 entries [h, w], got 1}}
+  %0 = train.conv2d %x, %w {padding = array<i64: 1>} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_padding_minimum(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'train.conv2d' op expects 'padding' entries >= 0, got [1, -1]}}
+  %0 = train.conv2d %x, %w {padding = array<i64: 1, -1>} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_dilation_entries(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'train.conv2d' op expects 'dilation' to have 2 entries [h, w], got 0}}
+  %0 = train.conv2d %x, %w {dilation = array<i64>} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_dilation_minimum(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'train.conv2d' op expects 'dilation' entries >= 1, got [2, 0]}}
+  %0 = train.conv2d %x, %w {dilation = array<i64: 2, 0>} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_groups(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'train.conv2d' op expects 'groups' >= 1, got 0}}
+  %0 = train.conv2d %x, %w {groups = 0 : i64} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_element_types(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf16>) {
+  // expected-error @+1 {{'train.conv2d' op expects input and filter of one element type, got 'f32' and 'f16'}}
+  %0 = train.conv2d %x, %w : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf16>
+  return
+}
+
+// -----
+
+func.func @conv2d_dynamic_channels(%x: tensor<1x?x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'train.conv2d' op expects a static input channel count}}
+  %0 = train.conv2d %x, %w : tensor<1x?x8x8xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_dynamic_filter(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x?x?xf32>) {
+  // expected-error @+1 {{'train.conv2d' op expects a filter of static shape, got [4, 3, ?, ?]}}
+  %0 = train.conv2d %x, %w : tensor<1x3x8x8xf32>, tensor<4x3x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_groups_divide(%x: tensor<?x6x8x8xf32>, %w: tensor<16x1x3x3xf32>) {
+  // expected-error @+1 {{'train.conv2d' op expects input channels (6) and output channels (16) divisible by groups (4)}}
+  %0 = train.conv2d %x, %w {groups = 4 : i64} : tensor<?x6x8x8xf32>, tensor<16x1x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_filter_channels(%x: tensor<?x4x8x8xf32>, %w: tensor<8x4x3x3xf32>) {
+  // expected-error @+1 {{'train.conv2d' op expects filter dimension 1 to be input channels / groups = 2, got 4}}
+  %0 = train.conv2d %x, %w {groups = 2 : i64} : tensor<?x4x8x8xf32>, tensor<8x4x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_bias_rank(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<1x4xf32>) {
+  // expected-error @+1 {{'train.conv2d' op expects bias of rank 1, got 'tensor<1x4xf32>'}}
+  %0 = train.conv2d %x, %w, %b : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_bias_shape(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{'train.conv2d' op expects bias of shape [4], got [8]}}
+  %0 = train.conv2d %x, %w, %b : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_bias_element_type(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf16>) {
+  // expected-error @+1 {{'train.conv2d' op expects bias of element type 'f32', got 'f16'}}
+  %0 = train.conv2d %x, %w, %b : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @conv2d_filter_too_large(%x: tensor<1x3x4x4xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'train.conv2d' op expects the dilated filter to fit the padded input, got filter [4, 3, 3, 3] over input [1, 3, 4, 4]}}
+  %0 = train.conv2d %x, %w {dilation = array<i64: 2, 2>} : tensor<1x3x4x4xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.batch_norm
+//===----------------------------------------------------------------------===//
+
+func.func @batch_norm_input_rank(%x: tensor<2x4x8xf32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'train.batch_norm' op expects an NC or NCHW input, got 'tensor<2x4x8xf32>'}}
+  %0:3 = train.batch_norm %x, %v, %v, %v, %v : tensor<2x4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_scale_rank(%x: tensor<2x4xf32>, %s: tensor<1x4xf32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'train.batch_norm' op expects scale of rank 1, got 'tensor<1x4xf32>'}}
+  %0:3 = train.batch_norm %x, %s, %v, %v, %v : tensor<2x4xf32>, tensor<1x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_scale_shape(%x: tensor<?x4x8x8xf32>, %s: tensor<3xf32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'train.batch_norm' op expects scale of shape [4], got [3]}}
+  %0:3 = train.batch_norm %x, %s, %v, %v, %v : tensor<?x4x8x8xf32>, tensor<3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_bias_rank(%x: tensor<2x4xf32>, %b: tensor<f32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'train.batch_norm' op expects bias of rank 1, got 'tensor<f32>'}}
+  %0:3 = train.batch_norm %x, %v, %b, %v, %v : tensor<2x4xf32>, tensor<4xf32>, tensor<f32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_bias_shape(%x: tensor<2x4xf32>, %b: tensor<5xf32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'train.batch_norm' op expects bias of shape [4], got [5]}}
+  %0:3 = train.batch_norm %x, %v, %b, %v, %v : tensor<2x4xf32>, tensor<4xf32>, tensor<5xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// The statistics follow the scale's element type (f32 under AMP), not the
+// input's.
+func.func @batch_norm_bias_element_type(%x: tensor<2x4xf16>, %b: tensor<4xf16>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'train.batch_norm' op expects bias of element type 'f32', got 'f16'}}
+  %0:3 = train.batch_norm %x, %v, %b, %v, %v : tensor<2x4xf16>, tensor<4xf32>, tensor<4xf16>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_running_mean_rank(%x: tensor<2x4xf32>, %m: tensor<4x1xf32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'train.batch_norm' op expects running_mean of rank 1, got 'tensor<4x1xf32>'}}
+  %0:3 = train.batch_norm %x, %v, %v, %m, %v : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x1xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_running_mean_shape(%x: tensor<2x4xf32>, %m: tensor<2xf32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'train.batch_norm' op expects running_mean of shape [4], got [2]}}
+  %0:3 = train.batch_norm %x, %v, %v, %m, %v : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_running_mean_element_type(%x: tensor<2x4xf32>, %m: tensor<4xbf16>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'train.batch_norm' op expects running_mean of element type 'f32', got 'bf16'}}
+  %0:3 = train.batch_norm %x, %v, %v, %m, %v : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xbf16>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_running_var_rank(%x: tensor<2x4xf32>, %r: tensor<1x1x4xf32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'train.batch_norm' op expects running_var of rank 1, got 'tensor<1x1x4xf32>'}}
+  %0:3 = train.batch_norm %x, %v, %v, %v, %r : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<1x1x4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_running_var_shape(%x: tensor<2x4xf32>, %r: tensor<8xf32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'train.batch_norm' op expects running_var of shape [4], got [8]}}
+  %0:3 = train.batch_norm %x, %v, %v, %v, %r : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_running_var_element_type(%x: tensor<2x4xf32>, %r: tensor<4xf16>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'train.batch_norm' op expects running_var of element type 'f32', got 'f16'}}
+  %0:3 = train.batch_norm %x, %v, %v, %v, %r : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @batch_norm_epsilon(%x: tensor<2x4xf32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'train.batch_norm' op expects a positive 'epsilon', got 0.000000e+00}}
+  %0:3 = train.batch_norm %x, %v, %v, %v, %v {epsilon = 0.0 : f32} : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_momentum(%x: tensor<2x4xf32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'train.batch_norm' op expects 'momentum' in [0, 1], got 1.500000e+00}}
+  %0:3 = train.batch_norm %x, %v, %v, %v, %v {momentum = 1.5 : f32} : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.layer_norm
+//===----------------------------------------------------------------------===//
+
+func.func @layer_norm_input_rank(%x: tensor<f32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'train.layer_norm' op expects an input of rank >= 1}}
+  %0 = train.layer_norm %x, %v, %v : tensor<f32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_scale_rank(%x: tensor<?x4xf32>, %s: tensor<2x2xf32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'train.layer_norm' op expects scale of rank 1, got 'tensor<2x2xf32>'}}
+  %0 = train.layer_norm %x, %s, %v : tensor<?x4xf32>, tensor<2x2xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_scale_shape(%x: tensor<?x4xf32>, %s: tensor<3xf32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'train.layer_norm' op expects scale of shape [4], got [3]}}
+  %0 = train.layer_norm %x, %s, %v : tensor<?x4xf32>, tensor<3xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_bias_rank(%x: tensor<?x4xf32>, %v: tensor<4xf32>, %b: tensor<1x4xf32>) {
+  // expected-error @+1 {{'train.layer_norm' op expects bias of rank 1, got 'tensor<1x4xf32>'}}
+  %0 = train.layer_norm %x, %v, %b : tensor<?x4xf32>, tensor<4xf32>, tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_bias_shape(%x: tensor<?x4xf32>, %v: tensor<4xf32>, %b: tensor<6xf32>) {
+  // expected-error @+1 {{'train.layer_norm' op expects bias of shape [4], got [6]}}
+  %0 = train.layer_norm %x, %v, %b : tensor<?x4xf32>, tensor<4xf32>, tensor<6xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_bias_element_type(%x: tensor<?x4xf16>, %v: tensor<4xf32>, %b: tensor<4xf16>) {
+  // expected-error @+1 {{'train.layer_norm' op expects bias of element type 'f32', got 'f16'}}
+  %0 = train.layer_norm %x, %v, %b : tensor<?x4xf16>, tensor<4xf32>, tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @layer_norm_epsilon(%x: tensor<?x4xf32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'train.layer_norm' op expects a positive 'epsilon'}}
+  %0 = train.layer_norm %x, %v, %v {epsilon = -1.0 : f32} : tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.max_pool2d
+//===----------------------------------------------------------------------===//
+
+func.func @max_pool2d_input_rank(%x: tensor<4x8x8xf32>) {
+  // expected-error @+1 {{'train.max_pool2d' op expects an NCHW input of rank 4, got 'tensor<4x8x8xf32>'}}
+  %0 = train.max_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>} : tensor<4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool2d_kernel_entries(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{'train.max_pool2d' op expects 'kernel_size' to have 2 entries [h, w], got 1}}
+  %0 = train.max_pool2d %x {kernel_size = array<i64: 2>, stride = array<i64: 2, 2>} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool2d_kernel_minimum(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{'train.max_pool2d' op expects 'kernel_size' entries >= 1, got [0, 2]}}
+  %0 = train.max_pool2d %x {kernel_size = array<i64: 0, 2>, stride = array<i64: 2, 2>} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool2d_stride_entries(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{'train.max_pool2d' op expects 'stride' to have 2 entries [h, w], got 4}}
+  %0 = train.max_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 1, 1, 2, 2>} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool2d_stride_minimum(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{'train.max_pool2d' op expects 'stride' entries >= 1, got [2, -2]}}
+  %0 = train.max_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, -2>} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool2d_padding_entries(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{'train.max_pool2d' op expects 'padding' to have 2 entries [h, w], got 3}}
+  %0 = train.max_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0, 0>} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool2d_padding_minimum(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{'train.max_pool2d' op expects 'padding' entries >= 0, got [-1, 0]}}
+  %0 = train.max_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: -1, 0>} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool2d_padding_half_kernel(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{'train.max_pool2d' op expects padding at most half the kernel size, got padding 2 for kernel 3}}
+  %0 = train.max_pool2d %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 2>} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool2d_window_fit(%x: tensor<1x4x8x2xf32>) {
+  // expected-error @+1 {{'train.max_pool2d' op expects the window to fit the input, got kernel 3 over 2 (padding 0)}}
+  %0 = train.max_pool2d %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>} : tensor<1x4x8x2xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.avg_pool2d
+//===----------------------------------------------------------------------===//
+
+func.func @avg_pool2d_input_rank(%x: tensor<8x8xf32>) {
+  // expected-error @+1 {{'train.avg_pool2d' op expects an NCHW input of rank 4, got 'tensor<8x8xf32>'}}
+  %0 = train.avg_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>} : tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @avg_pool2d_kernel_entries(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{'train.avg_pool2d' op expects 'kernel_size' to have 2 entries [h, w], got 3}}
+  %0 = train.avg_pool2d %x {kernel_size = array<i64: 2, 2, 2>, stride = array<i64: 2, 2>} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @avg_pool2d_kernel_minimum(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{'train.avg_pool2d' op expects 'kernel_size' entries >= 1, got [2, 0]}}
+  %0 = train.avg_pool2d %x {kernel_size = array<i64: 2, 0>, stride = array<i64: 2, 2>} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @avg_pool2d_stride_entries(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{'train.avg_pool2d' op expects 'stride' to have 2 entries [h, w], got 1}}
+  %0 = train.avg_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2>} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @avg_pool2d_stride_minimum(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{'train.avg_pool2d' op expects 'stride' entries >= 1, got [0, 0]}}
+  %0 = train.avg_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 0, 0>} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @avg_pool2d_padding_entries(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{'train.avg_pool2d' op expects 'padding' to have 2 entries [h, w], got 1}}
+  %0 = train.avg_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 1>} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @avg_pool2d_padding_minimum(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{'train.avg_pool2d' op expects 'padding' entries >= 0, got [0, -3]}}
+  %0 = train.avg_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, -3>} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @avg_pool2d_padding_half_kernel(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{'train.avg_pool2d' op expects padding at most half the kernel size, got padding 2 for kernel 2}}
+  %0 = train.avg_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 2, 0>} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @avg_pool2d_window_fit(%x: tensor<?x4x1x8xf32>) {
+  // expected-error @+1 {{'train.avg_pool2d' op expects the window to fit the input, got kernel 2 over 1 (padding 0)}}
+  %0 = train.avg_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>} : tensor<?x4x1x8xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.global_avg_pool
+//===----------------------------------------------------------------------===//
+
+func.func @global_avg_pool_input_rank(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{'train.global_avg_pool' op expects an NCHW input of rank 4, got 'tensor<?x4xf32>'}}
+  %0 = train.global_avg_pool %x : tensor<?x4xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.resize_bilinear
+//===----------------------------------------------------------------------===//
+
+func.func @resize_bilinear_input_rank(%x: tensor<4x8x8xf32>) {
+  // expected-error @+1 {{'train.resize_bilinear' op expects an NCHW input of rank 4, got 'tensor<4x8x8xf32>'}}
+  %0 = train.resize_bilinear %x {size = array<i64: 16, 16>} : tensor<4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_bilinear_size_entries(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{'train.resize_bilinear' op expects 'size' to have 2 entries [h, w], got 1}}
+  %0 = train.resize_bilinear %x {size = array<i64: 16>} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_bilinear_size_minimum(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{'train.resize_bilinear' op expects 'size' entries >= 1, got [16, 0]}}
+  %0 = train.resize_bilinear %x {size = array<i64: 16, 0>} : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.matmul
+//===----------------------------------------------------------------------===//
+
+func.func @matmul_rank(%a: tensor<4xf32>, %b: tensor<4x2xf32>) {
+  // expected-error @+1 {{'train.matmul' op expects operands of rank >= 2, got 'tensor<4xf32>' and 'tensor<4x2xf32>'}}
+  %0 = train.matmul %a, %b : tensor<4xf32>, tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_element_types(%a: tensor<3x4xf32>, %b: tensor<4x2xbf16>) {
+  // expected-error @+1 {{'train.matmul' op expects operands of one element type, got 'f32' and 'bf16'}}
+  %0 = train.matmul %a, %b : tensor<3x4xf32>, tensor<4x2xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_contracting(%a: tensor<3x4xf32>, %b: tensor<4x2xf32>) {
+  // expected-error @+1 {{'train.matmul' op expects contracting dimensions to match, got 3 and 4 (shapes [3, 4] and [4, 2])}}
+  %0 = train.matmul %a, %b {transpose_lhs = true} : tensor<3x4xf32>, tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<2x3x4xf32>, %b: tensor<5x4x2xf32>) {
+  // expected-error @+1 {{'train.matmul' op expects broadcast-compatible batch dimensions, got [2] and [5]}}
+  %0 = train.matmul %a, %b : tensor<2x3x4xf32>, tensor<5x4x2xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.linear
+//===----------------------------------------------------------------------===//
+
+func.func @linear_weight_rank(%x: tensor<?x4xf32>, %w: tensor<4xf32>) {
+  // expected-error @+1 {{'train.linear' op expects an [out, in] weight of rank 2, got 'tensor<4xf32>'}}
+  %0 = train.linear %x, %w : tensor<?x4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_input_rank(%x: tensor<f32>, %w: tensor<2x4xf32>) {
+  // expected-error @+1 {{'train.linear' op expects an input of rank >= 1}}
+  %0 = train.linear %x, %w : tensor<f32>, tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_element_types(%x: tensor<?x4xf16>, %w: tensor<2x4xf32>) {
+  // expected-error @+1 {{'train.linear' op expects input and weight of one element type, got 'f16' and 'f32'}}
+  %0 = train.linear %x, %w : tensor<?x4xf16>, tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_in_features(%x: tensor<?x5xf32>, %w: tensor<2x4xf32>) {
+  // expected-error @+1 {{'train.linear' op expects the input's last dimension (5) to match the weight's in-features (4)}}
+  %0 = train.linear %x, %w : tensor<?x5xf32>, tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias_rank(%x: tensor<?x4xf32>, %w: tensor<2x4xf32>, %b: tensor<1x2xf32>) {
+  // expected-error @+1 {{'train.linear' op expects bias of rank 1, got 'tensor<1x2xf32>'}}
+  %0 = train.linear %x, %w, %b : tensor<?x4xf32>, tensor<2x4xf32>, tensor<1x2xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias_shape(%x: tensor<?x4xf32>, %w: tensor<2x4xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{'train.linear' op expects bias of shape [2], got [4]}}
+  %0 = train.linear %x, %w, %b : tensor<?x4xf32>, tensor<2x4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias_element_type(%x: tensor<?x4xf32>, %w: tensor<2x4xf32>, %b: tensor<2xf16>) {
+  // expected-error @+1 {{'train.linear' op expects bias of element type 'f32', got 'f16'}}
+  %0 = train.linear %x, %w, %b : tensor<?x4xf32>, tensor<2x4xf32>, tensor<2xf16>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.reshape
+//===----------------------------------------------------------------------===//
+
+func.func @reshape_two_inferred(%x: tensor<2x6xf32>) {
+  // expected-error @+1 {{'train.reshape' op expects at most one -1 in 'shape'}}
+  %0 = train.reshape %x {shape = array<i64: -1, 3, -1>} : tensor<2x6xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_bad_entry(%x: tensor<2x6xf32>) {
+  // expected-error @+1 {{'train.reshape' op expects 'shape' entries >= 1 or -1, got 0}}
+  %0 = train.reshape %x {shape = array<i64: 12, 0>} : tensor<2x6xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_dynamic_without_inferred(%x: tensor<?x6xf32>) {
+  // expected-error @+1 {{'train.reshape' op expects a -1 in 'shape' to absorb the dynamic dimension of [?, 6]}}
+  %0 = train.reshape %x {shape = array<i64: 2, 3>} : tensor<?x6xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_not_divisible(%x: tensor<2x6xi64>) {
+  // expected-error @+1 {{'train.reshape' op cannot reshape [2, 6] (12 elements) to [-1, 5]}}
+  %0 = train.reshape %x {shape = array<i64: -1, 5>} : tensor<2x6xi64>
+  return
+}
+
+// -----
+
+func.func @reshape_element_count(%x: tensor<2x6xf32>) {
+  // expected-error @+1 {{'train.reshape' op expects the same element count, got [2, 6] (12) and [5, 2] (10)}}
+  %0 = train.reshape %x {shape = array<i64: 5, 2>} : tensor<2x6xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.transpose
+//===----------------------------------------------------------------------===//
+
+func.func @transpose_entries(%x: tensor<2x3x4xf32>) {
+  // expected-error @+1 {{'train.transpose' op expects a permutation of 3 entries, got 2}}
+  %0 = train.transpose %x {permutation = array<i64: 1, 0>} : tensor<2x3x4xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_not_permutation(%x: tensor<2x3x4xi32>) {
+  // expected-error @+1 {{'train.transpose' op expects a permutation of [0, 3), got [0, 2, 2]}}
+  %0 = train.transpose %x {permutation = array<i64: 0, 2, 2>} : tensor<2x3x4xi32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.concat
+//===----------------------------------------------------------------------===//
+
+// The custom syntax cannot spell an empty operand list; the generic form can.
+func.func @concat_no_input() {
+  // expected-error @+2 {{'train.concat' op expects at least one input}}
+  // expected-error @+1 {{'train.concat' op failed to infer returned types}}
+  %0 = "train.concat"() {axis = 0 : i64} : () -> tensor<0xf32>
+  return
+}
+
+// -----
+
+func.func @concat_axis(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) {
+  // expected-error @+1 {{'train.concat' op expects 'axis' in [-2, 2), got 2}}
+  %0 = train.concat %a, %b {axis = 2 : i64} : tensor<2x3xf32>, tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @concat_ranks(%a: tensor<2x3xf32>, %b: tensor<2x3x1xf32>) {
+  // expected-error @+1 {{'train.concat' op expects inputs of one rank and element type, got 'tensor<2x3xf32>' and 'tensor<2x3x1xf32>'}}
+  %0 = train.concat %a, %b {axis = 0 : i64} : tensor<2x3xf32>, tensor<2x3x1xf32>
+  return
+}
+
+// -----
+
+func.func @concat_dimensions(%a: tensor<?x3x8xf32>, %b: tensor<?x3x4xf32>) {
+  // expected-error @+1 {{'train.concat' op expects inputs to agree in dimension 2, got [?, 3, 8] and [?, 3, 4]}}
+  %0 = train.concat %a, %b {axis = 1 : i64} : tensor<?x3x8xf32>, tensor<?x3x4xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.slice
+//===----------------------------------------------------------------------===//
+
+func.func @slice_axis(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'train.slice' op expects 'axis' in [-2, 2), got -3}}
+  %0 = train.slice %x {axis = -3 : i64, start = 0 : i64, end = 1 : i64} : tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @slice_step(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'train.slice' op expects 'step' >= 1, got 0}}
+  %0 = train.slice %x {axis = 1 : i64, start = 0 : i64, end = 4 : i64, step = 0 : i64} : tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @slice_bounds(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'train.slice' op expects 0 <= start < end <= [8], got start 2 and end 9}}
+  %0 = train.slice %x {axis = 1 : i64, start = 2 : i64, end = 9 : i64} : tensor<?x8xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.softmax
+//===----------------------------------------------------------------------===//
+
+func.func @softmax_axis(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'train.softmax' op expects 'axis' in [-2, 2), got 2}}
+  %0 = train.softmax %x {axis = 2 : i64} : tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_causal_axis(%x: tensor<?x8x8xf32>) {
+  // expected-error @+1 {{'train.softmax' op expects a causal softmax over the last dimension of an input of rank >= 2}}
+  %0 = train.softmax %x {axis = 1 : i64, causal = true} : tensor<?x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_causal_queries(%x: tensor<?x16x8xf32>) {
+  // expected-error @+1 {{'train.softmax' op expects no more queries (16) than keys (8) in a causal softmax}}
+  %0 = train.softmax %x {causal = true} : tensor<?x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_mask_element_type(%x: tensor<?x8x8xf32>, %m: tensor<8x8xf16>) {
+  // expected-error @+1 {{'train.softmax' op expects a mask of the input's element type, got 'f16'}}
+  %0 = train.softmax %x mask %m : tensor<?x8x8xf32>, tensor<8x8xf16>
+  return
+}
+
+// -----
+
+func.func @softmax_mask_broadcast(%x: tensor<?x8x8xf32>, %m: tensor<2x1x8x8xf32>) {
+  // expected-error @+1 {{'train.softmax' op expects a mask that broadcasts to the input, got [2, 1, 8, 8] for [?, 8, 8]}}
+  %0 = train.softmax %x mask %m : tensor<?x8x8xf32>, tensor<2x1x8x8xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.embedding
+//===----------------------------------------------------------------------===//
+
+func.func @embedding_table_rank(%t: tensor<10x4x2xf32>, %i: tensor<?x8xi64>) {
+  // expected-error @+1 {{'train.embedding' op expects a [rows, features] table of rank 2, got 'tensor<10x4x2xf32>'}}
+  %0 = train.embedding %t, %i : tensor<10x4x2xf32>, tensor<?x8xi64>
+  return
+}
+
+// -----
+
+func.func @embedding_float_indices(%t: tensor<10x4xf32>, %i: tensor<?x8xf32>) {
+  // expected-error @+1 {{'train.embedding' op operand #1 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<?x8xf32>'}}
+  %0 = train.embedding %t, %i : tensor<10x4xf32>, tensor<?x8xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.softmax_cross_entropy
+//===----------------------------------------------------------------------===//
+
+func.func @softmax_cross_entropy_logits_rank(%l: tensor<10xf32>, %y: tensor<i64>) {
+  // expected-error @+1 {{'train.softmax_cross_entropy' op expects logits of rank >= 2 (batch and classes), got 'tensor<10xf32>'}}
+  %0 = train.softmax_cross_entropy %l, %y : tensor<10xf32>, tensor<i64>
+  return
+}
+
+// -----
+
+func.func @softmax_cross_entropy_class_axis(%l: tensor<?x10xf32>, %y: tensor<?xi64>) {
+  // expected-error @+1 {{'train.softmax_cross_entropy' op expects 'class_axis' in [1, 2), got 0}}
+  %0 = train.softmax_cross_entropy %l, %y {class_axis = 0 : i64} : tensor<?x10xf32>, tensor<?xi64>
+  return
+}
+
+// -----
+
+func.func @softmax_cross_entropy_labels_shape(%l: tensor<?x19x4x4xf32>, %y: tensor<?x4x5xi64>) {
+  // expected-error @+1 {{'train.softmax_cross_entropy' op expects labels of shape [?, 4, 4] (the logits without the class dimension), got [?, 4, 5]}}
+  %0 = train.softmax_cross_entropy %l, %y : tensor<?x19x4x4xf32>, tensor<?x4x5xi64>
+  return
+}
+
+// -----
+
+func.func @softmax_cross_entropy_float_labels(%l: tensor<?x10xf32>, %y: tensor<?xf32>) {
+  // expected-error @+1 {{'train.softmax_cross_entropy' op operand #1 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<?xf32>'}}
+  %0 = train.softmax_cross_entropy %l, %y : tensor<?x10xf32>, tensor<?xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.reduce_sum, train.reduce_mean, train.reduce_max
+//===----------------------------------------------------------------------===//
+
+func.func @reduce_sum_no_axes(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'train.reduce_sum' op expects at least one axis to reduce}}
+  %0 = train.reduce_sum %x {axes = array<i64>} : tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_sum_axis_range(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'train.reduce_sum' op expects axes in [-2, 2), got 2}}
+  %0 = train.reduce_sum %x {axes = array<i64: 0, 2>} : tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_sum_distinct(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'train.reduce_sum' op expects distinct axes, got 1 twice}}
+  %0 = train.reduce_sum %x {axes = array<i64: 1, -1>} : tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_mean_no_axes(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'train.reduce_mean' op expects at least one axis to reduce}}
+  %0 = train.reduce_mean %x {axes = array<i64>, keep_dims = true} : tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_mean_axis_range(%x: tensor<?x8x4xf32>) {
+  // expected-error @+1 {{'train.reduce_mean' op expects axes in [-3, 3), got -4}}
+  %0 = train.reduce_mean %x {axes = array<i64: -4>} : tensor<?x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_mean_distinct(%x: tensor<?x8x4xf32>) {
+  // expected-error @+1 {{'train.reduce_mean' op expects distinct axes, got 2 twice}}
+  %0 = train.reduce_mean %x {axes = array<i64: 2, 1, 2>} : tensor<?x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_max_no_axes(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'train.reduce_max' op expects at least one axis to reduce}}
+  %0 = train.reduce_max %x {axes = array<i64>} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_max_axis_range(%x: tensor<f32>) {
+  // expected-error @+1 {{'train.reduce_max' op expects axes in [0, 0), got 0}}
+  %0 = train.reduce_max %x {axes = array<i64: 0>} : tensor<f32>
+  return
+}
+
+// -----
+
+func.func @reduce_max_distinct(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'train.reduce_max' op expects distinct axes, got 0 twice}}
+  %0 = train.reduce_max %x {axes = array<i64: -2, 0>} : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Argument attributes: train.name
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{'func.func' op argument #0 'train.name' expects a non-empty string}}
+func.func @name_empty(%x: tensor<?x4xf32> {train.name = ""}) {
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Argument attributes: train.input, train.label
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{'func.func' op argument #0 'train.input' expects a unit attribute}}
+func.func @input_not_unit(%x: tensor<?x4xf32> {train.input = true}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #1 'train.label' expects a unit attribute}}
+func.func @label_not_unit(%x: tensor<?x4xf32> {train.input}, %y: tensor<?xi64> {train.label = 1 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.input' expects a ranked tensor argument}}
+func.func @input_not_tensor(%x: f32 {train.input}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.label' expects a ranked tensor argument}}
+func.func @label_unranked(%y: tensor<*xi64> {train.label}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.label' expects integer labels, got 'tensor<?xf32>'}}
+func.func @label_float(%y: tensor<?xf32> {train.label}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 expects only the batch dimension (0) to be dynamic, got 'tensor<?x?xf32>'}}
+func.func @input_dynamic_feature(%x: tensor<?x?xf32> {train.input}) {
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Argument attributes: train.param, train.buffer initializers
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{'func.func' op argument #0 'train.param' expects a dictionary with an 'init' entry, got "zeros"}}
+func.func @param_not_dictionary(%w: tensor<4xf32> {train.param = "zeros"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.buffer' expects a dictionary with an 'init' entry, got unit}}
+func.func @buffer_not_dictionary(%w: tensor<4xf32> {train.buffer}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.param' expects a string 'init' entry naming the initializer}}
+func.func @param_no_init(%w: tensor<4xf32> {train.param = {std = 1.0 : f64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.param' has unknown initializer "glorot" (expected zeros, ones, constant, normal, truncated_normal, uniform, kaiming_normal, kaiming_uniform, xavier_normal or xavier_uniform)}}
+func.func @param_unknown_init(%w: tensor<4xf32> {train.param = {init = "glorot"}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.buffer' expects 'value' for initializer "constant"}}
+func.func @constant_no_value(%w: tensor<4xf32> {train.buffer = {init = "constant"}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.param' expects 'std' for initializer "normal"}}
+func.func @normal_no_std(%w: tensor<4xf32> {train.param = {init = "normal", mean = 0.0 : f64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.param' expects 'std' for initializer "truncated_normal"}}
+func.func @truncated_normal_no_std(%w: tensor<4xf32> {train.param = {init = "truncated_normal"}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.param' expects 'low' for initializer "uniform"}}
+func.func @uniform_no_low(%w: tensor<4xf32> {train.param = {init = "uniform", high = 1.0 : f64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.param' expects 'high' for initializer "uniform"}}
+func.func @uniform_no_high(%w: tensor<4xf32> {train.param = {init = "uniform", low = 0.0 : f64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.param' has unexpected key 'std' for initializer "zeros"}}
+func.func @zeros_unexpected_key(%w: tensor<4xf32> {train.param = {init = "zeros", std = 1.0 : f64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.param' expects 'mode' to be "fan_in" or "fan_out"}}
+func.func @kaiming_bad_mode(%w: tensor<4x4xf32> {train.param = {init = "kaiming_normal", mode = "fan_avg"}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.param' expects 'nonlinearity' to be "relu", "leaky_relu" or "linear"}}
+func.func @kaiming_bad_nonlinearity(%w: tensor<4x4xf32> {train.param = {init = "kaiming_uniform", nonlinearity = "tanh"}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.param' expects 'gain' to be a float, got 1 : i64}}
+func.func @xavier_gain_not_float(%w: tensor<4x4xf32> {train.param = {init = "xavier_uniform", gain = 1 : i64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.param' expects a positive 'std'}}
+func.func @normal_std_not_positive(%w: tensor<4xf32> {train.param = {init = "normal", std = 0.0 : f64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.param' expects 'low' < 'high'}}
+func.func @uniform_low_high(%w: tensor<4xf32> {train.param = {init = "uniform", low = 1.0 : f64, high = -1.0 : f64}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.param' expects a float tensor of static shape, got 'tensor<4xi32>'}}
+func.func @param_int_tensor(%w: tensor<4xi32> {train.param = {init = "zeros"}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.buffer' expects a float tensor of static shape, got 'tensor<?xf32>'}}
+func.func @buffer_dynamic(%w: tensor<?xf32> {train.buffer = {init = "ones"}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op has unknown train dialect argument attribute 'train.weight'}}
+func.func @unknown_argument_attribute(%w: tensor<4xf32> {train.weight}) {
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Function attributes: train.optimizer
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{'func.func' op has unknown train dialect attribute 'train.schedule'}}
+func.func @unknown_attribute() attributes {train.schedule = "cosine"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'train.optimizer' expects a dictionary with a string 'kind'}}
+func.func @optimizer_no_kind() attributes {train.optimizer = {lr = 0.1 : f64}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'train.optimizer' has unknown kind "adam" (expected "sgd" or "adamw")}}
+func.func @optimizer_unknown_kind() attributes {train.optimizer = {kind = "adam", lr = 0.1 : f64}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'train.optimizer' has unexpected key 'beta1' for "sgd"}}
+func.func @optimizer_unexpected_key() attributes {train.optimizer = {kind = "sgd", lr = 0.1 : f64, beta1 = 0.9 : f64}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'train.optimizer' expects 'nesterov' to be a bool}}
+func.func @optimizer_nesterov_not_bool() attributes {train.optimizer = {kind = "sgd", lr = 0.1 : f64, nesterov = 1.0 : f64}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'train.optimizer' expects 'lr' to be a float}}
+func.func @optimizer_lr_not_float() attributes {train.optimizer = {kind = "adamw", lr = 1 : i64}} {
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Required attributes missing in the custom form (reported by inference,
+// which the parser runs before the op exists)
+//===----------------------------------------------------------------------===//
+
+func.func @max_pool2d_missing_kernel(%x: tensor<1x1x4x4xf32>) {
+  // expected-error @+1 {{'train.max_pool2d' op requires attribute 'kernel_size'}}
+  %0 = train.max_pool2d %x {stride = array<i64: 1, 1>} : tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_missing_end(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'train.slice' op requires attribute 'end'}}
+  %0 = train.slice %x {axis = 0 : i64, start = 0 : i64} : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_overflowing_shape(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'train.reshape' op expects 'shape' to have fewer than 2^63 elements}}
+  %0 = train.reshape %x {shape = array<i64: -1, 4294967296, 4294967296>} : tensor<2x3xf32>
+  return
+}
