@@ -16,6 +16,7 @@ using namespace mlir;
 using namespace mlir::dlc::train;
 
 #include "dlc/Dialect/Train/IR/TrainOpsDialect.cpp.inc"
+#include "dlc/Dialect/Train/IR/TrainInterfaces.cpp.inc"
 
 void TrainDialect::initialize() {
   addOperations<
@@ -165,7 +166,7 @@ LogicalResult TrainDialect::verifyRegionArgAttribute(Operation *op,
                << tensor;
     return success();
   }
-  if (name == kParamAttr || name == kBufferAttr) {
+  if (name == kParamAttr || name == kBufferAttr || name == kOptimizerStateAttr) {
     if (failed(verifyInitializer(op, argIndex, attr)))
       return failure();
     if (!tensor || !tensor.hasStaticShape() ||
@@ -177,6 +178,29 @@ LogicalResult TrainDialect::verifyRegionArgAttribute(Operation *op,
   }
   return op->emitOpError() << "has unknown train dialect argument attribute '"
                            << name << "'";
+}
+
+LogicalResult TrainDialect::verifyRegionResultAttribute(Operation *op,
+                                                        unsigned regionIndex,
+                                                        unsigned resultIndex,
+                                                        NamedAttribute attr) {
+  if (attr.getName().getValue() != kUpdateOfAttr)
+    return op->emitOpError() << "has unknown train dialect result attribute '"
+                             << attr.getName().getValue() << "'";
+  auto index = dyn_cast<IntegerAttr>(attr.getValue());
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!index || !func || index.getInt() < 0 ||
+      index.getInt() >= static_cast<int64_t>(func.getNumArguments()))
+    return op->emitOpError() << "result #" << resultIndex
+                             << " 'train.update_of' expects the index of an "
+                                "argument, got "
+                             << attr.getValue();
+  if (func.getArgumentTypes()[index.getInt()] !=
+      func.getResultTypes()[resultIndex])
+    return op->emitOpError() << "result #" << resultIndex
+                             << " updates argument #" << index.getInt()
+                             << " of another type";
+  return success();
 }
 
 LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,

@@ -152,3 +152,19 @@ LogicalResult mlir::dlc::train::inferReduce(std::optional<Location> loc,
   types.push_back(RankedTensorType::get(shape, type->getElementType()));
   return success();
 }
+
+LogicalResult mlir::dlc::train::inferActivationBackward(
+    std::optional<Location> loc, StringRef opName, Value grad, Value saved,
+    SmallVectorImpl<Type> &types) {
+  ShapeDiag diag(loc, opName);
+  auto gradType = diag.ranked(grad, "the gradient");
+  auto savedType = diag.ranked(saved, "the saved forward value");
+  if (failed(gradType) || failed(savedType))
+    return failure();
+  if (*gradType != *savedType)
+    return diag.error("expects the gradient and the saved forward value of "
+                      "one type, got ",
+                      *gradType, " and ", *savedType);
+  types.push_back(*gradType);
+  return success();
+}

@@ -46,4 +46,62 @@ def SpecializeBatchPass : Pass<"dlc-specialize-batch", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
 }
 
+def AutodiffPass : Pass<"dlc-autodiff", "::mlir::ModuleOp"> {
+  let summary = "derives @train_step (loss, gradients, optimizer update) from @forward";
+  let description = [{
+    Clones `@forward` into `@train_step`, then walks its ops in reverse and
+    asks each for the gradients of its operands (DifferentiableOpInterface),
+    summing the gradients of values used more than once (a residual add,
+    tied embeddings). It then applies the optimizer to every `train.param`
+    argument, adding the optimizer state (momentum buffers, Adam moments) as
+    `train.optimizer_state` arguments, and returns the loss followed by the
+    next value of every parameter, batch-norm running statistic and
+    optimizer state, each result marked `train.update_of = <argument>`.
+    Shapes must be static: run `dlc-specialize-batch` first.
+
+    Before:
+
+    ```mlir
+    func.func @forward(%x: tensor<4x3xf32> {train.input}, %y: tensor<4xi64> {train.label},
+                       %w: tensor<2x3xf32> {train.param = {init = "zeros"}}) -> tensor<f32> {
+      %logits = train.linear %x, %w : tensor<4x3xf32>, tensor<2x3xf32>
+      %loss = train.softmax_cross_entropy %logits, %y : tensor<4x2xf32>, tensor<4xi64>
+      return %loss : tensor<f32>
+    }
+    ```
+
+    After (with `optimizer=sgd`), beside the unchanged `@forward`:
+
+    ```mlir
+    func.func @train_step(%x: ..., %y: ..., %w: ...,
+        %w_buf: tensor<2x3xf32> {train.optimizer_state = {init = "zeros"}})
+        -> (tensor<f32>, tensor<2x3xf32> {train.update_of = 2 : i64},
+            tensor<2x3xf32> {train.update_of = 3 : i64}) {
+      %logits = train.linear %x, %w : ...
+      %loss = train.softmax_cross_entropy %logits, %y : ...
+      %one = train.constant dense<1.000000e+00> : tensor<f32>
+      %dlogits = train.softmax_cross_entropy_backward %one, %logits, %y : ...
+      %dx = train.matmul %dlogits, %w : ...
+      ...
+      %dw = train.matmul %dy2, %x2 {transpose_lhs = true} : ...
+      %w2, %buf2 = train.sgd_update %w, %dw, %w_buf {lr = ...} : ...
+      return %loss, %w2, %buf2 : ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"\"",
+           "sgd or adamw; empty takes the model's train.optimizer">,
+    Option<"learningRate", "lr", "double", /*default=*/"0.0",
+           "learning rate; 0 takes the model's">,
+  ];
+  let statistics = [
+    Statistic<"numBackwardOps", "backward-ops", "Number of ops emitted for the backward pass">,
+    Statistic<"numParams", "params", "Number of parameters given an update">,
+    Statistic<"numAccumulations", "accumulations",
+              "Number of gradient sums for values used more than once">,
+  ];
+  let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
+}
+
 #endif // DLC_TRANSFORMS_PASSES_TD

@@ -38,6 +38,7 @@ def Train_Dialect : Dialect {
   let dependentDialects = ["::mlir::func::FuncDialect"];
   let hasConstantMaterializer = 1;
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Argument attribute names of the model-file convention.
@@ -48,6 +49,12 @@ def Train_Dialect : Dialect {
     /// The argument's name: the key of its .npy file when parameters and
     /// inputs are exchanged with other frameworks.
     static constexpr ::llvm::StringLiteral kNameAttr = "train.name";
+    /// Optimizer state (momentum, Adam moments) that autodiff adds to
+    /// @train_step, with its initializer.
+    static constexpr ::llvm::StringLiteral kOptimizerStateAttr = "train.optimizer_state";
+    /// Result attribute of @train_step: the index of the argument whose
+    /// next-step value the result is.
+    static constexpr ::llvm::StringLiteral kUpdateOfAttr = "train.update_of";
     /// Function attribute naming the model's default optimizer.
     static constexpr ::llvm::StringLiteral kOptimizerAttr = "train.optimizer";
   }];

@@ -4,6 +4,7 @@
 #define DLC_DIALECT_TRAIN_IR_TRAINOPS_H
 
 #include "dlc/Dialect/Train/IR/TrainDialect.h"
+#include "dlc/Dialect/Train/IR/TrainInterfaces.h"
 #include "dlc/Dialect/Train/IR/TrainShapes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"

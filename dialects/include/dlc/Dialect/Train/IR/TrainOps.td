@@ -13,6 +13,7 @@
 #define DLC_DIALECT_TRAIN_IR_TRAINOPS_TD
 
 include "dlc/Dialect/Train/IR/TrainBase.td"
+include "dlc/Dialect/Train/IR/TrainInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
@@ -53,7 +54,8 @@ def Train_ConstantOp : Train_Op<"constant",
   let hasFolder = 1;
 }
 
-def Train_CastOp : Train_Op<"cast", [Pure, InferTypeOpAdaptor]> {
+def Train_CastOp : Train_Op<"cast", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "converts a tensor to another element type";
   let description = [{
     Converts every element to the element type `to`, keeping the shape.
@@ -74,7 +76,8 @@ def Train_CastOp : Train_Op<"cast", [Pure, InferTypeOpAdaptor]> {
 //===----------------------------------------------------------------------===//
 
 class Train_UnaryOp<string mnemonic, list<Trait> traits = [Pure]>
-    : Train_Op<mnemonic, !listconcat([InferTypeOpAdaptor], traits)>,
+    : Train_Op<mnemonic, !listconcat([InferTypeOpAdaptor,
+        DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>], traits)>,
       Train_InferWith<"inferUnaryOp"> {
   let results = (outs Train_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
@@ -160,7 +163,7 @@ def Train_DropoutOp : Train_UnaryOp<"dropout", []> {
 }
 
 class Train_BinaryOp<string mnemonic>
-    : Train_Op<mnemonic, [Pure, InferTypeOpAdaptor]>,
+    : Train_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]>,
       Train_InferWith<"inferBroadcastOp"> {
   let arguments = (ins Train_FloatTensor:$lhs, Train_FloatTensor:$rhs);
   let results = (outs Train_FloatTensor:$output);
@@ -211,7 +214,8 @@ def Train_DivOp : Train_BinaryOp<"div"> {
 // Convolution, normalization and pooling (NCHW)
 //===----------------------------------------------------------------------===//
 
-def Train_Conv2dOp : Train_Op<"conv2d", [Pure, InferTypeOpAdaptor]> {
+def Train_Conv2dOp : Train_Op<"conv2d", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "2-D convolution of an NCHW input with an OIHW filter";
   let description = [{
     Cross-correlation as in `torch.nn.functional.conv2d`: `stride`,
@@ -239,7 +243,8 @@ def Train_Conv2dOp : Train_Op<"conv2d", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Train_BatchNormOp : Train_Op<"batch_norm", [Pure, InferTypeOpAdaptor]> {
+def Train_BatchNormOp : Train_Op<"batch_norm", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "batch normalization in training mode over the channel dimension";
   let description = [{
     Normalizes an NCHW (or NC) input with the statistics of the batch (mean
@@ -269,7 +274,8 @@ def Train_BatchNormOp : Train_Op<"batch_norm", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Train_LayerNormOp : Train_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
+def Train_LayerNormOp : Train_Op<"layer_norm", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "layer normalization over the last dimension";
   let description = [{
     Normalizes every vector along the last dimension by its own mean and
@@ -289,7 +295,8 @@ def Train_LayerNormOp : Train_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Train_MaxPool2dOp : Train_Op<"max_pool2d", [Pure, InferTypeOpAdaptor]> {
+def Train_MaxPool2dOp : Train_Op<"max_pool2d", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "2-D max pooling of an NCHW input";
   let description = [{
     Padding is implicit negative infinity. With `ceil_mode` the output size
@@ -308,7 +315,8 @@ def Train_MaxPool2dOp : Train_Op<"max_pool2d", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Train_AvgPool2dOp : Train_Op<"avg_pool2d", [Pure, InferTypeOpAdaptor]> {
+def Train_AvgPool2dOp : Train_Op<"avg_pool2d", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "2-D average pooling of an NCHW input";
   let description = [{
     With `count_include_pad` (the default, as in PyTorch) the divisor is the
@@ -329,7 +337,8 @@ def Train_AvgPool2dOp : Train_Op<"avg_pool2d", [Pure, InferTypeOpAdaptor]> {
 }
 
 def Train_GlobalAvgPoolOp : Train_Op<"global_avg_pool",
-    [Pure, InferTypeOpAdaptor]> {
+    [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "mean over the spatial dimensions of an NCHW input, to N x C x 1 x 1";
   let description = [{
     The adaptive average pooling to 1x1 that closes ResNet and feeds
@@ -345,7 +354,8 @@ def Train_GlobalAvgPoolOp : Train_Op<"global_avg_pool",
 }
 
 def Train_ResizeBilinearOp : Train_Op<"resize_bilinear",
-    [Pure, InferTypeOpAdaptor]> {
+    [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "bilinear resize of an NCHW input to a given spatial size";
   let description = [{
     Samples as `torch.nn.functional.interpolate(mode="bilinear")`: with
@@ -367,7 +377,8 @@ def Train_ResizeBilinearOp : Train_Op<"resize_bilinear",
 // Matrix products
 //===----------------------------------------------------------------------===//
 
-def Train_MatmulOp : Train_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+def Train_MatmulOp : Train_Op<"matmul", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "batched matrix product with optional transposes";
   let description = [{
     Multiplies the last two dimensions, op(lhs) [.., M, K] x op(rhs)
@@ -387,7 +398,8 @@ def Train_MatmulOp : Train_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
 }
 
-def Train_LinearOp : Train_Op<"linear", [Pure, InferTypeOpAdaptor]> {
+def Train_LinearOp : Train_Op<"linear", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "fully connected layer, x W^T + b, over the last dimension";
   let description = [{
     As `torch.nn.functional.linear`: `weight` has shape [out, in], the
@@ -409,7 +421,8 @@ def Train_LinearOp : Train_Op<"linear", [Pure, InferTypeOpAdaptor]> {
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
-def Train_ReshapeOp : Train_Op<"reshape", [Pure, InferTypeOpAdaptor]> {
+def Train_ReshapeOp : Train_Op<"reshape", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "reinterprets a tensor with a new shape of the same element count";
   let description = [{
     `shape` gives the new dimensions; one of them may be -1 and is inferred
@@ -425,7 +438,8 @@ def Train_ReshapeOp : Train_Op<"reshape", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Train_TransposeOp : Train_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+def Train_TransposeOp : Train_Op<"transpose", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "permutes the dimensions of a tensor";
   let description = [{
     Result dimension i is input dimension `permutation[i]`.
@@ -439,7 +453,8 @@ def Train_TransposeOp : Train_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Train_ConcatOp : Train_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+def Train_ConcatOp : Train_Op<"concat", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "joins tensors along one dimension";
   let description = [{
     Every input has the same rank and element type, and the same size in
@@ -454,7 +469,8 @@ def Train_ConcatOp : Train_Op<"concat", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
 }
 
-def Train_SliceOp : Train_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+def Train_SliceOp : Train_Op<"slice", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "takes elements start, start + step, ... < end along one dimension";
   let description = [{
     As `x.narrow` / `x[..., start:end:step, ...]` in PyTorch, along `axis`,
@@ -474,7 +490,8 @@ def Train_SliceOp : Train_Op<"slice", [Pure, InferTypeOpAdaptor]> {
 // Attention and embeddings
 //===----------------------------------------------------------------------===//
 
-def Train_SoftmaxOp : Train_Op<"softmax", [Pure, InferTypeOpAdaptor]> {
+def Train_SoftmaxOp : Train_Op<"softmax", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "softmax along one dimension, with scale, additive mask and causal mask";
   let description = [{
     Computes softmax(scale * x + mask) along `axis` (negative counts from the
@@ -501,7 +518,8 @@ def Train_SoftmaxOp : Train_Op<"softmax", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Train_EmbeddingOp : Train_Op<"embedding", [Pure, InferTypeOpAdaptor]> {
+def Train_EmbeddingOp : Train_Op<"embedding", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "gathers rows of an embedding table by integer indices";
   let description = [{
     The result has the shape of `indices` followed by the table's row size.
@@ -520,7 +538,8 @@ def Train_EmbeddingOp : Train_Op<"embedding", [Pure, InferTypeOpAdaptor]> {
 //===----------------------------------------------------------------------===//
 
 def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy",
-    [Pure, InferTypeOpAdaptor]> {
+    [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "mean softmax cross-entropy of logits against integer class labels";
   let description = [{
     `class_axis` of `logits` holds the classes; `labels` has the shape of
@@ -546,7 +565,7 @@ def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy",
 }
 
 class Train_ReduceOp<string mnemonic, string what>
-    : Train_Op<mnemonic, [Pure, InferTypeOpAdaptor]>,
+    : Train_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]>,
       Train_InferWith<"inferReduceOp"> {
   let summary = "reduces a tensor over the dimensions `axes` by " # what;
   let description = [{
@@ -567,5 +586,7 @@ class Train_ReduceOp<string mnemonic, string what>
 def Train_ReduceSumOp : Train_ReduceOp<"reduce_sum", "summing">;
 def Train_ReduceMeanOp : Train_ReduceOp<"reduce_mean", "averaging">;
 def Train_ReduceMaxOp : Train_ReduceOp<"reduce_max", "taking the maximum">;
+
+include "dlc/Dialect/Train/IR/TrainGradOps.td"
 
 #endif // DLC_DIALECT_TRAIN_IR_TRAINOPS_TD

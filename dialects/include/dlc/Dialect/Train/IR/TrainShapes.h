@@ -133,6 +133,19 @@ LogicalResult inferReduce(std::optional<Location> loc, StringRef opName,
                           Value input, ArrayRef<int64_t> axes, bool keepDims,
                           SmallVectorImpl<Type> &types);
 
+LogicalResult inferActivationBackward(std::optional<Location> loc,
+                                     StringRef opName, Value grad, Value saved,
+                                     SmallVectorImpl<Type> &types);
+
+template <typename Adaptor>
+LogicalResult inferActivationBackwardOp(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        StringRef opName, Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  return inferActivationBackward(loc, opName, adaptor.getGrad(),
+                                 adaptor.getSaved(), types);
+}
+
 template <typename Adaptor>
 LogicalResult inferUnaryOp(MLIRContext *, std::optional<Location> loc,
                            StringRef opName, Adaptor adaptor,

@@ -1,0 +1,374 @@
+//===- TrainGradOps.td - backward and optimizer ops ---------*- tablegen -*-===//
+//
+// Ops that autodiff emits: the backward halves of the forward ops, the
+// broadcast bookkeeping of gradients, and the optimizer updates. They are
+// ops of the dialect like any other, so fusion passes see the whole step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_DIALECT_TRAIN_IR_TRAINGRADOPS_TD
+#define DLC_DIALECT_TRAIN_IR_TRAINGRADOPS_TD
+
+//===----------------------------------------------------------------------===//
+// Element-wise backward
+//===----------------------------------------------------------------------===//
+
+/// dx from dy and the forward input or output (`saved`); same type as dy.
+class Train_ActivationBackwardOp<string mnemonic, string savedWhat>
+    : Train_Op<mnemonic, [Pure, InferTypeOpAdaptor]>,
+      Train_InferWith<"inferActivationBackwardOp"> {
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$saved);
+  let results = (outs Train_FloatTensor:$output);
+  let assemblyFormat = "$grad `,` $saved attr-dict `:` type($grad) `,` type($saved)";
+  let extraClassDefinition = inferDefinition;
+  let summary = "gradient of an activation, from dy and the forward " # savedWhat;
+}
+
+def Train_ReluBackwardOp : Train_ActivationBackwardOp<"relu_backward", "input"> {
+  let description = [{
+    dx = dy where x > 0, else 0.
+
+    ```mlir
+    %dx = train.relu_backward %dy, %x : tensor<8x16xf32>, tensor<8x16xf32>
+    ```
+  }];
+}
+
+def Train_TanhBackwardOp : Train_ActivationBackwardOp<"tanh_backward", "output"> {
+  let description = [{
+    dx = dy * (1 - y^2), from the forward output y.
+
+    ```mlir
+    %dx = train.tanh_backward %dy, %y : tensor<8x16xf32>, tensor<8x16xf32>
+    ```
+  }];
+}
+
+def Train_SigmoidBackwardOp : Train_ActivationBackwardOp<"sigmoid_backward", "output"> {
+  let description = [{
+    dx = dy * y * (1 - y), from the forward output y.
+
+    ```mlir
+    %dx = train.sigmoid_backward %dy, %y : tensor<8x16xf32>, tensor<8x16xf32>
+    ```
+  }];
+}
+
+def Train_GeluBackwardOp : Train_ActivationBackwardOp<"gelu_backward", "input"> {
+  let description = [{
+    The derivative of `train.gelu` with the same `approximate`, from the
+    forward input.
+
+    ```mlir
+    %dx = train.gelu_backward %dy, %x {approximate = "tanh"} : tensor<8x16xf32>, tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$saved,
+                   DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+}
+
+def Train_SumToShapeOp : Train_Op<"sum_to_shape", [Pure, InferTypeOpAdaptor]> {
+  let summary = "sums a broadcast gradient back to an operand's shape";
+  let description = [{
+    The adjoint of NumPy broadcasting: sums over the leading dimensions that
+    broadcasting added and over every dimension where `shape` has 1 and the
+    input does not.
+
+    ```mlir
+    %db = train.sum_to_shape %dy {shape = array<i64: 768>} : tensor<8x128x768xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input, DenseI64ArrayAttr:$shape);
+  let results = (outs Train_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Train_BroadcastToOp : Train_Op<"broadcast_to", [Pure, InferTypeOpAdaptor]> {
+  let summary = "broadcasts a tensor to a shape, as NumPy does";
+  let description = [{
+    ```mlir
+    %y = train.broadcast_to %x {shape = array<i64: 8, 64, 7, 7>} : tensor<8x64x1x1xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input, DenseI64ArrayAttr:$shape);
+  let results = (outs Train_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution, normalization, pooling, resizing backward
+//===----------------------------------------------------------------------===//
+
+def Train_Conv2dBackwardDataOp : Train_Op<"conv2d_backward_data",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "gradient of a 2-D convolution with respect to its input";
+  let description = [{
+    The transposed convolution of dy with the filter, to the forward input's
+    spatial size `input_shape` (which the stride alone cannot determine).
+    Attributes mean what they mean on `train.conv2d`.
+
+    ```mlir
+    %dx = train.conv2d_backward_data %dy, %w {input_shape = array<i64: 8, 3, 32, 32>,
+        padding = array<i64: 1, 1>} : tensor<8x16x32x32xf32>, tensor<16x3x3x3xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$filter,
+                   DenseI64ArrayAttr:$input_shape,
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$stride,
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
+                   DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs Train_FloatTensor:$output);
+  let assemblyFormat = "$grad `,` $filter attr-dict `:` type($grad) `,` type($filter)";
+}
+
+def Train_Conv2dBackwardFilterOp : Train_Op<"conv2d_backward_filter",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "gradient of a 2-D convolution with respect to its filter";
+  let description = [{
+    Correlates the forward input with dy, giving a filter of `filter_shape`.
+
+    ```mlir
+    %dw = train.conv2d_backward_filter %dy, %x {filter_shape = array<i64: 16, 3, 3, 3>,
+        padding = array<i64: 1, 1>} : tensor<8x16x32x32xf32>, tensor<8x3x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input,
+                   DenseI64ArrayAttr:$filter_shape,
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$stride,
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
+                   DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs Train_FloatTensor:$output);
+  let assemblyFormat = "$grad `,` $input attr-dict `:` type($grad) `,` type($input)";
+}
+
+def Train_BatchNormBackwardOp : Train_Op<"batch_norm_backward",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "gradient of training-mode batch normalization";
+  let description = [{
+    From dy, the forward input and scale, gives dx, dscale and dbias; the
+    batch statistics are recomputed from the input.
+
+    ```mlir
+    %dx, %dg, %db = train.batch_norm_backward %dy, %x, %gamma {epsilon = 1.000000e-05 : f32}
+        : tensor<8x16x32x32xf32>, tensor<8x16x32x32xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input,
+                   Train_FloatTensor:$scale,
+                   DefaultValuedAttr<F32Attr, "1e-5f">:$epsilon);
+  let results = (outs Train_FloatTensor:$input_grad,
+                      Train_FloatTensor:$scale_grad,
+                      Train_FloatTensor:$bias_grad);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $scale attr-dict `:` type($grad) `,` type($input) `,` type($scale)
+  }];
+}
+
+def Train_LayerNormBackwardOp : Train_Op<"layer_norm_backward",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "gradient of layer normalization over the last dimension";
+  let description = [{
+    ```mlir
+    %dx, %dg, %db = train.layer_norm_backward %dy, %x, %gamma
+        : tensor<8x16x32xf32>, tensor<8x16x32xf32>, tensor<32xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input,
+                   Train_FloatTensor:$scale,
+                   DefaultValuedAttr<F32Attr, "1e-5f">:$epsilon);
+  let results = (outs Train_FloatTensor:$input_grad,
+                      Train_FloatTensor:$scale_grad,
+                      Train_FloatTensor:$bias_grad);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $scale attr-dict `:` type($grad) `,` type($input) `,` type($scale)
+  }];
+}
+
+def Train_MaxPool2dBackwardOp : Train_Op<"max_pool2d_backward",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "gradient of 2-D max pooling, routed to each window's maximum";
+  let description = [{
+    Each window's gradient goes to its first maximal input element (the tie
+    rule of PyTorch), accumulated where windows overlap.
+
+    ```mlir
+    %dx = train.max_pool2d_backward %dy, %x {kernel_size = array<i64: 2, 2>,
+        stride = array<i64: 2, 2>} : tensor<8x16x16x16xf32>, tensor<8x16x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input,
+                   DenseI64ArrayAttr:$kernel_size, DenseI64ArrayAttr:$stride,
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
+  let results = (outs Train_FloatTensor:$output);
+  let assemblyFormat = "$grad `,` $input attr-dict `:` type($grad) `,` type($input)";
+}
+
+def Train_AvgPool2dBackwardOp : Train_Op<"avg_pool2d_backward",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "gradient of 2-D average pooling";
+  let description = [{
+    ```mlir
+    %dx = train.avg_pool2d_backward %dy {input_shape = array<i64: 8, 16, 8, 8>,
+        kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>} : tensor<8x16x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, DenseI64ArrayAttr:$input_shape,
+                   DenseI64ArrayAttr:$kernel_size, DenseI64ArrayAttr:$stride,
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                   DefaultValuedAttr<BoolAttr, "true">:$count_include_pad);
+  let results = (outs Train_FloatTensor:$output);
+  let assemblyFormat = "$grad attr-dict `:` type($grad)";
+}
+
+def Train_ResizeBilinearBackwardOp : Train_Op<"resize_bilinear_backward",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "gradient of bilinear resizing, to the forward input's size";
+  let description = [{
+    ```mlir
+    %dx = train.resize_bilinear_backward %dy {input_shape = array<i64: 8, 16, 8, 8>}
+        : tensor<8x16x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, DenseI64ArrayAttr:$input_shape,
+                   DefaultValuedAttr<BoolAttr, "false">:$align_corners);
+  let results = (outs Train_FloatTensor:$output);
+  let assemblyFormat = "$grad attr-dict `:` type($grad)";
+}
+
+def Train_SliceBackwardOp : Train_Op<"slice_backward", [Pure, InferTypeOpAdaptor]> {
+  let summary = "places a slice's gradient into zeros of the forward input's shape";
+  let description = [{
+    ```mlir
+    %dx = train.slice_backward %dy {axis = 1 : i64, end = 1 : i64,
+        input_shape = array<i64: 8, 128, 768>, start = 0 : i64} : tensor<8x1x768xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, DenseI64ArrayAttr:$input_shape,
+                   I64Attr:$axis, I64Attr:$start, I64Attr:$end,
+                   DefaultValuedAttr<I64Attr, "1">:$step);
+  let results = (outs Train_FloatTensor:$output);
+  let assemblyFormat = "$grad attr-dict `:` type($grad)";
+}
+
+//===----------------------------------------------------------------------===//
+// Attention, embeddings and losses backward
+//===----------------------------------------------------------------------===//
+
+def Train_SoftmaxBackwardOp : Train_Op<"softmax_backward", [Pure, InferTypeOpAdaptor]> {
+  let summary = "gradient of softmax with respect to its (unscaled) input";
+  let description = [{
+    dx = scale * y * (dy - sum(dy * y)) along `axis`, from the forward
+    output y; masked positions (y = 0) get no gradient.
+
+    ```mlir
+    %dx = train.softmax_backward %dy, %y {scale = 1.250000e-01 : f32}
+        : tensor<8x2x16x16xf32>, tensor<8x2x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$output,
+                   DefaultValuedAttr<I64Attr, "-1">:$axis,
+                   DefaultValuedAttr<F32Attr, "1.0f">:$scale);
+  let results = (outs Train_FloatTensor:$input_grad);
+  let assemblyFormat = "$grad `,` $output attr-dict `:` type($grad) `,` type($output)";
+}
+
+def Train_EmbeddingBackwardOp : Train_Op<"embedding_backward",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "gradient of an embedding table: rows of dy summed by index";
+  let description = [{
+    ```mlir
+    %dt = train.embedding_backward %dy, %ids {num_rows = 64 : i64}
+        : tensor<8x16x32xf32>, tensor<8x16xi64>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_IntTensor:$indices,
+                   I64Attr:$num_rows);
+  let results = (outs Train_FloatTensor:$output);
+  let assemblyFormat = "$grad `,` $indices attr-dict `:` type($grad) `,` type($indices)";
+}
+
+def Train_SoftmaxCrossEntropyBackwardOp : Train_Op<"softmax_cross_entropy_backward",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "gradient of the mean softmax cross-entropy with respect to the logits";
+  let description = [{
+    dlogits = dloss * (softmax(logits) - onehot(labels)) / count, zero at
+    ignored labels, where count is the number of labels not ignored.
+
+    ```mlir
+    %dl = train.softmax_cross_entropy_backward %dloss, %logits, %labels
+        : tensor<f32>, tensor<8x10xf32>, tensor<8xi64>
+    ```
+  }];
+  let arguments = (ins Train_ScalarF32Tensor:$grad, Train_FloatTensor:$logits,
+                   Train_IntTensor:$labels,
+                   DefaultValuedAttr<I64Attr, "1">:$class_axis,
+                   DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+  let results = (outs Train_FloatTensor:$output);
+  let assemblyFormat = [{
+    $grad `,` $logits `,` $labels attr-dict `:` type($grad) `,` type($logits) `,` type($labels)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+def Train_SgdUpdateOp : Train_Op<"sgd_update", [Pure, InferTypeOpAdaptor]> {
+  let summary = "one step of SGD with momentum and weight decay, as torch.optim.SGD";
+  let description = [{
+    g' = g + weight_decay * p; buf' = momentum * buf + g' (buf' = g' on the
+    first step, which the runtime's step counter tells); p' = p - lr * d
+    where d = g' + momentum * buf' with `nesterov`, else buf'. Returns the
+    new parameter and momentum buffer.
+
+    ```mlir
+    %p2, %buf2 = train.sgd_update %p, %g, %buf {lr = 1.000000e-01 : f32,
+        momentum = 9.000000e-01 : f32, weight_decay = 9.99999974E-5 : f32}
+        : tensor<16x3x3x3xf32>, tensor<16x3x3x3xf32>, tensor<16x3x3x3xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$param, Train_FloatTensor:$grad,
+                   Train_FloatTensor:$momentum_buffer, F32Attr:$lr,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$momentum,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$weight_decay,
+                   DefaultValuedAttr<BoolAttr, "false">:$nesterov);
+  let results = (outs Train_FloatTensor:$new_param,
+                      Train_FloatTensor:$new_momentum_buffer);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $momentum_buffer attr-dict `:` type($param) `,` type($grad) `,` type($momentum_buffer)
+  }];
+}
+
+def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Pure, InferTypeOpAdaptor]> {
+  let summary = "one step of AdamW with decoupled weight decay, as torch.optim.AdamW";
+  let description = [{
+    p *= 1 - lr * weight_decay; m' = beta1 m + (1 - beta1) g;
+    v' = beta2 v + (1 - beta2) g^2; p' = p - lr * (m' / (1 - beta1^t)) /
+    (sqrt(v' / (1 - beta2^t)) + epsilon), with t the step number (from 1)
+    that the runtime's step counter gives.
+
+    ```mlir
+    %p2, %m2, %v2 = train.adamw_update %p, %g, %m, %v {lr = 1.000000e-03 : f32}
+        : tensor<768xf32>, tensor<768xf32>, tensor<768xf32>, tensor<768xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$param, Train_FloatTensor:$grad,
+                   Train_FloatTensor:$exp_avg, Train_FloatTensor:$exp_avg_sq,
+                   F32Attr:$lr,
+                   DefaultValuedAttr<F32Attr, "0.9f">:$beta1,
+                   DefaultValuedAttr<F32Attr, "0.999f">:$beta2,
+                   DefaultValuedAttr<F32Attr, "1e-8f">:$epsilon,
+                   DefaultValuedAttr<F32Attr, "0.01f">:$weight_decay);
+  let results = (outs Train_FloatTensor:$new_param, Train_FloatTensor:$new_exp_avg,
+                      Train_FloatTensor:$new_exp_avg_sq);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq attr-dict `:`
+    type($param) `,` type($grad) `,` type($exp_avg) `,` type($exp_avg_sq)
+  }];
+}
+
+#endif // DLC_DIALECT_TRAIN_IR_TRAINGRADOPS_TD
