@@ -97,6 +97,40 @@ private:
 
 enum AttrTag : uint8_t { kInt = 0, kFloat = 1, kString = 2, kInts = 3 };
 
+void writeAttrs(Writer &out, const PlanAttrs &attrs) {
+  out.pod<uint64_t>(attrs.size());
+  for (const auto &[name, value] : attrs) {
+    out.str(name);
+    out.pod(static_cast<uint8_t>(value.index()));
+    if (auto *i = std::get_if<int64_t>(&value))
+      out.pod(*i);
+    else if (auto *f = std::get_if<double>(&value))
+      out.pod(*f);
+    else if (auto *s = std::get_if<std::string>(&value))
+      out.str(*s);
+    else
+      out.ints(std::get<std::vector<int64_t>>(value));
+  }
+}
+
+/// Reads what writeAttrs wrote; false on an unknown attribute kind.
+bool readAttrs(Reader &in, PlanAttrs &attrs) {
+  uint64_t count = in.pod<uint64_t>();
+  if (!in.plausibleCount(count, 9))
+    return true; // the reader remembers the failure
+  for (uint64_t a = 0; a < count && in.ok(); ++a) {
+    std::string name = in.str();
+    switch (in.pod<uint8_t>()) {
+    case kInt: attrs[name] = in.pod<int64_t>(); break;
+    case kFloat: attrs[name] = in.pod<double>(); break;
+    case kString: attrs[name] = in.str(); break;
+    case kInts: attrs[name] = in.ints(); break;
+    default: return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 int64_t dtypeBytes(DType dtype) {
@@ -134,6 +168,7 @@ const char *bufferRoleName(BufferRole role) {
   case BufferRole::kGradient: return "gradient";
   case BufferRole::kTemporary: return "temporary";
   case BufferRole::kLoss: return "loss";
+  case BufferRole::kConstant: return "constant";
   }
   return "?";
 }
@@ -158,6 +193,11 @@ Status validatePlan(const Plan &plan) {
       return invalid("buffer '" + b.name + "' has " + std::to_string(b.bytes) +
                      " bytes for " + std::to_string(b.numElements()) + " " +
                      dtypeName(b.dtype) + " elements");
+    if (b.role == BufferRole::kConstant &&
+        static_cast<int64_t>(b.data.size()) != b.bytes)
+      return invalid("constant '" + b.name + "' carries " +
+                     std::to_string(b.data.size()) + " bytes for " +
+                     std::to_string(b.bytes));
     if (b.offset < 0 || b.offset + b.bytes > plan.arenaBytes)
       return invalid("buffer '" + b.name + "' at offset " +
                      std::to_string(b.offset) + " (" + std::to_string(b.bytes) +
@@ -191,25 +231,15 @@ std::string serializePlan(const Plan &plan) {
     payload.pod(static_cast<uint8_t>(b.role));
     payload.pod(b.offset);
     payload.pod(b.bytes);
+    writeAttrs(payload, b.init);
+    payload.str(b.data);
   }
   payload.pod<uint64_t>(plan.kernels.size());
   for (const PlanKernel &k : plan.kernels) {
     payload.str(k.op);
     payload.ints(std::vector<int64_t>(k.inputs.begin(), k.inputs.end()));
     payload.ints(std::vector<int64_t>(k.outputs.begin(), k.outputs.end()));
-    payload.pod<uint64_t>(k.attrs.size());
-    for (const auto &[name, value] : k.attrs) {
-      payload.str(name);
-      payload.pod(static_cast<uint8_t>(value.index()));
-      if (auto *i = std::get_if<int64_t>(&value))
-        payload.pod(*i);
-      else if (auto *f = std::get_if<double>(&value))
-        payload.pod(*f);
-      else if (auto *s = std::get_if<std::string>(&value))
-        payload.str(*s);
-      else
-        payload.ints(std::get<std::vector<int64_t>>(value));
-    }
+    writeAttrs(payload, k.attrs);
   }
 
   Writer file;
@@ -274,11 +304,14 @@ StatusOr<Plan> deserializePlan(std::string_view bytes,
       b.role = static_cast<BufferRole>(in.pod<uint8_t>());
       b.offset = in.pod<int64_t>();
       b.bytes = in.pod<int64_t>();
-      if (static_cast<uint8_t>(b.dtype) > static_cast<uint8_t>(DType::kI64) ||
-          static_cast<uint8_t>(b.role) > static_cast<uint8_t>(BufferRole::kLoss))
+      bool attrsOk = readAttrs(in, b.init);
+      b.data = in.str();
+      if (!attrsOk ||
+          static_cast<uint8_t>(b.dtype) > static_cast<uint8_t>(DType::kI64) ||
+          static_cast<uint8_t>(b.role) > static_cast<uint8_t>(BufferRole::kConstant))
         return error(StatusCode::kDataLoss,
                      "corrupt plan file: buffer #" + std::to_string(i) +
-                         " has an unknown element type or role");
+                         " has an unknown element type, role or initializer");
       plan.buffers.push_back(std::move(b));
     }
   uint64_t numKernels = in.pod<uint64_t>();
@@ -290,22 +323,10 @@ StatusOr<Plan> deserializePlan(std::string_view bytes,
         kernel.inputs.push_back(static_cast<int32_t>(id));
       for (int64_t id : in.ints())
         kernel.outputs.push_back(static_cast<int32_t>(id));
-      uint64_t numAttrs = in.pod<uint64_t>();
-      if (!in.plausibleCount(numAttrs, 9))
-        break;
-      for (uint64_t a = 0; a < numAttrs && in.ok(); ++a) {
-        std::string name = in.str();
-        switch (in.pod<uint8_t>()) {
-        case kInt: kernel.attrs[name] = in.pod<int64_t>(); break;
-        case kFloat: kernel.attrs[name] = in.pod<double>(); break;
-        case kString: kernel.attrs[name] = in.str(); break;
-        case kInts: kernel.attrs[name] = in.ints(); break;
-        default:
-          return error(StatusCode::kDataLoss,
-                       "corrupt plan file: attribute '" + name +
-                           "' has an unknown kind");
-        }
-      }
+      if (!readAttrs(in, kernel.attrs))
+        return error(StatusCode::kDataLoss,
+                     "corrupt plan file: kernel #" + std::to_string(k) +
+                         " has an attribute of unknown kind");
       plan.kernels.push_back(std::move(kernel));
     }
   if (!in.ok() || !in.atEnd())

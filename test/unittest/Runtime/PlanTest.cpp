@@ -31,9 +31,13 @@ Plan samplePlan() {
   };
   add("x", {2, 3, 8, 8}, BufferRole::kInput, 0);
   add("w", {4, 3, 3, 3}, BufferRole::kParam, 1536);
+  plan.buffers.back().init = {{"init", std::string("kaiming_normal")},
+                              {"mode", std::string("fan_out")}};
   add("conv", {2, 4, 8, 8}, BufferRole::kTemporary, 2048);
   add("y", {2, 4, 8, 8}, BufferRole::kTemporary, 4096);
-  plan.arenaBytes = 6144;
+  add("half", {}, BufferRole::kConstant, 6144);
+  plan.buffers.back().data = std::string("\0\0\0\x3f", 4); // 0.5f
+  plan.arenaBytes = 6400;
   PlanKernel conv;
   conv.op = "conv2d";
   conv.inputs = {0, 1};
@@ -58,8 +62,12 @@ TEST(PlanFile, RoundTripKeepsEveryField) {
   ASSERT_TRUE(back.isOk()) << back.status().toString();
   EXPECT_EQ(back->model, "small_convnet");
   EXPECT_EQ(back->batch, 2);
-  EXPECT_EQ(back->arenaBytes, 6144);
-  ASSERT_EQ(back->buffers.size(), 4u);
+  EXPECT_EQ(back->arenaBytes, 6400);
+  ASSERT_EQ(back->buffers.size(), 5u);
+  EXPECT_EQ(std::get<std::string>(back->buffers[1].init.at("mode")), "fan_out");
+  float half = 0;
+  std::memcpy(&half, back->buffers[4].data.data(), sizeof(float));
+  EXPECT_EQ(half, 0.5f);
   EXPECT_EQ(back->buffers[1].name, "w");
   EXPECT_EQ(back->buffers[1].role, BufferRole::kParam);
   EXPECT_EQ(back->buffers[2].shape, (std::vector<int64_t>{2, 4, 8, 8}));
@@ -130,6 +138,7 @@ TEST(PlanFile, NotAPlanIsSaidPlainly) {
 TEST(PlanValidation, BufferOutsideTheArena) {
   Plan plan = samplePlan();
   plan.arenaBytes = 4096;
+  plan.buffers.pop_back(); // the constant past the end
   Status status = validatePlan(plan);
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(status.message().find("buffer 'y' at offset 4096 (2048 bytes) "
@@ -142,9 +151,17 @@ TEST(PlanValidation, KernelNamingAMissingBuffer) {
   Plan plan = samplePlan();
   plan.kernels[1].outputs = {9};
   Status status = validatePlan(plan);
-  EXPECT_NE(status.message().find("kernel #1 (relu) names buffer #9 of 4"),
+  EXPECT_NE(status.message().find("kernel #1 (relu) names buffer #9 of 5"),
             std::string::npos)
       << status.toString();
+}
+
+TEST(PlanValidation, ConstantWithoutItsBytes) {
+  Plan plan = samplePlan();
+  plan.buffers[4].data.clear();
+  EXPECT_NE(validatePlan(plan).message().find(
+                "constant 'half' carries 0 bytes for 4"),
+            std::string::npos);
 }
 
 TEST(PlanValidation, SizeThatDisagreesWithTheShape) {

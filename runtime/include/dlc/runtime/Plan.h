@@ -44,8 +44,14 @@ enum class BufferRole : uint8_t {
   kGradient,       // a parameter's gradient
   kTemporary,      // an activation or intermediate
   kLoss,           // the scalar loss, read after each step
+  kConstant,       // a constant of the model; its bytes are in the plan
 };
 const char *bufferRoleName(BufferRole role);
+
+/// A kernel or initializer attribute: an integer, a float, a string or an
+/// integer list.
+using PlanAttr = std::variant<int64_t, double, std::string, std::vector<int64_t>>;
+using PlanAttrs = std::map<std::string, PlanAttr>;
 
 struct PlanBuffer {
   std::string name;
@@ -54,18 +60,21 @@ struct PlanBuffer {
   BufferRole role = BufferRole::kTemporary;
   int64_t offset = 0; // bytes from the start of the arena
   int64_t bytes = 0;
+  /// Parameters, state and optimizer state: how to initialize, as the model
+  /// file says ({"init": "kaiming_normal", "mode": "fan_out", ...}).
+  PlanAttrs init;
+  /// Constants: the little-endian bytes of the value.
+  std::string data;
 
   int64_t numElements() const;
 };
 
-/// A kernel attribute: an integer, a float, a string or an integer list.
-using PlanAttr = std::variant<int64_t, double, std::string, std::vector<int64_t>>;
 
 struct PlanKernel {
   std::string op; // the train op it runs, e.g. "conv2d_backward_filter"
   std::vector<int32_t> inputs;  // buffer indices
   std::vector<int32_t> outputs; // buffer indices
-  std::map<std::string, PlanAttr> attrs;
+  PlanAttrs attrs;
 };
 
 struct Plan {
@@ -79,7 +88,8 @@ struct Plan {
 };
 
 /// Checks internal consistency: buffer indices in range, each buffer's bytes
-/// equal to its element count times its element size, and inside the arena.
+/// equal to its element count times its element size and inside the arena,
+/// constants carrying exactly their bytes.
 Status validatePlan(const Plan &plan);
 
 std::string serializePlan(const Plan &plan);
