@@ -1,0 +1,171 @@
+//===- Report.cpp - dlc-bench results and their formats -------------------===//
+
+#include "Report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+namespace dlc::bench {
+
+Spread spreadOf(std::vector<double> values) {
+  Spread s;
+  if (values.empty())
+    return s;
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  s.median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  s.min = values.front();
+  s.max = values.back();
+  return s;
+}
+
+Spread Result::samplesPerSec() const {
+  std::vector<double> v;
+  for (const RepeatResult &r : repeatResults)
+    v.push_back(r.samplesPerSec);
+  return spreadOf(v);
+}
+
+Spread Result::stepMs() const {
+  std::vector<double> v;
+  for (const RepeatResult &r : repeatResults)
+    v.push_back(r.stepMs);
+  return spreadOf(v);
+}
+
+namespace {
+
+std::string fixed(double value, int digits) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(digits) << value;
+  return os.str();
+}
+
+std::string mib(int64_t bytes) { return fixed(bytes / 1048576.0, 2) + " MiB"; }
+
+/// JSON number: finite values as is, others as null (a NaN loss is data).
+std::string num(double value) {
+  if (!std::isfinite(value))
+    return "null";
+  std::ostringstream os;
+  os << std::setprecision(9) << value;
+  return os.str();
+}
+
+std::string quoted(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+void writeJson(std::ostream &os, const Result &r) {
+  Spread sps = r.samplesPerSec(), ms = r.stepMs();
+  os << "{\n"
+     << "  \"schema\": \"dlc-bench/1\",\n"
+     << "  \"model\": " << quoted(r.model) << ",\n"
+     << "  \"backend\": " << quoted(r.backend) << ",\n"
+     << "  \"batch\": " << r.batch << ",\n"
+     << "  \"precision\": " << quoted(r.precision) << ",\n"
+     << "  \"fusion\": " << quoted(r.fusion) << ",\n"
+     << "  \"gpus\": " << r.gpus << ",\n"
+     << "  \"threads\": " << r.threads << ",\n"
+     << "  \"optimizer\": " << quoted(r.optimizer) << ",\n"
+     << "  \"seed\": " << r.seed << ",\n"
+     << "  \"warmup_steps\": " << r.warmup << ",\n"
+     << "  \"timed_steps\": " << r.steps << ",\n"
+     << "  \"repeats\": " << r.repeats << ",\n"
+     << "  \"samples_per_sec\": {\"median\": " << num(sps.median)
+     << ", \"min\": " << num(sps.min) << ", \"max\": " << num(sps.max) << "},\n"
+     << "  \"step_ms\": {\"median\": " << num(ms.median) << ", \"min\": "
+     << num(ms.min) << ", \"max\": " << num(ms.max) << "},\n"
+     << "  \"loss\": {\"first\": "
+     << num(r.repeatResults.empty() ? NAN : r.repeatResults.front().lossFirst)
+     << ", \"last\": "
+     << num(r.repeatResults.empty() ? NAN : r.repeatResults.front().lossLast) << "},\n"
+     << "  \"kernels_per_step\": " << r.kernelsPerStep << ",\n"
+     << "  \"peak_arena_bytes\": " << r.peakArenaBytes << ",\n"
+     << "  \"total_buffer_bytes\": " << r.totalBufferBytes << ",\n"
+     << "  \"live_bytes_lower_bound\": " << r.lowerBoundBytes << ",\n"
+     << "  \"compile_ms\": " << num(r.compileMs) << ",\n"
+     << "  \"repeat_results\": [";
+  for (size_t i = 0; i < r.repeatResults.size(); ++i) {
+    const RepeatResult &x = r.repeatResults[i];
+    os << (i ? ",\n    " : "\n    ") << "{\"samples_per_sec\": "
+       << num(x.samplesPerSec) << ", \"step_ms\": " << num(x.stepMs)
+       << ", \"loss_first\": " << num(x.lossFirst)
+       << ", \"loss_last\": " << num(x.lossLast) << "}";
+  }
+  os << "\n  ]\n}\n";
+}
+
+/// The columns of the table, CSV and Markdown formats.
+std::vector<std::pair<std::string, std::string>> columns(const Result &r) {
+  Spread sps = r.samplesPerSec(), ms = r.stepMs();
+  float first = r.repeatResults.empty() ? NAN : r.repeatResults.front().lossFirst;
+  float last = r.repeatResults.empty() ? NAN : r.repeatResults.front().lossLast;
+  return {{"model", r.model},
+          {"backend", r.backend},
+          {"precision", r.precision},
+          {"fusion", r.fusion},
+          {"gpus", std::to_string(r.gpus)},
+          {"batch", std::to_string(r.batch)},
+          {"samples/s", fixed(sps.median, 1)},
+          {"min", fixed(sps.min, 1)},
+          {"max", fixed(sps.max, 1)},
+          {"step ms", fixed(ms.median, 3)},
+          {"kernels", std::to_string(r.kernelsPerStep)},
+          {"arena", mib(r.peakArenaBytes)},
+          {"no reuse", mib(r.totalBufferBytes)},
+          {"loss first", fixed(first, 4)},
+          {"loss last", fixed(last, 4)}};
+}
+
+} // namespace
+
+void writeReport(std::ostream &os, const Result &r, Format format) {
+  if (format == Format::kJson)
+    return writeJson(os, r);
+  auto cols = columns(r);
+  if (format == Format::kCsv) {
+    for (size_t i = 0; i < cols.size(); ++i)
+      os << (i ? "," : "") << cols[i].first;
+    os << "\n";
+    for (size_t i = 0; i < cols.size(); ++i)
+      os << (i ? "," : "") << cols[i].second;
+    os << "\n";
+    return;
+  }
+  if (format == Format::kMarkdown) {
+    os << "|";
+    for (auto &c : cols)
+      os << " " << c.first << " |";
+    os << "\n|";
+    for (size_t i = 0; i < cols.size(); ++i)
+      os << "---|";
+    os << "\n|";
+    for (auto &c : cols)
+      os << " " << c.second << " |";
+    os << "\n";
+    return;
+  }
+  // Terminal table: one configuration per row, widths from the cells.
+  for (auto &c : cols)
+    os << std::left << std::setw(std::max(c.first.size(), c.second.size()) + 2)
+       << c.first;
+  os << "\n";
+  for (auto &c : cols)
+    os << std::left << std::setw(std::max(c.first.size(), c.second.size()) + 2)
+       << c.second;
+  os << "\n";
+  os << "median of " << r.repeats << " repeats of " << r.steps
+     << " timed steps after " << r.warmup << " warm-up steps; "
+     << r.threads << " CPU threads; compile " << fixed(r.compileMs, 0) << " ms\n";
+}
+
+} // namespace dlc::bench

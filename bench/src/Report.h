@@ -1,0 +1,49 @@
+//===- Report.h - dlc-bench results and their formats -----------*- C++ -*-===//
+
+#ifndef DLC_BENCH_REPORT_H
+#define DLC_BENCH_REPORT_H
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace dlc::bench {
+
+/// One repeat of the timed loop.
+struct RepeatResult {
+  double samplesPerSec = 0;
+  double stepMs = 0;
+  float lossFirst = 0; // after the first step of the repeat (warm-up included)
+  float lossLast = 0;  // after its last timed step
+};
+
+/// The spread of a figure over the repeats.
+struct Spread {
+  double median = 0, min = 0, max = 0;
+};
+Spread spreadOf(std::vector<double> values);
+
+/// Everything one configuration's run reports.
+struct Result {
+  std::string model, backend, precision, fusion;
+  int64_t batch = 0, gpus = 1, threads = 1;
+  int64_t warmup = 0, steps = 0, repeats = 0;
+  uint64_t seed = 0;
+  std::string optimizer;
+  double compileMs = 0;
+  int64_t kernelsPerStep = 0;
+  int64_t peakArenaBytes = 0, totalBufferBytes = 0, lowerBoundBytes = 0;
+  std::vector<RepeatResult> repeatResults;
+
+  Spread samplesPerSec() const;
+  Spread stepMs() const;
+};
+
+enum class Format { kTable, kJson, kCsv, kMarkdown };
+
+void writeReport(std::ostream &os, const Result &result, Format format);
+
+} // namespace dlc::bench
+
+#endif // DLC_BENCH_REPORT_H

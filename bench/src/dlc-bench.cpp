@@ -1,0 +1,372 @@
+//===- dlc-bench.cpp - compile a model's training step and time it --------===//
+//
+// What is timed: only the training steps themselves. For each repeat the
+// parameters are initialized from the seed and a synthetic batch is drawn
+// (not timed), `--warmup` steps run untimed, then `--steps` steps run
+// back to back between two clock reads; samples/s = batch x steps / elapsed.
+// The report gives the median over `--repeats` with min and max.
+// What is not timed: parsing, compiling (reported separately as compile
+// time), planning, arena allocation, initialization and data synthesis.
+// Every repeat starts from the same parameters and batch, so its losses are
+// the same sequence: a repeat that trains differently is a bug, not noise.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Report.h"
+
+#include "dlc/Conversion/TrainToPlan.h"
+#include "dlc/InitAll.h"
+#include "dlc/Transforms/Passes.h"
+#include "dlc/runtime/Device.h"
+#include "dlc/runtime/Npy.h"
+#include "dlc/runtime/cpu/CpuExecutor.h"
+#include "dlc/runtime/cpu/Parallel.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+namespace rt = ::dlc::rt;
+namespace bench = ::dlc::bench;
+
+namespace {
+
+cl::OptionCategory category("dlc-bench options");
+
+cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.mlir>"),
+                               cl::Required, cl::cat(category));
+cl::opt<std::string> backend("backend", cl::desc("cpu (default) or cuda"),
+                             cl::init("cpu"), cl::cat(category));
+cl::opt<int64_t> batch("batch", cl::desc("samples per step (default 32)"),
+                       cl::init(32), cl::cat(category));
+cl::opt<int64_t> warmup("warmup", cl::desc("untimed steps before timing (default 20)"),
+                        cl::init(20), cl::cat(category));
+cl::opt<int64_t> steps("steps", cl::desc("timed steps per repeat (default 100)"),
+                       cl::init(100), cl::cat(category));
+cl::opt<int64_t> repeats("repeats", cl::desc("repeats of the timed loop; the median is reported (default 5)"),
+                         cl::init(5), cl::cat(category));
+cl::opt<uint64_t> seed("seed", cl::desc("seed of parameters and synthetic data (default 0)"),
+                       cl::init(0), cl::cat(category));
+cl::opt<std::string> optimizer("optimizer", cl::desc("sgd or adamw; default: the model's"),
+                               cl::init(""), cl::cat(category));
+cl::opt<double> lr("lr", cl::desc("learning rate; default: the model's"),
+                   cl::init(0.0), cl::cat(category));
+cl::opt<std::string> precision("precision", cl::desc("fp32 (the only mode until mixed precision lands)"),
+                               cl::init("fp32"), cl::cat(category));
+cl::opt<std::string> fusion("fusion", cl::desc("none (the only strategy until fusion lands)"),
+                            cl::init("none"), cl::cat(category));
+cl::opt<std::string> format("format", cl::desc("table (default), json, csv or markdown"),
+                            cl::init("table"), cl::cat(category));
+cl::opt<std::string> outputPath("o", cl::desc("write the report to this file"),
+                                cl::value_desc("file"), cl::init("-"), cl::cat(category));
+cl::opt<std::string> paramsIn("params-in",
+    cl::desc("read every parameter from DIR/<name>.npy (batch-norm state too, if present)"),
+    cl::value_desc("dir"), cl::init(""), cl::cat(category));
+cl::opt<std::string> inputsIn("inputs-in",
+    cl::desc("read every input and label from DIR/<name>.npy instead of synthesizing them"),
+    cl::value_desc("dir"), cl::init(""), cl::cat(category));
+cl::opt<std::string> dumpOut("dump-out",
+    cl::desc("after the run, write loss.npy, <param>.grad.npy of the last step and every "
+             "updated <param>.npy and state to DIR"),
+    cl::value_desc("dir"), cl::init(""), cl::cat(category));
+cl::opt<bool> profile("profile",
+    cl::desc("also time every kernel (timed steps only) and print the time by op, "
+             "slowest first; the clock reads between kernels add a little to step time"),
+    cl::init(false), cl::cat(category));
+cl::opt<std::string> emitPlan("emit-plan", cl::desc("also write the compiled plan to this file"),
+                              cl::value_desc("file"), cl::init(""), cl::cat(category));
+
+int fail(const std::string &message) {
+  llvm::errs() << "dlc-bench: error: " << message << "\n";
+  return 1;
+}
+
+std::optional<bench::Format> parseFormat(const std::string &name) {
+  if (name == "table") return bench::Format::kTable;
+  if (name == "json") return bench::Format::kJson;
+  if (name == "csv") return bench::Format::kCsv;
+  if (name == "markdown") return bench::Format::kMarkdown;
+  return std::nullopt;
+}
+
+/// The model name: the file name without its extension.
+std::string modelName(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  size_t dot = name.rfind('.');
+  return dot == std::string::npos ? name : name.substr(0, dot);
+}
+
+/// Loads DIR/<name>.npy into every buffer of the given roles; a missing file
+/// is an error only when `required`.
+rt::Status loadBuffers(rt::cpu::CpuExecutor &exec, const std::string &dir,
+                       std::initializer_list<rt::BufferRole> roles,
+                       bool required(rt::BufferRole)) {
+  for (const rt::PlanBuffer &b : exec.plan().buffers) {
+    if (std::find(roles.begin(), roles.end(), b.role) == roles.end())
+      continue;
+    std::string path = dir + "/" + b.name + ".npy";
+    if (!required(b.role) && !std::ifstream(path))
+      continue;
+    auto array = rt::readNpy(path);
+    if (!array.isOk())
+      return array.status();
+    if (array->dtype != b.dtype || array->shape != b.shape) {
+      std::string expected, got;
+      for (int64_t d : b.shape)
+        expected += std::to_string(d) + " ";
+      for (int64_t d : array->shape)
+        got += std::to_string(d) + " ";
+      return rt::Status(rt::StatusCode::kInvalidArgument,
+                        path + ": '" + b.name + "' is " + rt::dtypeName(b.dtype) +
+                            " [ " + expected + "], the file holds " +
+                            rt::dtypeName(array->dtype) + " [ " + got + "]");
+    }
+    if (rt::Status s = exec.write(b.name, array->data.data(), array->data.size());
+        !s.isOk())
+      return s;
+  }
+  return rt::Status::ok();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerPassManagerCLOptions();
+  registerMLIRContextCLOptions();
+  registerAsmPrinterCLOptions();
+  cl::HideUnrelatedOptions({&category});
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "dlc-bench: compile a model's whole training step and time it\n\n"
+      "  dlc-bench models/small_convnet.mlir --batch 32 --format json\n\n"
+      "Reports samples/s (median, min, max over --repeats), step time,\n"
+      "kernels per step, arena bytes and the loss at the first and last step.\n");
+
+  auto reportFormat = parseFormat(format);
+  if (!reportFormat)
+    return fail("unknown --format '" + format + "' (table, json, csv or markdown)");
+  if (batch < 1 || steps < 1 || repeats < 1 || warmup < 0)
+    return fail("--batch, --steps and --repeats must be >= 1 and --warmup >= 0");
+  if (precision != "fp32")
+    return fail("--precision " + precision +
+                " is not implemented yet: mixed precision comes with the "
+                "fusion and precision passes; only fp32 runs");
+  if (fusion != "none")
+    return fail("--fusion " + fusion +
+                " is not implemented yet: only 'none' (one kernel per op) runs");
+  if (backend == "cuda") {
+    auto devices = rt::listCudaDevices();
+    if (!devices.isOk())
+      return fail("--backend cuda: " + devices.status().toString());
+    return fail("--backend cuda: the CUDA backend is not implemented yet (found " +
+                devices->front().name + "); use --backend cpu");
+  }
+  if (backend != "cpu")
+    return fail("unknown --backend '" + backend + "' (cpu or cuda)");
+
+  // Compile: parse, specialize the batch, differentiate, lower to a plan.
+  auto compileStart = std::chrono::steady_clock::now();
+  DialectRegistry registry;
+  mlir::dlc::registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  std::string error;
+  auto file = openInputFile(modelPath, &error);
+  if (!file)
+    return fail(error);
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return fail("cannot parse " + modelPath);
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return fail("bad pass manager options");
+  pm.addPass(mlir::dlc::createSpecializeBatchPass({batch}));
+  pm.addPass(mlir::dlc::createAutodiffPass({optimizer, lr}));
+  if (failed(pm.run(*module)))
+    return fail("cannot compile " + modelPath + " (see the errors above)");
+  mlir::dlc::PlanStats stats;
+  FailureOr<rt::Plan> plan =
+      mlir::dlc::lowerToPlan(*module, {modelName(modelPath), precision, fusion}, &stats);
+  if (failed(plan))
+    return fail("cannot lower " + modelPath + " to a plan");
+  double compileMs = std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - compileStart)
+                         .count();
+  if (!emitPlan.empty())
+    if (rt::Status status = rt::writePlanFile(*plan, emitPlan); !status.isOk())
+      return fail(status.toString());
+
+  std::string optimizerName = optimizer;
+  for (const rt::PlanKernel &k : plan->kernels)
+    if (k.op == "sgd_update" || k.op == "adamw_update") {
+      optimizerName = k.op.substr(0, k.op.find('_'));
+      break;
+    }
+  auto executor = rt::cpu::CpuExecutor::create(*plan);
+  if (!executor.isOk())
+    return fail(executor.status().toString());
+
+  bench::Result result;
+  result.model = plan->model;
+  result.backend = backend;
+  result.precision = precision;
+  result.fusion = fusion;
+  result.batch = batch;
+  result.threads = rt::cpu::cpuThreadCount();
+  result.warmup = warmup;
+  result.steps = steps;
+  result.repeats = repeats;
+  result.seed = seed;
+  result.optimizer = optimizerName;
+  result.compileMs = compileMs;
+  result.kernelsPerStep = stats.kernels;
+  result.peakArenaBytes = plan->arenaBytes;
+  result.totalBufferBytes = stats.totalBufferBytes;
+  result.lowerBoundBytes = stats.lowerBoundBytes;
+
+  bool progress = isatty(STDERR_FILENO);
+  rt::cpu::CpuExecutor &exec = **executor;
+  // Gradients die inside the step; capture each as its update reads it.
+  std::map<std::string, std::string> lastGrads;
+  // --profile: seconds and calls by op, between consecutive kernel ends.
+  std::map<std::string, std::pair<double, int64_t>> opTime;
+  bool timing = false;
+  auto lastMark = std::chrono::steady_clock::now();
+  if (!dumpOut.empty() || profile)
+    exec.setKernelObserver([&](size_t k) {
+      const rt::PlanKernel &kernel = exec.plan().kernels[k];
+      if (!dumpOut.empty() &&
+          (kernel.op == "sgd_update" || kernel.op == "adamw_update"))
+        lastGrads[exec.plan().buffers[kernel.inputs[0]].name] =
+            exec.bytesOf(kernel.inputs[1]);
+      if (profile) {
+        auto now = std::chrono::steady_clock::now();
+        if (timing) {
+          auto &entry = opTime[kernel.op];
+          entry.first += std::chrono::duration<double>(now - lastMark).count();
+          ++entry.second;
+        }
+        lastMark = std::chrono::steady_clock::now();
+      }
+    });
+  for (int64_t r = 0; r < repeats; ++r) {
+    if (rt::Status s = exec.initialize(seed); !s.isOk())
+      return fail(s.toString());
+    if (!paramsIn.empty())
+      if (rt::Status s = loadBuffers(exec, paramsIn,
+                                     {rt::BufferRole::kParam, rt::BufferRole::kState},
+                                     [](rt::BufferRole role) {
+                                       return role == rt::BufferRole::kParam;
+                                     });
+          !s.isOk())
+        return fail(s.toString());
+    if (rt::Status s = inputsIn.empty()
+                           ? exec.fillSyntheticBatch(seed + 1)
+                           : loadBuffers(exec, inputsIn,
+                                         {rt::BufferRole::kInput, rt::BufferRole::kLabel},
+                                         [](rt::BufferRole) { return true; });
+        !s.isOk())
+      return fail(s.toString());
+    bench::RepeatResult repeat;
+    for (int64_t i = 0; i < warmup; ++i) {
+      if (rt::Status s = exec.step(); !s.isOk())
+        return fail(s.toString());
+      if (i == 0)
+        repeat.lossFirst = exec.loss();
+    }
+    auto start = std::chrono::steady_clock::now();
+    timing = true;
+    lastMark = start;
+    for (int64_t i = 0; i < steps; ++i) {
+      if (rt::Status s = exec.step(); !s.isOk())
+        return fail(s.toString());
+      if (warmup == 0 && i == 0)
+        repeat.lossFirst = exec.loss();
+      if (progress && (i + 1) % 10 == 0)
+        std::cerr << "\rrepeat " << r + 1 << "/" << repeats << ": step "
+                  << i + 1 << "/" << steps << std::flush;
+    }
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    timing = false;
+    repeat.lossLast = exec.loss();
+    repeat.samplesPerSec = batch * steps / seconds;
+    repeat.stepMs = seconds * 1000 / steps;
+    result.repeatResults.push_back(repeat);
+  }
+  if (progress)
+    std::cerr << "\r\033[K" << std::flush;
+
+  if (profile) {
+    std::vector<std::pair<double, std::string>> rows;
+    double total = 0;
+    for (auto &[op, entry] : opTime) {
+      rows.push_back({entry.first, op});
+      total += entry.first;
+    }
+    std::sort(rows.rbegin(), rows.rend());
+    std::cerr << "time by kernel op over " << repeats * steps << " timed steps:\n";
+    for (auto &[seconds, op] : rows)
+      std::cerr << "  " << std::left << std::setw(34) << op << std::right
+                << std::setw(10) << std::fixed << std::setprecision(3)
+                << seconds * 1000 / (repeats * steps) << " ms/step  "
+                << std::setw(5) << std::setprecision(1) << 100 * seconds / total
+                << "%  (" << opTime[op].second / (repeats * steps) << " per step)\n";
+  }
+
+  if (!dumpOut.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::string(dumpOut), ec);
+    if (ec)
+      return fail("cannot create --dump-out directory " + dumpOut + ": " + ec.message());
+    for (const rt::PlanBuffer &b : exec.plan().buffers) {
+      bool updated = b.role == rt::BufferRole::kParam || b.role == rt::BufferRole::kState;
+      if (!updated && b.role != rt::BufferRole::kLoss)
+        continue;
+      std::string bytes = exec.bytesOf(&b - exec.plan().buffers.data());
+      if (rt::Status s = rt::writeNpy(dumpOut + "/" + b.name + ".npy", b.dtype, b.shape,
+                                      bytes.data());
+          !s.isOk())
+        return fail(s.toString());
+      auto grad = lastGrads.find(b.name);
+      if (grad != lastGrads.end())
+        if (rt::Status s = rt::writeNpy(dumpOut + "/" + b.name + ".grad.npy", b.dtype,
+                                        b.shape, grad->second.data());
+            !s.isOk())
+          return fail(s.toString());
+    }
+  }
+
+  if (outputPath == "-") {
+    bench::writeReport(std::cout, result, *reportFormat);
+  } else {
+    std::ofstream out(outputPath);
+    bench::writeReport(out, result, *reportFormat);
+    if (!out)
+      return fail("cannot write " + outputPath);
+  }
+  return 0;
+}

@@ -1,0 +1,120 @@
+//===- CpuExecutor.h - run a plan on the CPU --------------------*- C++ -*-===//
+//
+// The CPU backend: the numerical reference every other backend and every
+// fusion is checked against. It allocates the plan's arena once, fills the
+// parameters from their initializers, and runs the kernels in order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_RUNTIME_CPU_CPUEXECUTOR_H
+#define DLC_RUNTIME_CPU_CPUEXECUTOR_H
+
+#include "dlc/runtime/Plan.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dlc::rt::cpu {
+
+/// A buffer of the arena as a kernel sees it.
+struct TensorRef {
+  void *data = nullptr;
+  DType dtype = DType::kF32;
+  const std::vector<int64_t> *shape = nullptr;
+
+  int64_t numElements() const;
+  int64_t dim(int64_t i) const; // negative counts from the end
+  int64_t rank() const { return static_cast<int64_t>(shape->size()); }
+  float *f32() const { return static_cast<float *>(data); }
+  int64_t *i64() const { return static_cast<int64_t *>(data); }
+};
+
+/// What a kernel gets: its operands, results, attributes and the step.
+class KernelContext {
+public:
+  KernelContext(const PlanKernel &kernel, std::vector<TensorRef> inputs,
+                std::vector<TensorRef> outputs, int64_t step)
+      : kernel(kernel), inputs(std::move(inputs)), outputs(std::move(outputs)),
+        stepIndex(step) {}
+
+  const TensorRef &in(size_t i) const { return inputs.at(i); }
+  const TensorRef &out(size_t i) const { return outputs.at(i); }
+  size_t numInputs() const { return inputs.size(); }
+  /// The training step being run, from 0.
+  int64_t step() const { return stepIndex; }
+  const std::string &op() const { return kernel.op; }
+
+  int64_t getInt(const std::string &name, int64_t fallback) const;
+  double getFloat(const std::string &name, double fallback) const;
+  std::string getString(const std::string &name, const std::string &fallback) const;
+  std::vector<int64_t> getInts(const std::string &name,
+                               std::vector<int64_t> fallback) const;
+  /// A kernel's error, naming the op.
+  Status error(const std::string &message) const;
+
+private:
+  const PlanKernel &kernel;
+  std::vector<TensorRef> inputs, outputs;
+  int64_t stepIndex;
+};
+
+using KernelFn = std::function<Status(const KernelContext &)>;
+using KernelRegistry = std::map<std::string, KernelFn>;
+
+/// Every CPU kernel, by plan op name.
+const KernelRegistry &cpuKernels();
+
+class CpuExecutor {
+public:
+  /// Refuses a plan with a kernel the CPU backend lacks or an element type
+  /// it does not run, naming both.
+  static StatusOr<std::unique_ptr<CpuExecutor>> create(Plan plan);
+
+  /// Fills parameters, state and optimizer state from their initializers
+  /// (PyTorch's formulas) with a generator seeded by `seed`, and constants
+  /// from their bytes. Resets the step counter.
+  Status initialize(uint64_t seed);
+  /// Fills inputs with N(0, 1) and labels / indices uniformly in the range
+  /// their consuming kernel accepts (classes, vocabulary rows).
+  Status fillSyntheticBatch(uint64_t seed);
+
+  Status write(const std::string &name, const void *data, size_t bytes);
+  Status read(const std::string &name, void *data, size_t bytes) const;
+  /// The buffer of that name, or null.
+  const PlanBuffer *buffer(const std::string &name) const;
+  /// The current bytes of buffer `id`.
+  std::string bytesOf(int32_t id) const;
+
+  /// Called after each kernel of a step, with its index; lets a caller
+  /// capture values that later kernels overwrite (gradients, activations).
+  void setKernelObserver(std::function<void(size_t)> observer) {
+    observer_ = std::move(observer);
+  }
+
+  /// Runs one training step.
+  Status step();
+  /// The loss the last step computed.
+  float loss() const;
+  int64_t stepsRun() const { return stepCounter; }
+  const Plan &plan() const { return plan_; }
+
+private:
+  explicit CpuExecutor(Plan plan);
+  TensorRef ref(int32_t id);
+
+  Plan plan_;
+  std::vector<KernelFn> kernels_;
+  std::unique_ptr<unsigned char[]> storage_;
+  unsigned char *arena_ = nullptr;
+  std::map<std::string, int32_t> byName_;
+  std::function<void(size_t)> observer_;
+  int64_t stepCounter = 0;
+};
+
+} // namespace dlc::rt::cpu
+
+#endif // DLC_RUNTIME_CPU_CPUEXECUTOR_H

@@ -1,0 +1,132 @@
+//===- Initializers.cpp - parameter initialization and synthetic data -----===//
+
+#include "dlc/runtime/Initializers.h"
+
+#include <cmath>
+
+namespace dlc::rt {
+
+namespace {
+
+double number(const PlanAttrs &attrs, const std::string &key, double fallback) {
+  auto it = attrs.find(key);
+  if (it == attrs.end())
+    return fallback;
+  if (auto *f = std::get_if<double>(&it->second))
+    return *f;
+  if (auto *i = std::get_if<int64_t>(&it->second))
+    return static_cast<double>(*i);
+  return fallback;
+}
+
+std::string text(const PlanAttrs &attrs, const std::string &key,
+                 const std::string &fallback) {
+  auto it = attrs.find(key);
+  if (it == attrs.end())
+    return fallback;
+  auto *s = std::get_if<std::string>(&it->second);
+  return s ? *s : fallback;
+}
+
+/// torch.nn.init.calculate_gain for the nonlinearities models use.
+double gainOf(const std::string &nonlinearity, double a) {
+  if (nonlinearity == "relu")
+    return std::sqrt(2.0);
+  if (nonlinearity == "leaky_relu")
+    return std::sqrt(2.0 / (1 + a * a));
+  return 1.0;
+}
+
+} // namespace
+
+Fans computeFans(const std::vector<int64_t> &shape) {
+  Fans fans;
+  if (shape.empty())
+    return fans;
+  if (shape.size() == 1) {
+    fans.in = fans.out = static_cast<double>(shape[0]);
+    return fans;
+  }
+  double receptive = 1;
+  for (size_t i = 2; i < shape.size(); ++i)
+    receptive *= static_cast<double>(shape[i]);
+  fans.in = static_cast<double>(shape[1]) * receptive;
+  fans.out = static_cast<double>(shape[0]) * receptive;
+  return fans;
+}
+
+Status initializeValues(const PlanBuffer &buffer, std::mt19937_64 &rng,
+                        std::vector<float> &values) {
+  values.assign(buffer.numElements(), 0.0f);
+  const PlanAttrs &attrs = buffer.init;
+  std::string kind = text(attrs, "init", "");
+  auto fail = [&](const std::string &why) {
+    return Status(StatusCode::kInvalidArgument,
+                  "buffer '" + buffer.name + "': " + why);
+  };
+  auto fillNormal = [&](double mean, double std, bool truncated) {
+    std::normal_distribution<double> normal(mean, std);
+    for (float &v : values) {
+      double x = normal(rng);
+      // As BERT's truncated normal: redraw outside two standard deviations.
+      while (truncated && std::fabs(x - mean) > 2 * std)
+        x = normal(rng);
+      v = static_cast<float>(x);
+    }
+  };
+  auto fillUniform = [&](double low, double high) {
+    std::uniform_real_distribution<double> uniform(low, high);
+    for (float &v : values)
+      v = static_cast<float>(uniform(rng));
+  };
+  Fans fans = computeFans(buffer.shape);
+  if (kind == "zeros") {
+  } else if (kind == "ones") {
+    std::fill(values.begin(), values.end(), 1.0f);
+  } else if (kind == "constant") {
+    std::fill(values.begin(), values.end(), static_cast<float>(number(attrs, "value", 0)));
+  } else if (kind == "normal" || kind == "truncated_normal") {
+    fillNormal(number(attrs, "mean", 0), number(attrs, "std", 1), kind == "truncated_normal");
+  } else if (kind == "uniform") {
+    fillUniform(number(attrs, "low", 0), number(attrs, "high", 1));
+  } else if (kind == "kaiming_normal" || kind == "kaiming_uniform") {
+    double a = number(attrs, "a", 0);
+    // PyTorch's defaults: fan_in, leaky_relu gain (relu's when a = 0).
+    std::string nonlinearity = text(attrs, "nonlinearity", "leaky_relu");
+    double fan = text(attrs, "mode", "fan_in") == "fan_out" ? fans.out : fans.in;
+    double std = gainOf(nonlinearity, a) / std::sqrt(fan);
+    if (kind == "kaiming_normal")
+      fillNormal(0, std, false);
+    else
+      fillUniform(-std * std::sqrt(3.0), std * std::sqrt(3.0));
+  } else if (kind == "xavier_normal" || kind == "xavier_uniform") {
+    double std = number(attrs, "gain", 1) * std::sqrt(2.0 / (fans.in + fans.out));
+    if (kind == "xavier_normal")
+      fillNormal(0, std, false);
+    else
+      fillUniform(-std * std::sqrt(3.0), std * std::sqrt(3.0));
+  } else {
+    return fail("unknown initializer '" + kind + "'");
+  }
+  return Status::ok();
+}
+
+int64_t integerRangeOf(const Plan &plan, int32_t bufferId) {
+  for (const PlanKernel &k : plan.kernels) {
+    if (k.op == "embedding" && k.inputs.size() == 2 && k.inputs[1] == bufferId)
+      return plan.buffers[k.inputs[0]].shape[0];
+    if (k.op == "softmax_cross_entropy" && k.inputs.size() == 2 &&
+        k.inputs[1] == bufferId) {
+      const std::vector<int64_t> &logits = plan.buffers[k.inputs[0]].shape;
+      int64_t axis = 1;
+      if (auto it = k.attrs.find("class_axis"); it != k.attrs.end())
+        axis = std::get<int64_t>(it->second);
+      if (axis < 0)
+        axis += static_cast<int64_t>(logits.size());
+      return logits[axis];
+    }
+  }
+  return 0;
+}
+
+} // namespace dlc::rt

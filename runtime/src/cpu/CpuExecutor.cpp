@@ -1,0 +1,243 @@
+//===- CpuExecutor.cpp - run a plan on the CPU ----------------------------===//
+
+#include "dlc/runtime/cpu/CpuExecutor.h"
+
+#include "KernelRegistration.h"
+#include "dlc/runtime/Initializers.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+namespace dlc::rt::cpu {
+
+//===----------------------------------------------------------------------===//
+// TensorRef and KernelContext
+//===----------------------------------------------------------------------===//
+
+int64_t TensorRef::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : *shape)
+    n *= d;
+  return n;
+}
+
+int64_t TensorRef::dim(int64_t i) const {
+  return (*shape)[i < 0 ? i + rank() : i];
+}
+
+namespace {
+template <typename T>
+const T *findAttr(const PlanKernel &kernel, const std::string &name) {
+  auto it = kernel.attrs.find(name);
+  return it == kernel.attrs.end() ? nullptr : std::get_if<T>(&it->second);
+}
+} // namespace
+
+int64_t KernelContext::getInt(const std::string &name, int64_t fallback) const {
+  const int64_t *v = findAttr<int64_t>(kernel, name);
+  return v ? *v : fallback;
+}
+
+double KernelContext::getFloat(const std::string &name, double fallback) const {
+  const double *v = findAttr<double>(kernel, name);
+  return v ? *v : fallback;
+}
+
+std::string KernelContext::getString(const std::string &name,
+                                     const std::string &fallback) const {
+  const std::string *v = findAttr<std::string>(kernel, name);
+  return v ? *v : fallback;
+}
+
+std::vector<int64_t> KernelContext::getInts(const std::string &name,
+                                            std::vector<int64_t> fallback) const {
+  const std::vector<int64_t> *v = findAttr<std::vector<int64_t>>(kernel, name);
+  return v ? *v : fallback;
+}
+
+Status KernelContext::error(const std::string &message) const {
+  return Status(StatusCode::kInvalidArgument, "kernel '" + kernel.op + "': " + message);
+}
+
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+const KernelRegistry &cpuKernels() {
+  static const KernelRegistry registry = [] {
+    KernelRegistry r;
+    registerShapeKernels(r);
+    registerDenseKernels(r);
+    registerSpatialKernels(r);
+    return r;
+  }();
+  return registry;
+}
+
+//===----------------------------------------------------------------------===//
+// CpuExecutor
+//===----------------------------------------------------------------------===//
+
+CpuExecutor::CpuExecutor(Plan plan) : plan_(std::move(plan)) {}
+
+StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::create(Plan plan) {
+  if (Status status = validatePlan(plan); !status.isOk())
+    return status;
+  std::unique_ptr<CpuExecutor> exec(new CpuExecutor(std::move(plan)));
+  const Plan &p = exec->plan_;
+  for (const PlanBuffer &b : p.buffers)
+    if (b.dtype != DType::kF32 && b.dtype != DType::kI64 && b.dtype != DType::kI32)
+      return Status(StatusCode::kUnavailable,
+                    "the CPU backend does not run " + std::string(dtypeName(b.dtype)) +
+                        " buffers yet (buffer '" + b.name + "')");
+  for (const PlanKernel &k : p.kernels) {
+    auto it = cpuKernels().find(k.op);
+    if (it == cpuKernels().end())
+      return Status(StatusCode::kUnavailable,
+                    "the CPU backend has no kernel for '" + k.op + "'");
+    exec->kernels_.push_back(it->second);
+  }
+  // One allocation for the whole step, aligned like the planner's offsets.
+  size_t bytes = static_cast<size_t>(p.arenaBytes) + 2 * 256;
+  exec->storage_.reset(new (std::nothrow) unsigned char[bytes]);
+  if (!exec->storage_)
+    return Status(StatusCode::kResourceExhausted,
+                  "cannot allocate the " + std::to_string(p.arenaBytes) +
+                      "-byte arena on the host");
+  auto base = reinterpret_cast<uintptr_t>(exec->storage_.get());
+  exec->arena_ = exec->storage_.get() + ((256 - base % 256) % 256);
+  std::memset(exec->arena_, 0, p.arenaBytes);
+  for (size_t i = 0; i < p.buffers.size(); ++i)
+    exec->byName_.emplace(p.buffers[i].name, static_cast<int32_t>(i));
+  return exec;
+}
+
+TensorRef CpuExecutor::ref(int32_t id) {
+  const PlanBuffer &b = plan_.buffers[id];
+  return TensorRef{arena_ + b.offset, b.dtype, &b.shape};
+}
+
+const PlanBuffer *CpuExecutor::buffer(const std::string &name) const {
+  auto it = byName_.find(name);
+  return it == byName_.end() ? nullptr : &plan_.buffers[it->second];
+}
+
+Status CpuExecutor::write(const std::string &name, const void *data, size_t bytes) {
+  const PlanBuffer *b = buffer(name);
+  if (!b)
+    return Status(StatusCode::kInvalidArgument, "the plan has no buffer '" + name + "'");
+  if (static_cast<int64_t>(bytes) != b->bytes)
+    return Status(StatusCode::kInvalidArgument,
+                  "buffer '" + name + "' holds " + std::to_string(b->bytes) +
+                      " bytes, not " + std::to_string(bytes));
+  std::memcpy(arena_ + b->offset, data, bytes);
+  return Status::ok();
+}
+
+Status CpuExecutor::read(const std::string &name, void *data, size_t bytes) const {
+  const PlanBuffer *b = buffer(name);
+  if (!b)
+    return Status(StatusCode::kInvalidArgument, "the plan has no buffer '" + name + "'");
+  if (static_cast<int64_t>(bytes) != b->bytes)
+    return Status(StatusCode::kInvalidArgument,
+                  "buffer '" + name + "' holds " + std::to_string(b->bytes) +
+                      " bytes, not " + std::to_string(bytes));
+  std::memcpy(data, arena_ + b->offset, bytes);
+  return Status::ok();
+}
+
+std::string CpuExecutor::bytesOf(int32_t id) const {
+  const PlanBuffer &b = plan_.buffers.at(id);
+  return std::string(reinterpret_cast<const char *>(arena_ + b.offset), b.bytes);
+}
+
+Status CpuExecutor::step() {
+  for (size_t k = 0; k < plan_.kernels.size(); ++k) {
+    const PlanKernel &kernel = plan_.kernels[k];
+    std::vector<TensorRef> inputs, outputs;
+    for (int32_t id : kernel.inputs)
+      inputs.push_back(ref(id));
+    for (int32_t id : kernel.outputs)
+      outputs.push_back(ref(id));
+    KernelContext context(kernel, std::move(inputs), std::move(outputs), stepCounter);
+    if (Status status = kernels_[k](context); !status.isOk())
+      return Status(status.code(), "step " + std::to_string(stepCounter) +
+                                       ", kernel #" + std::to_string(k) + ": " +
+                                       status.message());
+    if (observer_)
+      observer_(k);
+  }
+  ++stepCounter;
+  return Status::ok();
+}
+
+float CpuExecutor::loss() const {
+  float value = NAN;
+  (void)read("loss", &value, sizeof(value));
+  return value;
+}
+
+} // namespace dlc::rt::cpu
+
+namespace dlc::rt::cpu {
+
+Status CpuExecutor::initialize(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<float> values;
+  for (const PlanBuffer &b : plan_.buffers) {
+    unsigned char *where = arena_ + b.offset;
+    switch (b.role) {
+    case BufferRole::kParam:
+    case BufferRole::kState:
+    case BufferRole::kOptimizerState:
+      if (Status status = initializeValues(b, rng, values); !status.isOk())
+        return status;
+      std::memcpy(where, values.data(), values.size() * sizeof(float));
+      break;
+    case BufferRole::kConstant:
+      std::memcpy(where, b.data.data(), b.data.size());
+      break;
+    default:
+      break;
+    }
+  }
+  stepCounter = 0;
+  return Status::ok();
+}
+
+Status CpuExecutor::fillSyntheticBatch(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (size_t i = 0; i < plan_.buffers.size(); ++i) {
+    const PlanBuffer &b = plan_.buffers[i];
+    if (b.role != BufferRole::kInput && b.role != BufferRole::kLabel)
+      continue;
+    unsigned char *where = arena_ + b.offset;
+    if (b.dtype == DType::kF32) {
+      std::normal_distribution<float> normal(0.0f, 1.0f);
+      auto *data = reinterpret_cast<float *>(where);
+      for (int64_t e = 0; e < b.numElements(); ++e)
+        data[e] = normal(rng);
+      continue;
+    }
+    int64_t range = integerRangeOf(plan_, static_cast<int32_t>(i));
+    if (range <= 0)
+      return Status(StatusCode::kInvalidArgument,
+                    "cannot synthesize '" + b.name +
+                        "': no embedding or loss kernel tells its range");
+    std::uniform_int_distribution<int64_t> uniform(0, range - 1);
+    for (int64_t e = 0; e < b.numElements(); ++e) {
+      int64_t v = uniform(rng);
+      if (b.dtype == DType::kI64)
+        reinterpret_cast<int64_t *>(where)[e] = v;
+      else
+        reinterpret_cast<int32_t *>(where)[e] = static_cast<int32_t>(v);
+    }
+  }
+  return Status::ok();
+}
+
+} // namespace dlc::rt::cpu

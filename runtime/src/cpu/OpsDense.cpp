@@ -1,0 +1,566 @@
+//===- OpsDense.cpp - element-wise, matrix, attention and loss kernels ----===//
+//
+// The CPU reference for every non-spatial op of a training step, in float32
+// with double accumulation of sums. Each output element is written by one
+// thread, and reductions add in index order, so a step gives bit-identical
+// results for any thread count. Kernels whose outputs alias their inputs
+// (the optimizer updates, written in place) read each element before
+// writing it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelRegistration.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace dlc::rt::cpu {
+
+namespace {
+
+constexpr double kSqrt2OverPi = 0.7978845608028654;
+constexpr double kGeluCubic = 0.044715; // the tanh approximation's coefficient
+constexpr double kInvSqrt2 = 0.7071067811865476;
+constexpr double kInvSqrt2Pi = 0.3989422804014327;
+
+int64_t axisOf(const KernelContext &c, const char *name, int64_t fallback,
+               int64_t rank) {
+  int64_t axis = c.getInt(name, fallback);
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// Splits a shape around `axis` into (outer, size, inner).
+void splitAround(const std::vector<int64_t> &shape, int64_t axis,
+                 int64_t &outer, int64_t &size, int64_t &inner) {
+  outer = inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  size = shape[axis];
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+}
+
+//===----------------------------------------------------------------------===//
+// Element-wise
+//===----------------------------------------------------------------------===//
+
+template <typename F> Status unary(const KernelContext &c, F f) {
+  const float *x = c.in(0).f32();
+  float *y = c.out(0).f32();
+  parallelFor(0, c.out(0).numElements(), [&](int64_t i) { y[i] = f(x[i]); }, kGrain);
+  return Status::ok();
+}
+
+/// dx = f(dy, saved) element by element.
+template <typename F> Status unaryBackward(const KernelContext &c, F f) {
+  const float *dy = c.in(0).f32(), *saved = c.in(1).f32();
+  float *dx = c.out(0).f32();
+  parallelFor(0, c.out(0).numElements(),
+              [&](int64_t i) { dx[i] = f(dy[i], saved[i]); }, kGrain);
+  return Status::ok();
+}
+
+template <typename F> Status binary(const KernelContext &c, F f) {
+  const std::vector<int64_t> &out = *c.out(0).shape;
+  std::vector<int64_t> ls = broadcastStrides(*c.in(0).shape, out);
+  std::vector<int64_t> rs = broadcastStrides(*c.in(1).shape, out);
+  const float *l = c.in(0).f32(), *r = c.in(1).f32();
+  float *y = c.out(0).f32();
+  int64_t rank = static_cast<int64_t>(out.size());
+  parallelFor(0, c.out(0).numElements(), [&](int64_t o) {
+    int64_t rest = o, li = 0, ri = 0;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      int64_t coord = rest % out[d];
+      rest /= out[d];
+      li += coord * ls[d];
+      ri += coord * rs[d];
+    }
+    y[o] = f(l[li], r[ri]);
+  }, kGrain);
+  return Status::ok();
+}
+
+bool isExactGelu(const KernelContext &c) {
+  return c.getString("approximate", "none") != "tanh";
+}
+
+float gelu(float x, bool exact) {
+  double v = x;
+  if (exact)
+    return static_cast<float>(0.5 * v * (1 + std::erf(v * kInvSqrt2)));
+  double u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
+  return static_cast<float>(0.5 * v * (1 + std::tanh(u)));
+}
+
+float geluDerivative(float x, bool exact) {
+  double v = x;
+  if (exact)
+    return static_cast<float>(0.5 * (1 + std::erf(v * kInvSqrt2)) +
+                              v * std::exp(-0.5 * v * v) * kInvSqrt2Pi);
+  double u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
+  double t = std::tanh(u);
+  return static_cast<float>(0.5 * (1 + t) + 0.5 * v * (1 - t * t) * kSqrt2OverPi *
+                                                (1 + 3 * kGeluCubic * v * v));
+}
+
+/// The dropout keep decision: a counter-based hash of (seed, step, index)
+/// (splitmix64 finalizers), so the backward pass and any replay of the step
+/// regenerate the same mask without storing it.
+bool keepElement(uint64_t seed, uint64_t step, uint64_t index, double rate) {
+  auto mix = [](uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  uint64_t h = mix(mix(seed * 0x9e3779b97f4a7c15ull + step) + index);
+  return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0) >= rate;
+}
+
+Status dropout(const KernelContext &c) {
+  double rate = c.getFloat("rate", 0);
+  if (rate < 0 || rate >= 1)
+    return c.error("rate must be in [0, 1)");
+  uint64_t seed = static_cast<uint64_t>(c.getInt("seed", 0));
+  uint64_t step = static_cast<uint64_t>(c.step());
+  float scale = static_cast<float>(1.0 / (1.0 - rate));
+  const float *x = c.in(0).f32();
+  float *y = c.out(0).f32();
+  parallelFor(0, c.out(0).numElements(), [&](int64_t i) {
+    y[i] = keepElement(seed, step, i, rate) ? x[i] * scale : 0.0f;
+  }, kGrain);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+enum class Reduce { kSum, kMean, kMax };
+
+Status reduce(const KernelContext &c, Reduce kind) {
+  const std::vector<int64_t> &in = *c.in(0).shape;
+  int64_t rank = static_cast<int64_t>(in.size());
+  std::vector<bool> reduced(rank, false);
+  for (int64_t a : c.getInts("axes", {}))
+    reduced[a < 0 ? a + rank : a] = true;
+  std::vector<int64_t> strides = rowMajorStrides(in), keptShape, keptStrides,
+                       redShape, redStrides;
+  for (int64_t d = 0; d < rank; ++d) {
+    (reduced[d] ? redShape : keptShape).push_back(in[d]);
+    (reduced[d] ? redStrides : keptStrides).push_back(strides[d]);
+  }
+  int64_t count = 1;
+  for (int64_t s : redShape)
+    count *= s;
+  const float *x = c.in(0).f32();
+  float *y = c.out(0).f32();
+  forEachMapped(keptShape, keptStrides, 0, [&](int64_t o, int64_t base) {
+    double acc = kind == Reduce::kMax ? -INFINITY : 0.0;
+    for (int64_t r = 0; r < count; ++r) {
+      int64_t rest = r, at = base;
+      for (int64_t d = static_cast<int64_t>(redShape.size()) - 1; d >= 0; --d) {
+        at += (rest % redShape[d]) * redStrides[d];
+        rest /= redShape[d];
+      }
+      acc = kind == Reduce::kMax ? std::max<double>(acc, x[at]) : acc + x[at];
+    }
+    y[o] = static_cast<float>(kind == Reduce::kMean ? acc / count : acc);
+  });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+Status matmul(const KernelContext &c) {
+  const TensorRef &a = c.in(0), &b = c.in(1), &y = c.out(0);
+  bool ta = c.getInt("transpose_lhs", 0), tb = c.getInt("transpose_rhs", 0);
+  int64_t ra = a.dim(-2), ca = a.dim(-1), rb = b.dim(-2), cb = b.dim(-1);
+  int64_t m = ta ? ca : ra, k = ta ? ra : ca, n = tb ? rb : cb;
+  // Batch dimensions broadcast: map each output batch to its operands'.
+  std::vector<int64_t> outBatch(y.shape->begin(), y.shape->end() - 2);
+  std::vector<int64_t> aBatch(a.shape->begin(), a.shape->end() - 2);
+  std::vector<int64_t> bBatch(b.shape->begin(), b.shape->end() - 2);
+  std::vector<int64_t> as = broadcastStrides(aBatch, outBatch);
+  std::vector<int64_t> bs = broadcastStrides(bBatch, outBatch);
+  int64_t batches = 1;
+  for (int64_t d : outBatch)
+    batches *= d;
+  const float *A = a.f32(), *B = b.f32();
+  float *Y = y.f32();
+  parallelFor(0, batches * m, [&](int64_t row) {
+    int64_t batch = row / m, i = row % m, rest = batch, ai = 0, bi = 0;
+    for (int64_t d = static_cast<int64_t>(outBatch.size()) - 1; d >= 0; --d) {
+      int64_t coord = rest % outBatch[d];
+      rest /= outBatch[d];
+      ai += coord * as[d];
+      bi += coord * bs[d];
+    }
+    const float *Ab = A + ai * ra * ca, *Bb = B + bi * rb * cb;
+    float *Yr = Y + (batch * m + i) * n;
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int64_t p = 0; p < k; ++p)
+        sum += double(ta ? Ab[p * ca + i] : Ab[i * ca + p]) *
+               (tb ? Bb[j * cb + p] : Bb[p * cb + j]);
+      Yr[j] = static_cast<float>(sum);
+    }
+  });
+  return Status::ok();
+}
+
+Status linear(const KernelContext &c) {
+  const TensorRef &x = c.in(0), &w = c.in(1);
+  int64_t in = x.dim(-1), out = w.dim(0), rows = x.numElements() / in;
+  const float *X = x.f32(), *W = w.f32();
+  const float *bias = c.numInputs() > 2 ? c.in(2).f32() : nullptr;
+  float *Y = c.out(0).f32();
+  parallelFor(0, rows, [&](int64_t r) {
+    for (int64_t o = 0; o < out; ++o) {
+      double sum = bias ? bias[o] : 0.0;
+      for (int64_t i = 0; i < in; ++i)
+        sum += double(X[r * in + i]) * W[o * in + i];
+      Y[r * out + o] = static_cast<float>(sum);
+    }
+  });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax, normalization, embedding, loss
+//===----------------------------------------------------------------------===//
+
+Status softmax(const KernelContext &c) {
+  const TensorRef &x = c.in(0);
+  int64_t rank = x.rank(), axis = axisOf(c, "axis", -1, rank);
+  int64_t outer, n, inner;
+  splitAround(*x.shape, axis, outer, n, inner);
+  double scale = c.getFloat("scale", 1.0);
+  bool causal = c.getInt("causal", 0);
+  // The additive mask, broadcast to the input once.
+  std::vector<float> mask;
+  if (c.numInputs() > 1) {
+    mask.resize(x.numElements());
+    std::vector<int64_t> ms = broadcastStrides(*c.in(1).shape, *x.shape);
+    const float *m = c.in(1).f32();
+    forEachMapped(*x.shape, ms, 0, [&](int64_t o, int64_t i) { mask[o] = m[i]; });
+  }
+  int64_t queries = causal ? x.dim(-2) : 0, keys = causal ? x.dim(-1) : 0;
+  const float *X = x.f32();
+  float *Y = c.out(0).f32();
+  parallelFor(0, outer * inner, [&](int64_t line) {
+    int64_t o = line / inner, in = line % inner;
+    // With causal masking the axis is last, so `o` ends with the query.
+    int64_t query = causal ? o % queries : 0;
+    auto at = [&](int64_t a) { return (o * n + a) * inner + in; };
+    auto visible = [&](int64_t a) { return !causal || a <= query + (keys - queries); };
+    double mx = -INFINITY;
+    for (int64_t a = 0; a < n; ++a)
+      if (visible(a))
+        mx = std::max(mx, scale * X[at(a)] + (mask.empty() ? 0.0 : mask[at(a)]));
+    double sum = 0;
+    for (int64_t a = 0; a < n; ++a) {
+      double e = visible(a) ? std::exp(scale * X[at(a)] +
+                                       (mask.empty() ? 0.0 : mask[at(a)]) - mx)
+                            : 0.0;
+      Y[at(a)] = static_cast<float>(e);
+      sum += e;
+    }
+    for (int64_t a = 0; a < n; ++a)
+      Y[at(a)] = static_cast<float>(Y[at(a)] / sum);
+  });
+  return Status::ok();
+}
+
+Status softmaxBackward(const KernelContext &c) {
+  const TensorRef &dy = c.in(0);
+  int64_t axis = axisOf(c, "axis", -1, dy.rank());
+  int64_t outer, n, inner;
+  splitAround(*dy.shape, axis, outer, n, inner);
+  double scale = c.getFloat("scale", 1.0);
+  const float *DY = dy.f32(), *Y = c.in(1).f32();
+  float *DX = c.out(0).f32();
+  parallelFor(0, outer * inner, [&](int64_t line) {
+    int64_t o = line / inner, in = line % inner;
+    double dot = 0;
+    for (int64_t a = 0; a < n; ++a)
+      dot += double(DY[(o * n + a) * inner + in]) * Y[(o * n + a) * inner + in];
+    for (int64_t a = 0; a < n; ++a) {
+      int64_t i = (o * n + a) * inner + in;
+      DX[i] = static_cast<float>(scale * Y[i] * (DY[i] - dot));
+    }
+  });
+  return Status::ok();
+}
+
+Status layerNorm(const KernelContext &c) {
+  int64_t d = c.in(0).dim(-1), rows = c.in(0).numElements() / d;
+  double eps = c.getFloat("epsilon", 1e-5);
+  const float *X = c.in(0).f32(), *G = c.in(1).f32(), *B = c.in(2).f32();
+  float *Y = c.out(0).f32();
+  parallelFor(0, rows, [&](int64_t r) {
+    const float *x = X + r * d;
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < d; ++i)
+      mean += x[i];
+    mean /= d;
+    for (int64_t i = 0; i < d; ++i)
+      var += (x[i] - mean) * (x[i] - mean);
+    double rstd = 1.0 / std::sqrt(var / d + eps);
+    for (int64_t i = 0; i < d; ++i)
+      Y[r * d + i] = static_cast<float>((x[i] - mean) * rstd * G[i] + B[i]);
+  });
+  return Status::ok();
+}
+
+Status layerNormBackward(const KernelContext &c) {
+  int64_t d = c.in(1).dim(-1), rows = c.in(1).numElements() / d;
+  double eps = c.getFloat("epsilon", 1e-5);
+  const float *DY = c.in(0).f32(), *X = c.in(1).f32(), *G = c.in(2).f32();
+  float *DX = c.out(0).f32(), *DG = c.out(1).f32(), *DB = c.out(2).f32();
+  std::vector<double> mean(rows), rstd(rows);
+  parallelFor(0, rows, [&](int64_t r) {
+    const float *x = X + r * d, *dy = DY + r * d;
+    double m = 0, v = 0;
+    for (int64_t i = 0; i < d; ++i)
+      m += x[i];
+    m /= d;
+    for (int64_t i = 0; i < d; ++i)
+      v += (x[i] - m) * (x[i] - m);
+    double s = 1.0 / std::sqrt(v / d + eps);
+    mean[r] = m;
+    rstd[r] = s;
+    double sumG = 0, sumGX = 0; // sums of dxhat and dxhat * xhat
+    for (int64_t i = 0; i < d; ++i) {
+      double g = double(dy[i]) * G[i], xhat = (x[i] - m) * s;
+      sumG += g;
+      sumGX += g * xhat;
+    }
+    for (int64_t i = 0; i < d; ++i) {
+      double g = double(dy[i]) * G[i], xhat = (x[i] - m) * s;
+      DX[r * d + i] = static_cast<float>(s / d * (d * g - sumG - xhat * sumGX));
+    }
+  });
+  // Parameter gradients sum over rows; parallel over features.
+  parallelFor(0, d, [&](int64_t i) {
+    double dg = 0, db = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      dg += double(DY[r * d + i]) * (X[r * d + i] - mean[r]) * rstd[r];
+      db += DY[r * d + i];
+    }
+    DG[i] = static_cast<float>(dg);
+    DB[i] = static_cast<float>(db);
+  });
+  return Status::ok();
+}
+
+/// Integer indices or labels, int64 or int32.
+int64_t indexAt(const TensorRef &t, int64_t i) {
+  return t.dtype == DType::kI64 ? t.i64()[i]
+                                : static_cast<const int32_t *>(t.data)[i];
+}
+
+Status embedding(const KernelContext &c) {
+  int64_t rows = c.in(0).dim(0), d = c.in(0).dim(1), n = c.in(1).numElements();
+  const float *T = c.in(0).f32();
+  float *Y = c.out(0).f32();
+  for (int64_t r = 0; r < n; ++r) {
+    int64_t index = indexAt(c.in(1), r);
+    if (index < 0 || index >= rows)
+      return c.error("index " + std::to_string(index) + " at position " +
+                     std::to_string(r) + " is outside the table's " +
+                     std::to_string(rows) + " rows");
+    std::memcpy(Y + r * d, T + index * d, d * sizeof(float));
+  }
+  return Status::ok();
+}
+
+Status embeddingBackward(const KernelContext &c) {
+  int64_t d = c.out(0).dim(1), rows = c.out(0).dim(0), n = c.in(1).numElements();
+  const float *DY = c.in(0).f32();
+  float *DT = c.out(0).f32();
+  std::memset(DT, 0, c.out(0).numElements() * sizeof(float));
+  // In index order, so repeated indices add deterministically.
+  for (int64_t r = 0; r < n; ++r) {
+    int64_t index = indexAt(c.in(1), r);
+    if (index < 0 || index >= rows)
+      return c.error("index " + std::to_string(index) + " is outside the table");
+    for (int64_t i = 0; i < d; ++i)
+      DT[index * d + i] += DY[r * d + i];
+  }
+  return Status::ok();
+}
+
+/// Shared by the loss and its gradient: the per-position log-softmax.
+struct CrossEntropyShape {
+  int64_t outer, classes, inner, ignore;
+};
+
+CrossEntropyShape crossEntropyShape(const KernelContext &c, const TensorRef &logits) {
+  CrossEntropyShape s;
+  splitAround(*logits.shape, axisOf(c, "class_axis", 1, logits.rank()), s.outer,
+              s.classes, s.inner);
+  s.ignore = c.getInt("ignore_index", -100);
+  return s;
+}
+
+Status softmaxCrossEntropy(const KernelContext &c) {
+  const TensorRef &logits = c.in(0), &labels = c.in(1);
+  CrossEntropyShape s = crossEntropyShape(c, logits);
+  const float *L = logits.f32();
+  double total = 0;
+  int64_t counted = 0;
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t in = 0; in < s.inner; ++in) {
+      int64_t label = indexAt(labels, o * s.inner + in);
+      if (label == s.ignore)
+        continue;
+      if (label < 0 || label >= s.classes)
+        return c.error("label " + std::to_string(label) + " is outside [0, " +
+                       std::to_string(s.classes) + ") and not the ignore index");
+      double mx = -INFINITY, sum = 0;
+      for (int64_t k = 0; k < s.classes; ++k)
+        mx = std::max<double>(mx, L[(o * s.classes + k) * s.inner + in]);
+      for (int64_t k = 0; k < s.classes; ++k)
+        sum += std::exp(L[(o * s.classes + k) * s.inner + in] - mx);
+      total += mx + std::log(sum) - L[(o * s.classes + label) * s.inner + in];
+      ++counted;
+    }
+  // PyTorch gives NaN when every label is ignored; a zero loss with zero
+  // gradients is what a training step can use, so dlc returns 0.
+  c.out(0).f32()[0] = counted ? static_cast<float>(total / counted) : 0.0f;
+  return Status::ok();
+}
+
+Status softmaxCrossEntropyBackward(const KernelContext &c) {
+  const TensorRef &logits = c.in(1), &labels = c.in(2);
+  CrossEntropyShape s = crossEntropyShape(c, logits);
+  double dloss = c.in(0).f32()[0];
+  int64_t counted = 0;
+  for (int64_t i = 0; i < labels.numElements(); ++i)
+    counted += indexAt(labels, i) != s.ignore;
+  const float *L = logits.f32();
+  float *D = c.out(0).f32();
+  parallelFor(0, s.outer * s.inner, [&](int64_t pos) {
+    int64_t o = pos / s.inner, in = pos % s.inner;
+    int64_t label = indexAt(labels, pos);
+    auto at = [&](int64_t k) { return (o * s.classes + k) * s.inner + in; };
+    if (label == s.ignore || counted == 0) {
+      for (int64_t k = 0; k < s.classes; ++k)
+        D[at(k)] = 0;
+      return;
+    }
+    double mx = -INFINITY, sum = 0;
+    for (int64_t k = 0; k < s.classes; ++k)
+      mx = std::max<double>(mx, L[at(k)]);
+    for (int64_t k = 0; k < s.classes; ++k)
+      sum += std::exp(L[at(k)] - mx);
+    for (int64_t k = 0; k < s.classes; ++k) {
+      double p = std::exp(L[at(k)] - mx) / sum - (k == label ? 1.0 : 0.0);
+      D[at(k)] = static_cast<float>(dloss * p / counted);
+    }
+  });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizers (torch.optim semantics, in place)
+//===----------------------------------------------------------------------===//
+
+Status sgdUpdate(const KernelContext &c) {
+  double lr = c.getFloat("lr", 0), momentum = c.getFloat("momentum", 0),
+         decay = c.getFloat("weight_decay", 0);
+  bool nesterov = c.getInt("nesterov", 0), first = c.step() == 0;
+  const float *P = c.in(0).f32(), *G = c.in(1).f32(), *M = c.in(2).f32();
+  float *P2 = c.out(0).f32(), *M2 = c.out(1).f32();
+  parallelFor(0, c.in(0).numElements(), [&](int64_t i) {
+    double p = P[i], g = G[i] + decay * p, m = M[i];
+    double d = g;
+    if (momentum != 0) {
+      m = first ? g : momentum * m + g; // torch: the buffer starts as g
+      d = nesterov ? g + momentum * m : m;
+    }
+    M2[i] = static_cast<float>(m);
+    P2[i] = static_cast<float>(p - lr * d);
+  }, kGrain);
+  return Status::ok();
+}
+
+Status adamwUpdate(const KernelContext &c) {
+  double lr = c.getFloat("lr", 0), b1 = c.getFloat("beta1", 0.9),
+         b2 = c.getFloat("beta2", 0.999), eps = c.getFloat("epsilon", 1e-8),
+         decay = c.getFloat("weight_decay", 0.01);
+  double t = static_cast<double>(c.step() + 1);
+  double correction1 = 1 - std::pow(b1, t), correction2 = 1 - std::pow(b2, t);
+  const float *P = c.in(0).f32(), *G = c.in(1).f32(), *M = c.in(2).f32(),
+              *V = c.in(3).f32();
+  float *P2 = c.out(0).f32(), *M2 = c.out(1).f32(), *V2 = c.out(2).f32();
+  parallelFor(0, c.in(0).numElements(), [&](int64_t i) {
+    double p = P[i] * (1 - lr * decay), g = G[i];
+    double m = b1 * M[i] + (1 - b1) * g, v = b2 * V[i] + (1 - b2) * g * g;
+    double denom = std::sqrt(v) / std::sqrt(correction2) + eps;
+    M2[i] = static_cast<float>(m);
+    V2[i] = static_cast<float>(v);
+    P2[i] = static_cast<float>(p - lr / correction1 * m / denom);
+  }, kGrain);
+  return Status::ok();
+}
+
+} // namespace
+
+void registerDenseKernels(KernelRegistry &r) {
+  r["relu"] = [](const KernelContext &c) {
+    return unary(c, [](float x) { return x > 0 ? x : 0.0f; });
+  };
+  r["tanh"] = [](const KernelContext &c) {
+    return unary(c, [](float x) { return std::tanh(x); });
+  };
+  r["sigmoid"] = [](const KernelContext &c) {
+    return unary(c, [](float x) { return static_cast<float>(1 / (1 + std::exp(-double(x)))); });
+  };
+  r["gelu"] = [](const KernelContext &c) {
+    bool exact = isExactGelu(c);
+    return unary(c, [exact](float x) { return gelu(x, exact); });
+  };
+  r["scale"] = [](const KernelContext &c) {
+    float s = static_cast<float>(c.getFloat("scale", 1)),
+          b = static_cast<float>(c.getFloat("bias", 0));
+    return unary(c, [s, b](float x) { return x * s + b; });
+  };
+  r["dropout"] = dropout;
+  r["relu_backward"] = [](const KernelContext &c) {
+    return unaryBackward(c, [](float dy, float x) { return x > 0 ? dy : 0.0f; });
+  };
+  r["tanh_backward"] = [](const KernelContext &c) {
+    return unaryBackward(c, [](float dy, float y) { return dy * (1 - y * y); });
+  };
+  r["sigmoid_backward"] = [](const KernelContext &c) {
+    return unaryBackward(c, [](float dy, float y) { return dy * y * (1 - y); });
+  };
+  r["gelu_backward"] = [](const KernelContext &c) {
+    bool exact = isExactGelu(c);
+    return unaryBackward(c, [exact](float dy, float x) { return dy * geluDerivative(x, exact); });
+  };
+  r["add"] = [](const KernelContext &c) { return binary(c, [](float a, float b) { return a + b; }); };
+  r["sub"] = [](const KernelContext &c) { return binary(c, [](float a, float b) { return a - b; }); };
+  r["mul"] = [](const KernelContext &c) { return binary(c, [](float a, float b) { return a * b; }); };
+  r["div"] = [](const KernelContext &c) { return binary(c, [](float a, float b) { return a / b; }); };
+  r["reduce_sum"] = [](const KernelContext &c) { return reduce(c, Reduce::kSum); };
+  r["reduce_mean"] = [](const KernelContext &c) { return reduce(c, Reduce::kMean); };
+  r["reduce_max"] = [](const KernelContext &c) { return reduce(c, Reduce::kMax); };
+  r["matmul"] = matmul;
+  r["linear"] = linear;
+  r["softmax"] = softmax;
+  r["softmax_backward"] = softmaxBackward;
+  r["layer_norm"] = layerNorm;
+  r["layer_norm_backward"] = layerNormBackward;
+  r["embedding"] = embedding;
+  r["embedding_backward"] = embeddingBackward;
+  r["softmax_cross_entropy"] = softmaxCrossEntropy;
+  r["softmax_cross_entropy_backward"] = softmaxCrossEntropyBackward;
+  r["sgd_update"] = sgdUpdate;
+  r["adamw_update"] = adamwUpdate;
+}
+
+} // namespace dlc::rt::cpu
