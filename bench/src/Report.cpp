@@ -43,7 +43,13 @@ std::string fixed(double value, int digits) {
   return os.str();
 }
 
-std::string mib(int64_t bytes) { return fixed(bytes / 1048576.0, 2) + " MiB"; }
+/// Byte counts; a negative count is unknown (a run from a plan file).
+std::string mib(int64_t bytes) {
+  return bytes < 0 ? "n/a" : fixed(bytes / 1048576.0, 2) + " MiB";
+}
+std::string bytesOrNull(int64_t bytes) {
+  return bytes < 0 ? "null" : std::to_string(bytes);
+}
 
 /// JSON number: finite values as is, others as null (a NaN loss is data).
 std::string num(double value) {
@@ -90,8 +96,8 @@ void writeJson(std::ostream &os, const Result &r) {
      << num(r.repeatResults.empty() ? NAN : r.repeatResults.front().lossLast) << "},\n"
      << "  \"kernels_per_step\": " << r.kernelsPerStep << ",\n"
      << "  \"peak_arena_bytes\": " << r.peakArenaBytes << ",\n"
-     << "  \"total_buffer_bytes\": " << r.totalBufferBytes << ",\n"
-     << "  \"live_bytes_lower_bound\": " << r.lowerBoundBytes << ",\n"
+     << "  \"total_buffer_bytes\": " << bytesOrNull(r.totalBufferBytes) << ",\n"
+     << "  \"live_bytes_lower_bound\": " << bytesOrNull(r.lowerBoundBytes) << ",\n"
      << "  \"compile_ms\": " << num(r.compileMs) << ",\n"
      << "  \"repeat_results\": [";
   for (size_t i = 0; i < r.repeatResults.size(); ++i) {

@@ -50,7 +50,8 @@ namespace {
 
 cl::OptionCategory category("dlc-bench options");
 
-cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.mlir>"),
+cl::opt<std::string> modelPath(cl::Positional,
+                               cl::desc("<model.mlir, or a .plan from --emit-plan>"),
                                cl::Required, cl::cat(category));
 cl::opt<std::string> backend("backend", cl::desc("cpu (default) or cuda"),
                              cl::init("cpu"), cl::cat(category));
@@ -184,52 +185,71 @@ int main(int argc, char **argv) {
     return fail("unknown --backend '" + backend + "' (cpu or cuda)");
 
   // Compile: parse, specialize the batch, differentiate, lower to a plan.
+  // A .plan file was compiled already (perhaps on another machine): run it.
   auto compileStart = std::chrono::steady_clock::now();
-  DialectRegistry registry;
-  mlir::dlc::registerAllDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  std::string error;
-  auto file = openInputFile(modelPath, &error);
-  if (!file)
-    return fail(error);
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
-    return fail("cannot parse " + modelPath);
-  PassManager pm(&context);
-  if (failed(applyPassManagerCLOptions(pm)))
-    return fail("bad pass manager options");
-  pm.addPass(mlir::dlc::createSpecializeBatchPass({batch}));
-  pm.addPass(mlir::dlc::createAutodiffPass({optimizer, lr}));
-  if (failed(pm.run(*module)))
-    return fail("cannot compile " + modelPath + " (see the errors above)");
+  rt::Plan plan;
   mlir::dlc::PlanStats stats;
-  FailureOr<rt::Plan> plan =
-      mlir::dlc::lowerToPlan(*module, {modelName(modelPath), precision, fusion}, &stats);
-  if (failed(plan))
-    return fail("cannot lower " + modelPath + " to a plan");
+  bool fromPlan = llvm::StringRef(modelPath).ends_with(".plan");
+  if (fromPlan) {
+    auto read = rt::readPlanFile(modelPath);
+    if (!read.isOk())
+      return fail(read.status().toString());
+    plan = std::move(read.value());
+    if (batch.getNumOccurrences() && batch != plan.batch)
+      return fail("--batch " + std::to_string(batch) + " differs from the plan's batch " +
+                  std::to_string(plan.batch) + "; compile the model again for another batch");
+    batch = plan.batch;
+    // A plan records offsets, not which buffers share storage by design:
+    // the no-reuse total and the liveness bound are unknown here.
+    stats.kernels = static_cast<int64_t>(plan.kernels.size());
+    stats.totalBufferBytes = stats.lowerBoundBytes = -1;
+  } else {
+    DialectRegistry registry;
+    mlir::dlc::registerAllDialects(registry);
+    MLIRContext context(registry);
+    context.loadAllAvailableDialects();
+    llvm::SourceMgr sourceMgr;
+    SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+    std::string error;
+    auto file = openInputFile(modelPath, &error);
+    if (!file)
+      return fail(error);
+    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+    if (!module)
+      return fail("cannot parse " + modelPath);
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return fail("bad pass manager options");
+    pm.addPass(mlir::dlc::createSpecializeBatchPass({batch}));
+    pm.addPass(mlir::dlc::createAutodiffPass({optimizer, lr}));
+    if (failed(pm.run(*module)))
+      return fail("cannot compile " + modelPath + " (see the errors above)");
+    FailureOr<rt::Plan> compiled =
+        mlir::dlc::lowerToPlan(*module, {modelName(modelPath), precision, fusion}, &stats);
+    if (failed(compiled))
+      return fail("cannot lower " + modelPath + " to a plan");
+    plan = std::move(*compiled);
+  }
   double compileMs = std::chrono::duration<double, std::milli>(
                          std::chrono::steady_clock::now() - compileStart)
                          .count();
   if (!emitPlan.empty())
-    if (rt::Status status = rt::writePlanFile(*plan, emitPlan); !status.isOk())
+    if (rt::Status status = rt::writePlanFile(plan, emitPlan); !status.isOk())
       return fail(status.toString());
 
   std::string optimizerName = optimizer;
-  for (const rt::PlanKernel &k : plan->kernels)
+  for (const rt::PlanKernel &k : plan.kernels)
     if (k.op == "sgd_update" || k.op == "adamw_update") {
       optimizerName = k.op.substr(0, k.op.find('_'));
       break;
     }
-  auto executor = rt::cpu::CpuExecutor::create(*plan);
+  auto executor = rt::cpu::CpuExecutor::create(plan);
   if (!executor.isOk())
     return fail(executor.status().toString());
 
   bench::Result result;
-  result.model = plan->model;
+  result.model = plan.model;
   result.backend = backend;
   result.precision = precision;
   result.fusion = fusion;
@@ -242,7 +262,7 @@ int main(int argc, char **argv) {
   result.optimizer = optimizerName;
   result.compileMs = compileMs;
   result.kernelsPerStep = stats.kernels;
-  result.peakArenaBytes = plan->arenaBytes;
+  result.peakArenaBytes = plan.arenaBytes;
   result.totalBufferBytes = stats.totalBufferBytes;
   result.lowerBoundBytes = stats.lowerBoundBytes;
 
