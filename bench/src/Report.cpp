@@ -60,7 +60,7 @@ std::string num(double value) {
   return os.str();
 }
 
-std::string quoted(const std::string &s) {
+std::string jsonString(const std::string &s) {
   std::string out = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\')
@@ -74,14 +74,14 @@ void writeJson(std::ostream &os, const Result &r) {
   Spread sps = r.samplesPerSec(), ms = r.stepMs();
   os << "{\n"
      << "  \"schema\": \"dlc-bench/1\",\n"
-     << "  \"model\": " << quoted(r.model) << ",\n"
-     << "  \"backend\": " << quoted(r.backend) << ",\n"
+     << "  \"model\": " << jsonString(r.model) << ",\n"
+     << "  \"backend\": " << jsonString(r.backend) << ",\n"
      << "  \"batch\": " << r.batch << ",\n"
-     << "  \"precision\": " << quoted(r.precision) << ",\n"
-     << "  \"fusion\": " << quoted(r.fusion) << ",\n"
+     << "  \"precision\": " << jsonString(r.precision) << ",\n"
+     << "  \"fusion\": " << jsonString(r.fusion) << ",\n"
      << "  \"gpus\": " << r.gpus << ",\n"
      << "  \"threads\": " << r.threads << ",\n"
-     << "  \"optimizer\": " << quoted(r.optimizer) << ",\n"
+     << "  \"optimizer\": " << jsonString(r.optimizer) << ",\n"
      << "  \"seed\": " << r.seed << ",\n"
      << "  \"warmup_steps\": " << r.warmup << ",\n"
      << "  \"timed_steps\": " << r.steps << ",\n"
@@ -95,6 +95,9 @@ void writeJson(std::ostream &os, const Result &r) {
      << ", \"last\": "
      << num(r.repeatResults.empty() ? NAN : r.repeatResults.front().lossLast) << "},\n"
      << "  \"kernels_per_step\": " << r.kernelsPerStep << ",\n"
+     << "  \"parameters\": " << r.parameters << ",\n"
+     << "  \"forward_macs_per_sample\": " << r.forwardMacsPerSample << ",\n"
+     << "  \"train_flops_per_step\": " << r.trainFlopsPerStep << ",\n"
      << "  \"peak_arena_bytes\": " << r.peakArenaBytes << ",\n"
      << "  \"total_buffer_bytes\": " << bytesOrNull(r.totalBufferBytes) << ",\n"
      << "  \"live_bytes_lower_bound\": " << bytesOrNull(r.lowerBoundBytes) << ",\n"
@@ -172,6 +175,29 @@ void writeReport(std::ostream &os, const Result &r, Format format) {
   os << "median of " << r.repeats << " repeats of " << r.steps
      << " timed steps after " << r.warmup << " warm-up steps; "
      << r.threads << " CPU threads; compile " << fixed(r.compileMs, 0) << " ms\n";
+}
+
+void writeCompileReport(std::ostream &os, const Result &r, Format format) {
+  std::vector<std::pair<std::string, std::string>> rows = {
+      {"model", r.model},
+      {"batch", std::to_string(r.batch)},
+      {"parameters", std::to_string(r.parameters)},
+      {"forward_gmacs_per_sample", fixed(r.forwardMacsPerSample / 1e9, 3)},
+      {"train_gflops_per_step", fixed(r.trainFlopsPerStep / 1e9, 3)},
+      {"kernels_per_step", std::to_string(r.kernelsPerStep)},
+      {"peak_arena_bytes", std::to_string(r.peakArenaBytes)},
+      {"total_buffer_bytes", bytesOrNull(r.totalBufferBytes)},
+      {"compile_ms", fixed(r.compileMs, 1)}};
+  if (format == Format::kJson) {
+    os << "{\n  \"schema\": \"dlc-bench/1\",\n  \"compile_only\": true";
+    for (auto &[key, value] : rows)
+      os << ",\n  " << jsonString(key) << ": "
+         << (key == "model" ? jsonString(value) : value);
+    os << "\n}\n";
+    return;
+  }
+  for (auto &[key, value] : rows)
+    os << std::left << std::setw(26) << key << value << "\n";
 }
 
 } // namespace dlc::bench

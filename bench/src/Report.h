@@ -33,6 +33,9 @@ struct Result {
   std::string optimizer;
   double compileMs = 0;
   int64_t kernelsPerStep = 0;
+  int64_t parameters = 0;
+  int64_t forwardMacsPerSample = 0;
+  int64_t trainFlopsPerStep = 0; // 2 x multiply-accumulates of the whole step
   int64_t peakArenaBytes = 0, totalBufferBytes = 0, lowerBoundBytes = 0;
   std::vector<RepeatResult> repeatResults;
 
@@ -43,6 +46,8 @@ struct Result {
 enum class Format { kTable, kJson, kCsv, kMarkdown };
 
 void writeReport(std::ostream &os, const Result &result, Format format);
+/// The report of --compile-only: the compiled step's counts, no timings.
+void writeCompileReport(std::ostream &os, const Result &result, Format format);
 
 } // namespace dlc::bench
 

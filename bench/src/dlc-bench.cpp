@@ -19,6 +19,7 @@
 #include "dlc/Transforms/Passes.h"
 #include "dlc/runtime/Device.h"
 #include "dlc/runtime/Npy.h"
+#include "dlc/runtime/PlanSummary.h"
 #include "dlc/runtime/cpu/CpuExecutor.h"
 #include "dlc/runtime/cpu/Parallel.h"
 
@@ -90,6 +91,10 @@ cl::opt<std::string> dumpOut("dump-out",
 cl::opt<bool> profile("profile",
     cl::desc("also time every kernel (timed steps only) and print the time by op, "
              "slowest first; the clock reads between kernels add a little to step time"),
+    cl::init(false), cl::cat(category));
+cl::opt<bool> compileOnly("compile-only",
+    cl::desc("compile and print the step's counts (parameters, MACs, kernels, arena, "
+             "compile time) without running it"),
     cl::init(false), cl::cat(category));
 cl::opt<std::string> emitPlan("emit-plan", cl::desc("also write the compiled plan to this file"),
                               cl::value_desc("file"), cl::init(""), cl::cat(category));
@@ -244,10 +249,6 @@ int main(int argc, char **argv) {
       optimizerName = k.op.substr(0, k.op.find('_'));
       break;
     }
-  auto executor = rt::cpu::CpuExecutor::create(plan);
-  if (!executor.isOk())
-    return fail(executor.status().toString());
-
   bench::Result result;
   result.model = plan.model;
   result.backend = backend;
@@ -265,6 +266,28 @@ int main(int argc, char **argv) {
   result.peakArenaBytes = plan.arenaBytes;
   result.totalBufferBytes = stats.totalBufferBytes;
   result.lowerBoundBytes = stats.lowerBoundBytes;
+  rt::PlanSummary summary = rt::summarizePlan(plan);
+  result.parameters = summary.parameters;
+  result.forwardMacsPerSample = summary.forwardMacs / std::max<int64_t>(batch, 1);
+  result.trainFlopsPerStep = 2 * summary.stepMacs;
+
+  auto report = [&](auto write) -> int {
+    if (outputPath == "-") {
+      write(std::cout);
+      return 0;
+    }
+    std::ofstream out(outputPath);
+    write(out);
+    return out ? 0 : fail("cannot write " + outputPath);
+  };
+  if (compileOnly)
+    return report([&](std::ostream &os) {
+      bench::writeCompileReport(os, result, *reportFormat);
+    });
+
+  auto executor = rt::cpu::CpuExecutor::create(plan);
+  if (!executor.isOk())
+    return fail(executor.status().toString());
 
   bool progress = isatty(STDERR_FILENO);
   rt::cpu::CpuExecutor &exec = **executor;
@@ -380,13 +403,5 @@ int main(int argc, char **argv) {
     }
   }
 
-  if (outputPath == "-") {
-    bench::writeReport(std::cout, result, *reportFormat);
-  } else {
-    std::ofstream out(outputPath);
-    bench::writeReport(out, result, *reportFormat);
-    if (!out)
-      return fail("cannot write " + outputPath);
-  }
-  return 0;
+  return report([&](std::ostream &os) { bench::writeReport(os, result, *reportFormat); });
 }

@@ -1,0 +1,28 @@
+//===- PlanSummary.h - what a plan computes, counted ------------*- C++ -*-===//
+
+#ifndef DLC_RUNTIME_PLANSUMMARY_H
+#define DLC_RUNTIME_PLANSUMMARY_H
+
+#include "dlc/runtime/Plan.h"
+
+namespace dlc::rt {
+
+struct PlanSummary {
+  int64_t parameters = 0;  // trainable elements
+  int64_t forwardMacs = 0; // multiply-accumulates of the forward pass
+  int64_t stepMacs = 0;    // of the whole step: forward, backward, update
+};
+
+/// Multiply-accumulates of one kernel: convolutions (forward and both
+/// gradients), matmuls and linears, the ops that dominate training; 0 for
+/// the rest, whose cost is memory traffic.
+int64_t kernelMacs(const Plan &plan, const PlanKernel &kernel);
+
+/// The forward pass is every kernel before the first backward kernel
+/// (dlc-autodiff emits the whole forward pass first, and the backward pass
+/// starts with the loss's `*_backward` op).
+PlanSummary summarizePlan(const Plan &plan);
+
+} // namespace dlc::rt
+
+#endif // DLC_RUNTIME_PLANSUMMARY_H
