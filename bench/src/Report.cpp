@@ -70,6 +70,13 @@ std::string jsonString(const std::string &s) {
   return out + "\"";
 }
 
+std::string groupsJson(const Result &r) {
+  std::string out = "{";
+  for (auto &[kind, count] : r.fusedGroups)
+    out += (out.size() > 1 ? ", " : "") + jsonString(kind) + ": " + std::to_string(count);
+  return out + "}";
+}
+
 void writeJson(std::ostream &os, const Result &r) {
   Spread sps = r.samplesPerSec(), ms = r.stepMs();
   os << "{\n"
@@ -95,6 +102,8 @@ void writeJson(std::ostream &os, const Result &r) {
      << ", \"last\": "
      << num(r.repeatResults.empty() ? NAN : r.repeatResults.front().lossLast) << "},\n"
      << "  \"kernels_per_step\": " << r.kernelsPerStep << ",\n"
+     << "  \"memory_bytes_per_step\": " << r.memoryBytesPerStep << ",\n"
+     << "  \"fused_groups\": " << groupsJson(r) << ",\n"
      << "  \"parameters\": " << r.parameters << ",\n"
      << "  \"forward_macs_per_sample\": " << r.forwardMacsPerSample << ",\n"
      << "  \"train_flops_per_step\": " << r.trainFlopsPerStep << ",\n"
@@ -129,6 +138,7 @@ std::vector<std::pair<std::string, std::string>> columns(const Result &r) {
           {"max", fixed(sps.max, 1)},
           {"step ms", fixed(ms.median, 3)},
           {"kernels", std::to_string(r.kernelsPerStep)},
+          {"GB/step", fixed(r.memoryBytesPerStep / 1e9, 3)},
           {"arena", mib(r.peakArenaBytes)},
           {"no reuse", mib(r.totalBufferBytes)},
           {"loss first", fixed(first, 4)},
@@ -185,6 +195,8 @@ void writeCompileReport(std::ostream &os, const Result &r, Format format) {
       {"forward_gmacs_per_sample", fixed(r.forwardMacsPerSample / 1e9, 3)},
       {"train_gflops_per_step", fixed(r.trainFlopsPerStep / 1e9, 3)},
       {"kernels_per_step", std::to_string(r.kernelsPerStep)},
+      {"memory_bytes_per_step", std::to_string(r.memoryBytesPerStep)},
+      {"fused_groups", groupsJson(r)},
       {"peak_arena_bytes", std::to_string(r.peakArenaBytes)},
       {"total_buffer_bytes", bytesOrNull(r.totalBufferBytes)},
       {"compile_ms", fixed(r.compileMs, 1)}};

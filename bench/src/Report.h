@@ -4,6 +4,7 @@
 #define DLC_BENCH_REPORT_H
 
 #include <cstdint>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -36,6 +37,8 @@ struct Result {
   int64_t parameters = 0;
   int64_t forwardMacsPerSample = 0;
   int64_t trainFlopsPerStep = 0; // 2 x multiply-accumulates of the whole step
+  int64_t memoryBytesPerStep = 0; // each kernel's inputs read, outputs written once
+  std::map<std::string, int64_t> fusedGroups; // by kind
   int64_t peakArenaBytes = 0, totalBufferBytes = 0, lowerBoundBytes = 0;
   std::vector<RepeatResult> repeatResults;
 

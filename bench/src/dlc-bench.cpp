@@ -72,8 +72,14 @@ cl::opt<double> lr("lr", cl::desc("learning rate; default: the model's"),
                    cl::init(0.0), cl::cat(category));
 cl::opt<std::string> precision("precision", cl::desc("fp32 (the only mode until mixed precision lands)"),
                                cl::init("fp32"), cl::cat(category));
-cl::opt<std::string> fusion("fusion", cl::desc("none (the only strategy until fusion lands)"),
-                            cl::init("none"), cl::cat(category));
+cl::opt<std::string> fusion("fusion",
+    cl::desc("none (one kernel per op, default) or paddle (PaddlePaddle's element-wise + "
+             "activation fusion; its batch-norm fusions and the xla strategy are not "
+             "implemented yet)"),
+    cl::init("none"), cl::cat(category));
+cl::opt<bool> explainFusion("explain-fusion",
+    cl::desc("report every producer-consumer pair the fusion passes did not fuse, and why"),
+    cl::init(false), cl::cat(category));
 cl::opt<std::string> format("format", cl::desc("table (default), json, csv or markdown"),
                             cl::init("table"), cl::cat(category));
 cl::opt<std::string> outputPath("o", cl::desc("write the report to this file"),
@@ -176,9 +182,10 @@ int main(int argc, char **argv) {
     return fail("--precision " + precision +
                 " is not implemented yet: mixed precision comes with the "
                 "fusion and precision passes; only fp32 runs");
-  if (fusion != "none")
+  if (fusion != "none" && fusion != "paddle")
     return fail("--fusion " + fusion +
-                " is not implemented yet: only 'none' (one kernel per op) runs");
+                " is not implemented yet: 'none' and 'paddle' (element-wise + "
+                "activation) run");
   if (backend == "cuda") {
     auto devices = rt::listCudaDevices();
     if (!devices.isOk())
@@ -228,6 +235,8 @@ int main(int argc, char **argv) {
       return fail("bad pass manager options");
     pm.addPass(mlir::dlc::createSpecializeBatchPass({batch}));
     pm.addPass(mlir::dlc::createAutodiffPass({optimizer, lr}));
+    if (fusion == "paddle")
+      pm.addPass(mlir::dlc::createFuseElementwiseActivationPass({explainFusion}));
     if (failed(pm.run(*module)))
       return fail("cannot compile " + modelPath + " (see the errors above)");
     FailureOr<rt::Plan> compiled =
@@ -262,7 +271,6 @@ int main(int argc, char **argv) {
   result.seed = seed;
   result.optimizer = optimizerName;
   result.compileMs = compileMs;
-  result.kernelsPerStep = stats.kernels;
   result.peakArenaBytes = plan.arenaBytes;
   result.totalBufferBytes = stats.totalBufferBytes;
   result.lowerBoundBytes = stats.lowerBoundBytes;
@@ -270,6 +278,9 @@ int main(int argc, char **argv) {
   result.parameters = summary.parameters;
   result.forwardMacsPerSample = summary.forwardMacs / std::max<int64_t>(batch, 1);
   result.trainFlopsPerStep = 2 * summary.stepMacs;
+  result.kernelsPerStep = summary.launches;
+  result.memoryBytesPerStep = summary.memoryBytes;
+  result.fusedGroups = summary.groupsByKind;
 
   auto report = [&](auto write) -> int {
     if (outputPath == "-") {

@@ -169,6 +169,7 @@ const char *bufferRoleName(BufferRole role) {
   case BufferRole::kTemporary: return "temporary";
   case BufferRole::kLoss: return "loss";
   case BufferRole::kConstant: return "constant";
+  case BufferRole::kUpdate: return "update";
   }
   return "?";
 }
@@ -308,7 +309,7 @@ StatusOr<Plan> deserializePlan(std::string_view bytes,
       b.data = in.str();
       if (!attrsOk ||
           static_cast<uint8_t>(b.dtype) > static_cast<uint8_t>(DType::kI64) ||
-          static_cast<uint8_t>(b.role) > static_cast<uint8_t>(BufferRole::kConstant))
+          static_cast<uint8_t>(b.role) > static_cast<uint8_t>(BufferRole::kUpdate))
         return error(StatusCode::kDataLoss,
                      "corrupt plan file: buffer #" + std::to_string(i) +
                          " has an unknown element type, role or initializer");

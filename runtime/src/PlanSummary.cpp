@@ -2,6 +2,8 @@
 
 #include "dlc/runtime/PlanSummary.h"
 
+#include <algorithm>
+
 namespace dlc::rt {
 
 namespace {
@@ -39,6 +41,14 @@ int64_t kernelMacs(const Plan &plan, const PlanKernel &k) {
   return 0;
 }
 
+namespace {
+/// The fused group a kernel belongs to, or -1.
+int64_t groupOf(const PlanKernel &k) {
+  auto it = k.attrs.find("fusion.group");
+  return it == k.attrs.end() ? -1 : std::get<int64_t>(it->second);
+}
+} // namespace
+
 PlanSummary summarizePlan(const Plan &plan) {
   PlanSummary summary;
   for (const PlanBuffer &b : plan.buffers)
@@ -52,6 +62,51 @@ PlanSummary summarizePlan(const Plan &plan) {
     summary.stepMacs += macs;
     if (forward)
       summary.forwardMacs += macs;
+  }
+
+  // Launches and bytes: consecutive kernels of one group form one launch.
+  // Which launches read each buffer, to tell a group's exported values from
+  // its internal ones.
+  std::vector<int64_t> launchOf(plan.kernels.size());
+  int64_t launch = -1, previousGroup = -2;
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    int64_t group = groupOf(plan.kernels[i]);
+    if (group < 0 || group != previousGroup) {
+      ++launch;
+      if (group >= 0)
+        ++summary.groupsByKind[std::get<std::string>(
+            plan.kernels[i].attrs.at("fusion.kind"))];
+    }
+    previousGroup = group;
+    launchOf[i] = launch;
+  }
+  summary.launches = launch + 1;
+  std::vector<std::vector<int64_t>> readers(plan.buffers.size());
+  for (size_t i = 0; i < plan.kernels.size(); ++i)
+    for (int32_t id : plan.kernels[i].inputs)
+      readers[id].push_back(launchOf[i]);
+  for (int64_t l = 0; l < summary.launches; ++l) {
+    std::vector<int32_t> produced, read;
+    for (size_t i = 0; i < plan.kernels.size(); ++i) {
+      if (launchOf[i] != l)
+        continue;
+      for (int32_t id : plan.kernels[i].inputs)
+        if (std::find(produced.begin(), produced.end(), id) == produced.end() &&
+            std::find(read.begin(), read.end(), id) == read.end())
+          read.push_back(id);
+      for (int32_t id : plan.kernels[i].outputs)
+        produced.push_back(id);
+    }
+    for (int32_t id : read)
+      summary.memoryBytes += plan.buffers[id].bytes;
+    for (int32_t id : produced) {
+      const PlanBuffer &b = plan.buffers[id];
+      bool leaves = b.role != BufferRole::kTemporary ||
+                    std::any_of(readers[id].begin(), readers[id].end(),
+                                [&](int64_t r) { return r != l; });
+      if (leaves)
+        summary.memoryBytes += b.bytes;
+    }
   }
   return summary;
 }

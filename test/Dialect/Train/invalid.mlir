@@ -1284,3 +1284,68 @@ func.func @reshape_overflowing_shape(%x: tensor<2x3xf32>) {
   %0 = train.reshape %x {shape = array<i64: -1, 4294967296, 4294967296>} : tensor<2x3xf32>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.fused
+//===----------------------------------------------------------------------===//
+
+func.func @fused_argument_count(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'train.fused' op expects one block argument per input, got 2 for 1 inputs}}
+  %r = train.fused "elewise_act" (%x) {strategy = "paddle"} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    train.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_argument_type(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'train.fused' op expects block argument #0 of type 'tensor<4xf32>', got 'tensor<4xf16>'}}
+  %r = train.fused "elewise_act" (%x) {strategy = "paddle"} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf16>):
+    %c = train.cast %a to f32 : tensor<4xf16>
+    train.yield %c : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_yield_types(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'train.fused' op expects the yielded types to be the result types}}
+  %r = train.fused "elewise_act" (%x) {strategy = "paddle"} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %c = train.cast %a to f16 : tensor<4xf32>
+    train.yield %c : tensor<4xf16>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_nested(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = train.fused "outer" (%x) {strategy = "paddle"} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    // expected-error @+1 {{'train.fused' op cannot be inside a train.fused group}}
+    %i = train.fused "inner" (%a) {strategy = "paddle"} : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%b: tensor<4xf32>):
+      train.yield %b : tensor<4xf32>
+    }
+    train.yield %i : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_empty_kind(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'train.fused' op expects a non-empty kind}}
+  %r = train.fused "" (%x) {strategy = "paddle"} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    train.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}

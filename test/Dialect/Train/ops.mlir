@@ -135,3 +135,20 @@ func.func @losses_and_reductions(%logits: tensor<?x5x4x4xf16>, %labels: tensor<?
 // CHECK-LABEL: func.func private @declaration
 // CHECK-SAME: (tensor<?x4xf32> {train.input}, tensor<2xf32> {train.param = {init = "zeros"}})
 func.func private @declaration(tensor<?x4xf32> {train.input}, tensor<2xf32> {train.param = {init = "zeros"}})
+
+// -----
+
+// A fused group with an exported intermediate.
+// CHECK-LABEL: func.func @fused_group
+// CHECK: %{{.+}}:2 = train.fused "elewise_act"(%arg0, %arg1) {strategy = "paddle"} : (tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+// CHECK: ^bb0(%{{.+}}: tensor<4x8xf32>, %{{.+}}: tensor<8xf32>):
+// CHECK: train.yield %{{.+}}, %{{.+}} : tensor<4x8xf32>, tensor<4x8xf32>
+func.func @fused_group(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %r:2 = train.fused "elewise_act" (%x, %b) {strategy = "paddle"} : (tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  ^bb0(%a: tensor<4x8xf32>, %c: tensor<8xf32>):
+    %s = train.add %a, %c : tensor<4x8xf32>, tensor<8xf32>
+    %t = train.relu %s : tensor<4x8xf32>
+    train.yield %t, %s : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  return %r#0, %r#1 : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -48,7 +48,8 @@ void expectNoLiveOverlap(const rt::Plan &plan) {
       }
   for (size_t i = 0; i < n; ++i) {
     const rt::PlanBuffer &b = plan.buffers[i];
-    if (b.role != rt::BufferRole::kTemporary && b.role != rt::BufferRole::kGradient) {
+    if (b.role != rt::BufferRole::kTemporary && b.role != rt::BufferRole::kGradient &&
+        b.role != rt::BufferRole::kUpdate) {
       first[i] = 0;
       last[i] = plan.kernels.size();
     }

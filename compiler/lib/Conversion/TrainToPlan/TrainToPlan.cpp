@@ -68,6 +68,7 @@ private:
   FailureOr<int32_t> addBuffer(Value value, StringRef name, rt::BufferRole role);
   LogicalResult addArguments();
   LogicalResult addKernel(Operation *op);
+  LogicalResult addFusedGroup(train::FusedOp fused);
   LogicalResult assignOffsets(PlanStats *stats);
 
   func::FuncOp step;
@@ -80,6 +81,9 @@ private:
   std::vector<int64_t> firstUse, lastUse;
   /// Arguments (and the loss) live across the whole step.
   std::vector<bool> persistent;
+  /// The fused group being lowered, if any, and the next group's number.
+  std::optional<rt::PlanAttrs> groupAttrs;
+  int64_t nextGroup = 0;
 };
 
 FailureOr<int32_t> PlanBuilder::addBuffer(Value value, StringRef name,
@@ -151,6 +155,9 @@ LogicalResult PlanBuilder::addKernel(Operation *op) {
                                 "train ops can";
   std::string prefix = ("%" + Twine(plan->kernels.size()) + "." + opName).str();
 
+  if (auto fused = dyn_cast<train::FusedOp>(op))
+    return addFusedGroup(fused);
+
   // Constants: their bytes go into the plan, no kernel runs.
   if (auto constant = dyn_cast<train::ConstantOp>(op)) {
     auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
@@ -212,7 +219,32 @@ LogicalResult PlanBuilder::addKernel(Operation *op) {
                                << "' has a kind plans cannot carry";
     kernel.attrs[attr.getName().str()] = *value;
   }
+  if (groupAttrs)
+    kernel.attrs.insert(groupAttrs->begin(), groupAttrs->end());
   plan->kernels.push_back(std::move(kernel));
+  return success();
+}
+
+/// A fused group's body ops become kernels tagged with the group, so the
+/// CPU backend runs them one by one (the numerical reference) while
+/// reports count the group as one kernel and a code generator sees which
+/// ops to compile together.
+LogicalResult PlanBuilder::addFusedGroup(train::FusedOp fused) {
+  Block &body = fused.getBody().front();
+  for (auto [arg, input] : llvm::zip(body.getArguments(), fused.getInputs()))
+    bufferOf[arg] = bufferOf.lookup(input);
+  groupAttrs = rt::PlanAttrs{{"fusion.group", nextGroup++},
+                             {"fusion.kind", fused.getKind().str()},
+                             {"fusion.strategy", fused.getStrategy().str()}};
+  for (Operation &op : body.without_terminator())
+    if (failed(addKernel(&op))) {
+      groupAttrs.reset();
+      return failure();
+    }
+  groupAttrs.reset();
+  auto yield = cast<train::YieldOp>(body.getTerminator());
+  for (auto [result, value] : llvm::zip(fused.getResults(), yield.getValues()))
+    bufferOf[result] = bufferOf.lookup(value);
   return success();
 }
 
@@ -251,6 +283,7 @@ LogicalResult PlanBuilder::build(rt::Plan &result, PlanStats *stats) {
              << " in place: the argument is read after the update";
     storageOf[id] = argStorage;
     plan->buffers[id].name = plan->buffers[argId].name + "'";
+    plan->buffers[id].role = rt::BufferRole::kUpdate;
   }
   if (failed(assignOffsets(stats)))
     return failure();

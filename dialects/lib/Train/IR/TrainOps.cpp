@@ -639,5 +639,31 @@ LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// FusedOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult FusedOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError() << "expects one block argument per input, got "
+                         << body.getNumArguments() << " for "
+                         << getInputs().size() << " inputs";
+  for (auto [arg, input] : llvm::zip(body.getArguments(), getInputs()))
+    if (arg.getType() != input.getType())
+      return emitOpError() << "expects block argument #" << arg.getArgNumber()
+                           << " of type " << input.getType() << ", got "
+                           << arg.getType();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().getTypes() != getOutputs().getTypes())
+    return emitOpError() << "expects the yielded types to be the result types";
+  for (Operation &op : body.without_terminator())
+    if (isa<FusedOp>(op) || op.getDialect() != getOperation()->getDialect())
+      return op.emitOpError() << "cannot be inside a train.fused group";
+  if (getKind().empty())
+    return emitOpError() << "expects a non-empty kind";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "dlc/Dialect/Train/IR/TrainOps.cpp.inc"

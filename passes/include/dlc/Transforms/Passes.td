@@ -104,4 +104,44 @@ def AutodiffPass : Pass<"dlc-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
 }
 
+def FuseElementwiseActivationPass
+    : Pass<"dlc-fuse-elementwise-activation", "::mlir::ModuleOp"> {
+  let summary = "fuses an element-wise add or mul with an activation, as PaddlePaddle";
+  let description = [{
+    PaddlePaddle's `fuse_elewise_add_act_ops` build strategy: an add or mul
+    and a relu / tanh / sigmoid / gelu / scale become one `train.fused`
+    group of kind `elewise_act`, in both orders, forward and backward (an
+    activation gradient fed by a gradient sum, a gradient sum of an
+    activation gradient). A pair is fused only when the inner op's result
+    has no other reader; `explain` reports every refused pair and why.
+
+    Before:
+
+    ```mlir
+    %s = train.add %x, %y : tensor<8x16xf32>, tensor<8x16xf32>
+    %r = train.relu %s : tensor<8x16xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %r = train.fused "elewise_act" (%x, %y) {strategy = "paddle"}
+        : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32> {
+    ^bb0(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>):
+      %s = train.add %a, %b : tensor<8x16xf32>, tensor<8x16xf32>
+      %r = train.relu %s : tensor<8x16xf32>
+      train.yield %r : tensor<8x16xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "emit a remark for every candidate pair that was not fused, with the reason">,
+  ];
+  let statistics = [
+    Statistic<"numFused", "fused-groups", "Number of elewise_act groups formed">,
+  ];
+  let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
+}
+
 #endif // DLC_TRANSFORMS_PASSES_TD

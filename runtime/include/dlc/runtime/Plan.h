@@ -45,6 +45,7 @@ enum class BufferRole : uint8_t {
   kTemporary,      // an activation or intermediate
   kLoss,           // the scalar loss, read after each step
   kConstant,       // a constant of the model; its bytes are in the plan
+  kUpdate,         // the next value of a persistent buffer, written in place
 };
 const char *bufferRoleName(BufferRole role);
 

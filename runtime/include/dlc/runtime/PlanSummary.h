@@ -5,12 +5,23 @@
 
 #include "dlc/runtime/Plan.h"
 
+#include <map>
+#include <string>
+
 namespace dlc::rt {
 
 struct PlanSummary {
   int64_t parameters = 0;  // trainable elements
   int64_t forwardMacs = 0; // multiply-accumulates of the forward pass
   int64_t stepMacs = 0;    // of the whole step: forward, backward, update
+  /// Kernel launches per step: a fused group is one kernel.
+  int64_t launches = 0;
+  /// Fused groups by kind ("elewise_act", ...).
+  std::map<std::string, int64_t> groupsByKind;
+  /// Bytes a step moves to and from memory if every kernel reads each input
+  /// once and writes each output once; a group's internal values stay on
+  /// chip, the values it exports count.
+  int64_t memoryBytes = 0;
 };
 
 /// Multiply-accumulates of one kernel: convolutions (forward and both

@@ -589,4 +589,50 @@ def Train_ReduceMaxOp : Train_ReduceOp<"reduce_max", "taking the maximum">;
 
 include "dlc/Dialect/Train/IR/TrainGradOps.td"
 
+//===----------------------------------------------------------------------===//
+// Fused groups
+//===----------------------------------------------------------------------===//
+
+def Train_FusedOp : Train_Op<"fused", [IsolatedFromAbove,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "a group of ops a fusion strategy compiles into one kernel";
+  let description = [{
+    The body holds the fused ops over the block arguments (one per input)
+    and yields the group's results. `kind` names the fusion pattern
+    (`elewise_act`, ...) and `strategy` the strategy that formed it
+    (`paddle`, `xla`), so printing the IR shows every fusion decision and
+    reports can count groups by kind.
+
+    ```mlir
+    %y = train.fused "elewise_act" (%a, %b) {strategy = "paddle"}
+        : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32> {
+    ^bb0(%x: tensor<8x16xf32>, %z: tensor<8x16xf32>):
+      %s = train.add %x, %z : tensor<8x16xf32>, tensor<8x16xf32>
+      %r = train.relu %s : tensor<8x16xf32>
+      train.yield %r : tensor<8x16xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Train_AnyTensor>:$inputs, StrAttr:$kind,
+                   StrAttr:$strategy);
+  let results = (outs Variadic<Train_AnyTensor>:$outputs);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $kind `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs) $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_YieldOp : Train_Op<"yield", [Pure, Terminator, HasParent<"FusedOp">]> {
+  let summary = "returns a fused group's results";
+  let description = [{
+    ```mlir
+    train.yield %r : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Train_AnyTensor>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+  let builders = [OpBuilder<(ins), [{ /* an empty yield */ }]>];
+}
+
 #endif // DLC_DIALECT_TRAIN_IR_TRAINOPS_TD

@@ -1,0 +1,45 @@
+//===- FusionUtils.cpp - fusion legality, shared by every strategy --------===//
+
+#include "dlc/Transforms/FusionUtils.h"
+
+#include "dlc/Dialect/Train/IR/TrainOps.h"
+
+using namespace mlir;
+using namespace mlir::dlc;
+using namespace mlir::dlc::train;
+
+bool mlir::dlc::isFusibleActivation(Operation *op) {
+  return isa<ReluOp, TanhOp, SigmoidOp, GeluOp, ScaleOp, ReluBackwardOp,
+             TanhBackwardOp, SigmoidBackwardOp, GeluBackwardOp>(op);
+}
+
+bool mlir::dlc::isFusibleElementwise(Operation *op) {
+  return isa<AddOp, MulOp>(op);
+}
+
+FusionDecision mlir::dlc::canFuseProducerIntoConsumer(Operation *producer,
+                                                      Operation *consumer,
+                                                      bool allowMultiOutput) {
+  if (producer->getBlock() != consumer->getBlock())
+    return FusionDecision::refuse("producer and consumer are in different blocks");
+  if (producer->getParentOfType<FusedOp>() || consumer->getParentOfType<FusedOp>())
+    return FusionDecision::refuse("already in a fused group");
+  if (producer->getNumResults() != 1)
+    return FusionDecision::refuse("the producer has several results");
+  for (Operation *user : producer->getResult(0).getUsers()) {
+    if (user == consumer)
+      continue;
+    if (!allowMultiOutput)
+      return FusionDecision::refuse(
+          Twine("the producer's result has another user, '") +
+          user->getName().getStringRef() + "'");
+    // The group runs where the consumer is; an exported result can only
+    // serve readers after it.
+    if (user->getBlock() == consumer->getBlock() &&
+        user->isBeforeInBlock(consumer))
+      return FusionDecision::refuse(
+          Twine("the producer's result is read before the consumer, by '") +
+          user->getName().getStringRef() + "'");
+  }
+  return FusionDecision::allow();
+}
