@@ -148,43 +148,77 @@ std::vector<std::pair<std::string, std::string>> columns(const Result &r) {
 } // namespace
 
 void writeReport(std::ostream &os, const Result &r, Format format) {
-  if (format == Format::kJson)
-    return writeJson(os, r);
-  auto cols = columns(r);
-  if (format == Format::kCsv) {
-    for (size_t i = 0; i < cols.size(); ++i)
-      os << (i ? "," : "") << cols[i].first;
-    os << "\n";
-    for (size_t i = 0; i < cols.size(); ++i)
-      os << (i ? "," : "") << cols[i].second;
-    os << "\n";
+  writeReports(os, {r}, format);
+}
+
+void writeReports(std::ostream &os, const std::vector<Result> &results,
+                  Format format) {
+  if (results.empty())
+    return;
+  if (format == Format::kJson) {
+    if (results.size() == 1)
+      return writeJson(os, results.front());
+    os << "{\n\"schema\": \"dlc-bench/1\",\n\"results\": [\n";
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (i)
+        os << ",\n";
+      writeJson(os, results[i]);
+    }
+    os << "]\n}\n";
     return;
   }
-  if (format == Format::kMarkdown) {
-    os << "|";
-    for (auto &c : cols)
-      os << " " << c.first << " |";
-    os << "\n|";
-    for (size_t i = 0; i < cols.size(); ++i)
-      os << "---|";
-    os << "\n|";
-    for (auto &c : cols)
-      os << " " << c.second << " |";
-    os << "\n";
+  // Rows of cells; a sweep adds the speed-up over the first configuration
+  // with the same batch and precision (the baseline the sweep lists first).
+  std::vector<std::vector<std::pair<std::string, std::string>>> rows;
+  for (const Result &r : results) {
+    rows.push_back(columns(r));
+    if (results.size() > 1) {
+      const Result *base = &r;
+      for (const Result &b : results)
+        if (b.batch == r.batch && b.precision == r.precision) {
+          base = &b;
+          break;
+        }
+      double speedup = r.samplesPerSec().median / base->samplesPerSec().median;
+      rows.back().insert(rows.back().begin() + 9, {"speed-up", fixed(speedup, 2) + "x"});
+    }
+  }
+  const auto &header = rows.front();
+  if (format == Format::kCsv || format == Format::kMarkdown) {
+    bool md = format == Format::kMarkdown;
+    std::string sep = md ? " | " : ",";
+    auto line = [&](auto cell) {
+      os << (md ? "| " : "");
+      for (size_t i = 0; i < header.size(); ++i)
+        os << (i ? sep : "") << cell(i);
+      os << (md ? " |" : "") << "\n";
+    };
+    line([&](size_t i) { return header[i].first; });
+    if (md)
+      line([](size_t) { return std::string("---"); });
+    for (auto &row : rows)
+      line([&](size_t i) { return row[i].second; });
     return;
   }
-  // Terminal table: one configuration per row, widths from the cells.
-  for (auto &c : cols)
-    os << std::left << std::setw(std::max(c.first.size(), c.second.size()) + 2)
-       << c.first;
+  // Terminal table: widths from the widest cell of each column.
+  std::vector<size_t> widths(header.size());
+  for (size_t i = 0; i < header.size(); ++i) {
+    widths[i] = header[i].first.size();
+    for (auto &row : rows)
+      widths[i] = std::max(widths[i], row[i].second.size());
+  }
+  for (size_t i = 0; i < header.size(); ++i)
+    os << std::left << std::setw(widths[i] + 2) << header[i].first;
   os << "\n";
-  for (auto &c : cols)
-    os << std::left << std::setw(std::max(c.first.size(), c.second.size()) + 2)
-       << c.second;
-  os << "\n";
+  for (auto &row : rows) {
+    for (size_t i = 0; i < row.size(); ++i)
+      os << std::left << std::setw(widths[i] + 2) << row[i].second;
+    os << "\n";
+  }
+  const Result &r = results.front();
   os << "median of " << r.repeats << " repeats of " << r.steps
      << " timed steps after " << r.warmup << " warm-up steps; "
-     << r.threads << " CPU threads; compile " << fixed(r.compileMs, 0) << " ms\n";
+     << r.threads << " CPU threads\n";
 }
 
 void writeCompileReport(std::ostream &os, const Result &r, Format format) {

@@ -49,6 +49,11 @@ struct Result {
 enum class Format { kTable, kJson, kCsv, kMarkdown };
 
 void writeReport(std::ostream &os, const Result &result, Format format);
+/// One configuration: as writeReport. Several (a sweep): one table with a
+/// row per configuration and the speed-up over the first configuration of
+/// the same batch and precision; JSON wraps the results in {"results": [...]}.
+void writeReports(std::ostream &os, const std::vector<Result> &results,
+                  Format format);
 /// The report of --compile-only: the compiled step's counts, no timings.
 void writeCompileReport(std::ostream &os, const Result &result, Format format);
 

@@ -38,6 +38,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iomanip>
+#include <sstream>
 #include <fstream>
 #include <iostream>
 #include <unistd.h>
@@ -56,8 +57,9 @@ cl::opt<std::string> modelPath(cl::Positional,
                                cl::Required, cl::cat(category));
 cl::opt<std::string> backend("backend", cl::desc("cpu (default) or cuda"),
                              cl::init("cpu"), cl::cat(category));
-cl::opt<int64_t> batch("batch", cl::desc("samples per step (default 32)"),
-                       cl::init(32), cl::cat(category));
+cl::opt<std::string> batchList("batch",
+    cl::desc("samples per step, or a comma-separated list to sweep (default 32)"),
+    cl::init("32"), cl::cat(category));
 cl::opt<int64_t> warmup("warmup", cl::desc("untimed steps before timing (default 20)"),
                         cl::init(20), cl::cat(category));
 cl::opt<int64_t> steps("steps", cl::desc("timed steps per repeat (default 100)"),
@@ -70,12 +72,13 @@ cl::opt<std::string> optimizer("optimizer", cl::desc("sgd or adamw; default: the
                                cl::init(""), cl::cat(category));
 cl::opt<double> lr("lr", cl::desc("learning rate; default: the model's"),
                    cl::init(0.0), cl::cat(category));
-cl::opt<std::string> precision("precision", cl::desc("fp32 (the only mode until mixed precision lands)"),
-                               cl::init("fp32"), cl::cat(category));
-cl::opt<std::string> fusion("fusion",
+cl::opt<std::string> precisionList("precision",
+    cl::desc("fp32 (the only mode until mixed precision lands)"),
+    cl::init("fp32"), cl::cat(category));
+cl::opt<std::string> fusionList("fusion",
     cl::desc("none (one kernel per op, default) or paddle (PaddlePaddle's element-wise + "
              "activation fusion; its batch-norm fusions and the xla strategy are not "
-             "implemented yet)"),
+             "implemented yet); a comma-separated list sweeps, e.g. none,paddle"),
     cl::init("none"), cl::cat(category));
 cl::opt<bool> explainFusion("explain-fusion",
     cl::desc("report every producer-consumer pair the fusion passes did not fuse, and why"),
@@ -158,56 +161,34 @@ rt::Status loadBuffers(rt::cpu::CpuExecutor &exec, const std::string &dir,
   return rt::Status::ok();
 }
 
-} // namespace
+/// "a,b,c" -> {"a", "b", "c"}.
+std::vector<std::string> splitList(const std::string &list) {
+  std::vector<std::string> items;
+  std::string item;
+  std::istringstream in(list);
+  while (std::getline(in, item, ','))
+    items.push_back(item);
+  if (items.empty())
+    items.push_back("");
+  return items;
+}
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  registerPassManagerCLOptions();
-  registerMLIRContextCLOptions();
-  registerAsmPrinterCLOptions();
-  cl::HideUnrelatedOptions({&category});
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "dlc-bench: compile a model's whole training step and time it\n\n"
-      "  dlc-bench models/small_convnet.mlir --batch 32 --format json\n\n"
-      "Reports samples/s (median, min, max over --repeats), step time,\n"
-      "kernels per step, arena bytes and the loss at the first and last step.\n");
-
-  auto reportFormat = parseFormat(format);
-  if (!reportFormat)
-    return fail("unknown --format '" + format + "' (table, json, csv or markdown)");
-  if (batch < 1 || steps < 1 || repeats < 1 || warmup < 0)
-    return fail("--batch, --steps and --repeats must be >= 1 and --warmup >= 0");
-  if (precision != "fp32")
-    return fail("--precision " + precision +
-                " is not implemented yet: mixed precision comes with the "
-                "fusion and precision passes; only fp32 runs");
-  if (fusion != "none" && fusion != "paddle")
-    return fail("--fusion " + fusion +
-                " is not implemented yet: 'none' and 'paddle' (element-wise + "
-                "activation) run");
-  if (backend == "cuda") {
-    auto devices = rt::listCudaDevices();
-    if (!devices.isOk())
-      return fail("--backend cuda: " + devices.status().toString());
-    return fail("--backend cuda: the CUDA backend is not implemented yet (found " +
-                devices->front().name + "); use --backend cpu");
-  }
-  if (backend != "cpu")
-    return fail("unknown --backend '" + backend + "' (cpu or cuda)");
-
+/// Compiles the model for one configuration (or reads the .plan), runs it
+/// and fills `result`; returns a non-zero exit code after an error.
+int runConfiguration(const std::string &precision, const std::string &fusion,
+                     int64_t batch, bool fromPlan, bool batchGiven,
+                     bench::Result &result) {
   // Compile: parse, specialize the batch, differentiate, lower to a plan.
   // A .plan file was compiled already (perhaps on another machine): run it.
   auto compileStart = std::chrono::steady_clock::now();
   rt::Plan plan;
   mlir::dlc::PlanStats stats;
-  bool fromPlan = llvm::StringRef(modelPath).ends_with(".plan");
   if (fromPlan) {
     auto read = rt::readPlanFile(modelPath);
     if (!read.isOk())
       return fail(read.status().toString());
     plan = std::move(read.value());
-    if (batch.getNumOccurrences() && batch != plan.batch)
+    if (batchGiven && batch != plan.batch)
       return fail("--batch " + std::to_string(batch) + " differs from the plan's batch " +
                   std::to_string(plan.batch) + "; compile the model again for another batch");
     batch = plan.batch;
@@ -258,7 +239,6 @@ int main(int argc, char **argv) {
       optimizerName = k.op.substr(0, k.op.find('_'));
       break;
     }
-  bench::Result result;
   result.model = plan.model;
   result.backend = backend;
   result.precision = precision;
@@ -282,19 +262,8 @@ int main(int argc, char **argv) {
   result.memoryBytesPerStep = summary.memoryBytes;
   result.fusedGroups = summary.groupsByKind;
 
-  auto report = [&](auto write) -> int {
-    if (outputPath == "-") {
-      write(std::cout);
-      return 0;
-    }
-    std::ofstream out(outputPath);
-    write(out);
-    return out ? 0 : fail("cannot write " + outputPath);
-  };
   if (compileOnly)
-    return report([&](std::ostream &os) {
-      bench::writeCompileReport(os, result, *reportFormat);
-    });
+    return 0;
 
   auto executor = rt::cpu::CpuExecutor::create(plan);
   if (!executor.isOk())
@@ -414,5 +383,98 @@ int main(int argc, char **argv) {
     }
   }
 
-  return report([&](std::ostream &os) { bench::writeReport(os, result, *reportFormat); });
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerPassManagerCLOptions();
+  registerMLIRContextCLOptions();
+  registerAsmPrinterCLOptions();
+  cl::HideUnrelatedOptions({&category});
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "dlc-bench: compile a model's whole training step and time it\n\n"
+      "  dlc-bench models/small_convnet.mlir --batch 32 --format json\n\n"
+      "Reports samples/s (median, min, max over --repeats), step time,\n"
+      "kernels per step, arena bytes and the loss at the first and last step.\n");
+
+  auto reportFormat = parseFormat(format);
+  if (!reportFormat)
+    return fail("unknown --format '" + format + "' (table, json, csv or markdown)");
+  if (steps < 1 || repeats < 1 || warmup < 0)
+    return fail("--steps and --repeats must be >= 1 and --warmup >= 0");
+  std::vector<int64_t> batches;
+  for (const std::string &item : splitList(batchList)) {
+    char *end = nullptr;
+    long long value = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end || value < 1)
+      return fail("--batch expects positive integers, got '" + item + "'");
+    batches.push_back(value);
+  }
+  std::vector<std::string> precisions = splitList(precisionList);
+  std::vector<std::string> fusions = splitList(fusionList);
+  for (const std::string &p : precisions)
+    if (p != "fp32")
+      return fail("--precision " + p +
+                  " is not implemented yet: mixed precision comes with the "
+                  "fusion and precision passes; only fp32 runs");
+  for (const std::string &f : fusions)
+    if (f != "none" && f != "paddle")
+      return fail("--fusion " + f +
+                  " is not implemented yet: 'none' and 'paddle' (element-wise + "
+                  "activation) run");
+  if (backend == "cuda") {
+    auto devices = rt::listCudaDevices();
+    if (!devices.isOk())
+      return fail("--backend cuda: " + devices.status().toString());
+    return fail("--backend cuda: the CUDA backend is not implemented yet (found " +
+                devices->front().name + "); use --backend cpu");
+  }
+  if (backend != "cpu")
+    return fail("unknown --backend '" + backend + "' (cpu or cuda)");
+  size_t configs = batches.size() * precisions.size() * fusions.size();
+  bool fromPlan = llvm::StringRef(modelPath).ends_with(".plan");
+  if (configs > 1 && (fromPlan || !emitPlan.empty() || !dumpOut.empty()))
+    return fail("a sweep of " + std::to_string(configs) +
+                " configurations cannot run a .plan, --emit-plan or --dump-out: "
+                "give one configuration");
+
+  // Every combination, precision slowest, then fusion, then batch, so that
+  // configurations to compare end up side by side.
+  std::vector<bench::Result> results;
+  for (const std::string &p : precisions)
+    for (const std::string &f : fusions)
+      for (int64_t b : batches) {
+        bench::Result result;
+        if (int rc = runConfiguration(p, f, b, fromPlan, batchList.getNumOccurrences() > 0,
+                                      result))
+          return rc;
+        results.push_back(std::move(result));
+      }
+
+  std::ofstream file;
+  std::ostream *os = &std::cout;
+  if (outputPath != "-") {
+    file.open(outputPath);
+    os = &file;
+  }
+  if (compileOnly) {
+    bool wrap = *reportFormat == bench::Format::kJson && results.size() > 1;
+    if (wrap)
+      *os << "{\"results\": [\n";
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (wrap && i)
+        *os << ",\n";
+      bench::writeCompileReport(*os, results[i], *reportFormat);
+    }
+    if (wrap)
+      *os << "]}\n";
+  } else
+    bench::writeReports(*os, results, *reportFormat);
+  if (!*os)
+    return fail("cannot write " + outputPath);
+  return 0;
 }
