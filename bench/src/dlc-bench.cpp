@@ -29,6 +29,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -80,6 +81,11 @@ cl::opt<std::string> fusionList("fusion",
              "activation fusion; its batch-norm fusions and the xla strategy are not "
              "implemented yet); a comma-separated list sweeps, e.g. none,paddle"),
     cl::init("none"), cl::cat(category));
+cl::opt<std::string> pipeline("pipeline",
+    cl::desc("a textual pass pipeline to run on the training step after autodiff and "
+             "the --fusion strategy, e.g. 'dlc-fuse-optimizer-updates'; reports name "
+             "the configuration after it"),
+    cl::init(""), cl::cat(category));
 cl::opt<bool> explainFusion("explain-fusion",
     cl::desc("report every producer-consumer pair the fusion passes did not fuse, and why"),
     cl::init(false), cl::cat(category));
@@ -183,6 +189,10 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
   auto compileStart = std::chrono::steady_clock::now();
   rt::Plan plan;
   mlir::dlc::PlanStats stats;
+  // The configuration's name in reports: the strategy, then any pipeline.
+  std::string strategy = pipeline.empty() ? fusion
+                         : fusion == "none" ? std::string(pipeline)
+                                            : fusion + "+" + std::string(pipeline);
   if (fromPlan) {
     auto read = rt::readPlanFile(modelPath);
     if (!read.isOk())
@@ -218,10 +228,16 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
     pm.addPass(mlir::dlc::createAutodiffPass({optimizer, lr}));
     if (fusion == "paddle")
       pm.addPass(mlir::dlc::createFuseElementwiseActivationPass({explainFusion}));
+    if (!pipeline.empty()) {
+      std::string errors;
+      llvm::raw_string_ostream os(errors);
+      if (failed(parsePassPipeline(pipeline, pm, os)))
+        return fail("cannot parse --pipeline '" + pipeline + "': " + errors);
+    }
     if (failed(pm.run(*module)))
       return fail("cannot compile " + modelPath + " (see the errors above)");
     FailureOr<rt::Plan> compiled =
-        mlir::dlc::lowerToPlan(*module, {modelName(modelPath), precision, fusion}, &stats);
+        mlir::dlc::lowerToPlan(*module, {modelName(modelPath), precision, strategy}, &stats);
     if (failed(compiled))
       return fail("cannot lower " + modelPath + " to a plan");
     plan = std::move(*compiled);
@@ -242,7 +258,7 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
   result.model = plan.model;
   result.backend = backend;
   result.precision = precision;
-  result.fusion = fusion;
+  result.fusion = fromPlan ? plan.fusion : strategy;
   result.batch = batch;
   result.threads = rt::cpu::cpuThreadCount();
   result.warmup = warmup;
@@ -390,6 +406,7 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  mlir::dlc::registerAllPasses();
   registerPassManagerCLOptions();
   registerMLIRContextCLOptions();
   registerAsmPrinterCLOptions();

@@ -43,3 +43,15 @@ FusionDecision mlir::dlc::canFuseProducerIntoConsumer(Operation *producer,
   }
   return FusionDecision::allow();
 }
+
+FusionDecision mlir::dlc::canFuseHorizontally(ArrayRef<Operation *> ops) {
+  for (Operation *op : ops) {
+    if (op->getBlock() != ops.front()->getBlock())
+      return FusionDecision::refuse("the ops are in different blocks");
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp(); def && llvm::is_contained(ops, def))
+        return FusionDecision::refuse(Twine("'") + op->getName().getStringRef() +
+                                      "' reads the result of another op of the group");
+  }
+  return FusionDecision::allow();
+}

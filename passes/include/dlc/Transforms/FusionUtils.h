@@ -48,6 +48,10 @@ FusionDecision canFuseProducerIntoConsumer(Operation *producer,
                                            Operation *consumer,
                                            bool allowMultiOutput);
 
+/// Whether independent ops can run as one kernel placed where the last of
+/// them is: one block, and no op reads another's result.
+FusionDecision canFuseHorizontally(ArrayRef<Operation *> ops);
+
 } // namespace mlir::dlc
 
 #endif // DLC_TRANSFORMS_FUSIONUTILS_H

@@ -144,4 +144,37 @@ def FuseElementwiseActivationPass
   let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
 }
 
+def FuseOptimizerUpdatesPass : Pass<"dlc-fuse-optimizer-updates", "::mlir::ModuleOp"> {
+  let summary = "runs every parameter's optimizer update as one kernel (XLA's horizontal fusion)";
+  let description = [{
+    Gathers the `train.sgd_update` / `train.adamw_update` ops of a block into
+    one `train.fused` group of kind `optimizer_horizontal` (strategy `xla`),
+    placed where the last update was. The updates are independent, so the
+    group is one launch instead of one per parameter.
+
+    Before:
+
+    ```mlir
+    %p2, %b2 = train.sgd_update %p, %g, %b {lr = ...} : ...
+    %q2, %c2 = train.sgd_update %q, %h, %c {lr = ...} : ...
+    ```
+
+    After:
+
+    ```mlir
+    %r:4 = train.fused "optimizer_horizontal" (%p, %g, %b, %q, %h, %c) {strategy = "xla"} : ... {
+    ^bb0(...):
+      %p2, %b2 = train.sgd_update ...
+      %q2, %c2 = train.sgd_update ...
+      train.yield %p2, %b2, %q2, %c2 : ...
+    }
+    ```
+  }];
+  let statistics = [
+    Statistic<"numGroups", "groups", "Number of horizontal groups formed">,
+    Statistic<"numUpdates", "updates", "Number of updates moved into groups">,
+  ];
+  let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
+}
+
 #endif // DLC_TRANSFORMS_PASSES_TD
