@@ -70,9 +70,9 @@ std::string jsonString(const std::string &s) {
   return out + "\"";
 }
 
-std::string groupsJson(const Result &r) {
+std::string countsJson(const std::map<std::string, int64_t> &counts) {
   std::string out = "{";
-  for (auto &[kind, count] : r.fusedGroups)
+  for (auto &[kind, count] : counts)
     out += (out.size() > 1 ? ", " : "") + jsonString(kind) + ": " + std::to_string(count);
   return out + "}";
 }
@@ -103,7 +103,8 @@ void writeJson(std::ostream &os, const Result &r) {
      << num(r.repeatResults.empty() ? NAN : r.repeatResults.front().lossLast) << "},\n"
      << "  \"kernels_per_step\": " << r.kernelsPerStep << ",\n"
      << "  \"memory_bytes_per_step\": " << r.memoryBytesPerStep << ",\n"
-     << "  \"fused_groups\": " << groupsJson(r) << ",\n"
+     << "  \"fused_groups\": " << countsJson(r.fusedGroups) << ",\n"
+     << "  \"kernels_by_kind\": " << countsJson(r.kernelsByKind) << ",\n"
      << "  \"parameters\": " << r.parameters << ",\n"
      << "  \"forward_macs_per_sample\": " << r.forwardMacsPerSample << ",\n"
      << "  \"train_flops_per_step\": " << r.trainFlopsPerStep << ",\n"
@@ -230,7 +231,8 @@ void writeCompileReport(std::ostream &os, const Result &r, Format format) {
       {"train_gflops_per_step", fixed(r.trainFlopsPerStep / 1e9, 3)},
       {"kernels_per_step", std::to_string(r.kernelsPerStep)},
       {"memory_bytes_per_step", std::to_string(r.memoryBytesPerStep)},
-      {"fused_groups", groupsJson(r)},
+      {"fused_groups", countsJson(r.fusedGroups)},
+      {"kernels_by_kind", countsJson(r.kernelsByKind)},
       {"peak_arena_bytes", std::to_string(r.peakArenaBytes)},
       {"total_buffer_bytes", bytesOrNull(r.totalBufferBytes)},
       {"compile_ms", fixed(r.compileMs, 1)}};

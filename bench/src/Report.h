@@ -39,6 +39,7 @@ struct Result {
   int64_t trainFlopsPerStep = 0; // 2 x multiply-accumulates of the whole step
   int64_t memoryBytesPerStep = 0; // each kernel's inputs read, outputs written once
   std::map<std::string, int64_t> fusedGroups; // by kind
+  std::map<std::string, int64_t> kernelsByKind; // library / generated / hand-written
   int64_t peakArenaBytes = 0, totalBufferBytes = 0, lowerBoundBytes = 0;
   std::vector<RepeatResult> repeatResults;
 

@@ -277,6 +277,7 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
   result.kernelsPerStep = summary.launches;
   result.memoryBytesPerStep = summary.memoryBytes;
   result.fusedGroups = summary.groupsByKind;
+  result.kernelsByKind = summary.launchesByKind;
 
   if (compileOnly)
     return 0;

@@ -3,6 +3,7 @@
 #include "dlc/InitAll.h"
 
 #include "dlc/Dialect/Train/IR/TrainDialect.h"
+#include "dlc/Conversion/Passes.h"
 #include "dlc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -15,6 +16,7 @@ void mlir::dlc::registerAllDialects(DialectRegistry &registry) {
 
 void mlir::dlc::registerAllPasses() {
   registerDLCPasses();
+  registerDLCConversionPasses();
   // canonicalize, cse, symbol-dce and friends, for user-written pipelines.
   mlir::registerTransformsPasses();
 }

@@ -41,6 +41,25 @@ int64_t kernelMacs(const Plan &plan, const PlanKernel &k) {
   return 0;
 }
 
+const char *kernelImplementation(const std::string &op) {
+  static const char *const library[] = {
+      "conv2d", "conv2d_backward_data", "conv2d_backward_filter", "matmul",
+      "linear", "batch_norm", "batch_norm_backward"};
+  static const char *const generated[] = {
+      "relu", "tanh", "sigmoid", "gelu", "scale", "add", "sub", "mul", "div",
+      "relu_backward", "tanh_backward", "sigmoid_backward", "gelu_backward",
+      "cast", "transpose", "concat", "slice", "slice_backward", "broadcast_to",
+      "sum_to_shape", "reduce_sum", "reduce_mean", "reduce_max",
+      "global_avg_pool"};
+  for (const char *name : library)
+    if (op == name)
+      return "library";
+  for (const char *name : generated)
+    if (op == name)
+      return "generated";
+  return "hand-written";
+}
+
 namespace {
 /// The fused group a kernel belongs to, or -1.
 int64_t groupOf(const PlanKernel &k) {
@@ -73,9 +92,13 @@ PlanSummary summarizePlan(const Plan &plan) {
     int64_t group = groupOf(plan.kernels[i]);
     if (group < 0 || group != previousGroup) {
       ++launch;
-      if (group >= 0)
+      if (group >= 0) {
         ++summary.groupsByKind[std::get<std::string>(
             plan.kernels[i].attrs.at("fusion.kind"))];
+        ++summary.launchesByKind["generated"];
+      } else {
+        ++summary.launchesByKind[kernelImplementation(plan.kernels[i].op)];
+      }
     }
     previousGroup = group;
     launchOf[i] = launch;

@@ -16,6 +16,12 @@ struct PlanSummary {
   int64_t stepMacs = 0;    // of the whole step: forward, backward, update
   /// Kernel launches per step: a fused group is one kernel.
   int64_t launches = 0;
+  /// Launches by implementation: "library" (cuDNN / cuBLASLt: convolutions,
+  /// GEMMs, batch norm), "generated" (fused groups, element-wise and
+  /// broadcast ops, reductions), "hand-written" (pooling, softmax, norms,
+  /// embeddings, losses, resizing, dropout, optimizer updates), as the CUDA
+  /// backend will lower them; "collective" once gradients are all-reduced.
+  std::map<std::string, int64_t> launchesByKind;
   /// Fused groups by kind ("elewise_act", ...).
   std::map<std::string, int64_t> groupsByKind;
   /// Bytes a step moves to and from memory if every kernel reads each input
@@ -28,6 +34,9 @@ struct PlanSummary {
 /// gradients), matmuls and linears, the ops that dominate training; 0 for
 /// the rest, whose cost is memory traffic.
 int64_t kernelMacs(const Plan &plan, const PlanKernel &kernel);
+
+/// "library", "generated" or "hand-written" for an unfused kernel's op.
+const char *kernelImplementation(const std::string &op);
 
 /// The forward pass is every kernel before the first backward kernel
 /// (dlc-autodiff emits the whole forward pass first, and the backward pass
