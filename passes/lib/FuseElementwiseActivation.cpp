@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dlc/Transforms/FusionRewrite.h"
 #include "dlc/Transforms/FusionUtils.h"
 #include "dlc/Transforms/Passes.h"
 
@@ -16,7 +17,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 
 #define DEBUG_TYPE "dlc-fuse-elementwise-activation"
 
@@ -33,51 +33,9 @@ namespace {
 
 constexpr llvm::StringLiteral kKind = "elewise_act";
 constexpr llvm::StringLiteral kStrategy = "paddle";
-
-/// PaddlePaddle's fused op writes its intermediate result when the backward
-/// pass needs it (save_intermediate_out).
+/// PaddlePaddle's fused op writes its intermediate result when others read
+/// it (save_intermediate_out).
 constexpr bool kSaveIntermediate = true;
-
-/// Replaces `producer` and `consumer` by one train.fused group computing the
-/// consumer's result, and the producer's too when others read it.
-void fuse(Operation *producer, Operation *consumer) {
-  SmallVector<Value> inputs;
-  auto addInput = [&](Value v) {
-    if (v.getDefiningOp() != producer && !llvm::is_contained(inputs, v))
-      inputs.push_back(v);
-  };
-  for (Value v : producer->getOperands())
-    addInput(v);
-  for (Value v : consumer->getOperands())
-    addInput(v);
-
-  Value intermediate = producer->getResult(0);
-  bool exported = llvm::any_of(intermediate.getUsers(),
-                               [&](Operation *user) { return user != consumer; });
-  SmallVector<Type> resultTypes(consumer->getResultTypes());
-  if (exported)
-    resultTypes.push_back(intermediate.getType());
-  OpBuilder b(consumer);
-  auto fused = FusedOp::create(b, consumer->getLoc(), resultTypes, inputs,
-                               b.getStringAttr(kKind), b.getStringAttr(kStrategy));
-  Block *body = b.createBlock(&fused.getBody());
-  IRMapping map;
-  for (Value input : inputs)
-    map.map(input, body->addArgument(input.getType(), input.getLoc()));
-  b.setInsertionPointToStart(body);
-  Operation *innerProducer = b.clone(*producer, map);
-  Operation *inner = b.clone(*consumer, map);
-  SmallVector<Value> yielded(inner->getResults());
-  if (exported)
-    yielded.push_back(innerProducer->getResult(0));
-  YieldOp::create(b, consumer->getLoc(), yielded);
-  consumer->replaceAllUsesWith(
-      fused.getResults().take_front(consumer->getNumResults()));
-  if (exported)
-    intermediate.replaceAllUsesWith(fused.getResults().back());
-  consumer->erase();
-  producer->erase();
-}
 
 struct FuseElementwiseActivationPass final
     : mlir::dlc::impl::FuseElementwiseActivationPassBase<
@@ -109,7 +67,8 @@ struct FuseElementwiseActivationPass final
         FusionDecision decision =
             taken.contains(producer)
                 ? FusionDecision::refuse("the producer is already in another group")
-                : canFuseProducerIntoConsumer(producer, consumer, kSaveIntermediate);
+                : canFuseProducerIntoConsumer(producer, consumer,
+                                              kSaveIntermediate);
         if (!decision) {
           if (explain)
             consumer->emitRemark()
@@ -124,7 +83,7 @@ struct FuseElementwiseActivationPass final
       }
     });
     for (auto [producer, consumer] : pairs)
-      fuse(producer, consumer);
+      createFusedGroup({producer, consumer}, kKind, kStrategy);
     numFused += pairs.size();
   }
 };

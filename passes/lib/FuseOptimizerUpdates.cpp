@@ -8,13 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dlc/Transforms/FusionRewrite.h"
 #include "dlc/Transforms/FusionUtils.h"
 #include "dlc/Transforms/Passes.h"
 
 #include "dlc/Dialect/Train/IR/TrainOps.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 
 #define DEBUG_TYPE "dlc-fuse-optimizer-updates"
 
@@ -31,37 +31,6 @@ namespace {
 
 constexpr llvm::StringLiteral kKind = "optimizer_horizontal";
 constexpr llvm::StringLiteral kStrategy = "xla";
-
-void fuseHorizontally(ArrayRef<Operation *> updates) {
-  Operation *last = updates.back();
-  SmallVector<Value> inputs;
-  SmallVector<Type> resultTypes;
-  for (Operation *op : updates) {
-    for (Value v : op->getOperands())
-      if (!llvm::is_contained(inputs, v))
-        inputs.push_back(v);
-    llvm::append_range(resultTypes, op->getResultTypes());
-  }
-  OpBuilder b(last);
-  auto fused = FusedOp::create(b, last->getLoc(), resultTypes, inputs,
-                               b.getStringAttr(kKind), b.getStringAttr(kStrategy));
-  Block *body = b.createBlock(&fused.getBody());
-  IRMapping map;
-  for (Value input : inputs)
-    map.map(input, body->addArgument(input.getType(), input.getLoc()));
-  b.setInsertionPointToStart(body);
-  SmallVector<Value> yielded;
-  for (Operation *op : updates)
-    llvm::append_range(yielded, b.clone(*op, map)->getResults());
-  YieldOp::create(b, last->getLoc(), yielded);
-  unsigned next = 0;
-  for (Operation *op : updates) {
-    op->replaceAllUsesWith(fused.getResults().slice(next, op->getNumResults()));
-    next += op->getNumResults();
-  }
-  for (Operation *op : updates)
-    op->erase();
-}
 
 struct FuseOptimizerUpdatesPass final
     : mlir::dlc::impl::FuseOptimizerUpdatesPassBase<FuseOptimizerUpdatesPass> {
@@ -83,7 +52,7 @@ struct FuseOptimizerUpdatesPass final
             << "optimizer updates not fused (" << kKind << "): " << decision.reason();
         continue;
       }
-      fuseHorizontally(updates);
+      createFusedGroup(updates, kKind, kStrategy);
       ++numGroups;
       numUpdates += updates.size();
     }

@@ -55,3 +55,20 @@ FusionDecision mlir::dlc::canFuseHorizontally(ArrayRef<Operation *> ops) {
   }
   return FusionDecision::allow();
 }
+
+FusionDecision mlir::dlc::canFormGroup(ArrayRef<Operation *> ops) {
+  Operation *last = ops.back();
+  for (Operation *op : ops) {
+    if (op->getBlock() != last->getBlock())
+      return FusionDecision::refuse("the ops are in different blocks");
+    if (op->getParentOfType<FusedOp>())
+      return FusionDecision::refuse("already in a fused group");
+    for (Operation *user : op->getUsers())
+      if (!llvm::is_contained(ops, user) && user->getBlock() == last->getBlock() &&
+          user->isBeforeInBlock(last))
+        return FusionDecision::refuse(
+            Twine("'") + user->getName().getStringRef() +
+            "' reads a result of the group before the group would run");
+  }
+  return FusionDecision::allow();
+}

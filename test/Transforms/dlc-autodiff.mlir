@@ -11,7 +11,7 @@
 // CHECK: %[[R:.+]] = train.relu %[[H]]
 // CHECK: %[[ONE:.+]] = train.constant dense<1.000000e+00> : tensor<f32>
 // CHECK: %[[DL:.+]] = train.softmax_cross_entropy_backward %[[ONE]]
-// CHECK: %[[DR:.+]] = train.relu_backward %[[DL]], %[[H]]
+// CHECK: %[[DR:.+]] = train.relu_backward %[[DL]], %[[R]]
 // CHECK: %[[DH:.+]] = train.add %[[DL]], %[[DR]]
 // CHECK: %[[DW:.+]] = train.matmul %{{.+}}, %{{.+}} {transpose_lhs = true}
 // CHECK: %[[P:.+]], %[[B:.+]] = train.sgd_update %[[W]], %[[DW]], %[[BUF]] {lr = 5.000000e-01 : f32, momentum = 0.899999976 : f32}

@@ -43,12 +43,12 @@ func.func @backward_pair(%d1: tensor<4x8xf32>, %d2: tensor<4x8xf32>, %x: tensor<
 
 // -----
 
-// Training keeps the activation's input for its backward op: the group
-// writes it out as a second result (PaddlePaddle's save_intermediate_out).
+// A reader of the sum after the activation: the group
+// writes it out too (PaddlePaddle's save_intermediate_out), results in op order.
 // CHECK-LABEL: func.func @saved_for_backward
 // CHECK: %[[F:.+]]:2 = train.fused "elewise_act"
 // CHECK: train.yield %{{.+}}, %{{.+}} : tensor<4x8xf32>, tensor<4x8xf32>
-// CHECK: train.relu_backward %arg2, %[[F]]#1
+// CHECK: train.relu_backward %arg2, %[[F]]#0
 func.func @saved_for_backward(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %dy: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %s = train.add %x, %y : tensor<4x8xf32>, tensor<4x8xf32>
   %r = train.relu %s : tensor<4x8xf32>

@@ -72,7 +72,11 @@ SmallVector<NamedAttribute> copyAttrs(Operation *op, ArrayRef<StringRef> names) 
 
 LogicalResult ReluOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
                                     SmallVectorImpl<Value> &dx) {
-  dx.push_back(ReluBackwardOp::create(b, getLoc(), dy[0], getInput()));
+  // From the output (x > 0 exactly where relu(x) > 0): the input then has
+  // no reader in the backward pass, so whatever produced it (batch norm, a
+  // residual add) can fuse with the relu, as cuDNN's and PaddlePaddle's
+  // fused batch-norm + activation do.
+  dx.push_back(ReluBackwardOp::create(b, getLoc(), dy[0], getOutput()));
   return success();
 }
 

@@ -52,6 +52,11 @@ FusionDecision canFuseProducerIntoConsumer(Operation *producer,
 /// them is: one block, and no op reads another's result.
 FusionDecision canFuseHorizontally(ArrayRef<Operation *> ops);
 
+/// Whether `ops` (in block order) can become one group placed where the last
+/// of them is: one block, none already grouped, and every reader of a
+/// group result outside the group after the last op.
+FusionDecision canFormGroup(ArrayRef<Operation *> ops);
+
 } // namespace mlir::dlc
 
 #endif // DLC_TRANSFORMS_FUSIONUTILS_H

@@ -24,12 +24,13 @@ class Train_ActivationBackwardOp<string mnemonic, string savedWhat>
   let summary = "gradient of an activation, from dy and the forward " # savedWhat;
 }
 
-def Train_ReluBackwardOp : Train_ActivationBackwardOp<"relu_backward", "input"> {
+def Train_ReluBackwardOp : Train_ActivationBackwardOp<"relu_backward", "output"> {
   let description = [{
-    dx = dy where x > 0, else 0.
+    dx = dy where y > 0, else 0, from the forward output y (positive exactly
+    where the input is), so the input need not be kept for the backward pass.
 
     ```mlir
-    %dx = train.relu_backward %dy, %x : tensor<8x16xf32>, tensor<8x16xf32>
+    %dx = train.relu_backward %dy, %y : tensor<8x16xf32>, tensor<8x16xf32>
     ```
   }];
 }

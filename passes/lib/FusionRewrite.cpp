@@ -1,0 +1,47 @@
+//===- FusionRewrite.cpp - building fused groups --------------------------===//
+
+#include "dlc/Transforms/FusionRewrite.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace mlir::dlc;
+using namespace mlir::dlc::train;
+
+FusedOp mlir::dlc::createFusedGroup(ArrayRef<Operation *> ops, StringRef kind,
+                                    StringRef strategy) {
+  auto inside = [&](Operation *op) { return llvm::is_contained(ops, op); };
+  SmallVector<Value> inputs, exported;
+  for (Operation *op : ops) {
+    for (Value v : op->getOperands())
+      if (!inside(v.getDefiningOp()) && !llvm::is_contained(inputs, v))
+        inputs.push_back(v);
+    for (Value r : op->getResults())
+      if (llvm::any_of(r.getUsers(), [&](Operation *u) { return !inside(u); }))
+        exported.push_back(r);
+  }
+  Operation *last = ops.back();
+  OpBuilder b(last);
+  auto fused = FusedOp::create(b, last->getLoc(), ValueRange(exported).getTypes(),
+                               inputs, b.getStringAttr(kind),
+                               b.getStringAttr(strategy));
+  Block *body = b.createBlock(&fused.getBody());
+  IRMapping map;
+  for (Value input : inputs)
+    map.map(input, body->addArgument(input.getType(), input.getLoc()));
+  b.setInsertionPointToStart(body);
+  for (Operation *op : ops)
+    b.clone(*op, map);
+  SmallVector<Value> yielded;
+  for (Value v : exported)
+    yielded.push_back(map.lookup(v));
+  YieldOp::create(b, last->getLoc(), yielded);
+  for (auto [value, result] : llvm::zip(exported, fused.getResults()))
+    value.replaceUsesWithIf(result, [&](OpOperand &use) {
+      return use.getOwner() != fused && !fused->isProperAncestor(use.getOwner());
+    });
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+  return fused;
+}
