@@ -77,8 +77,8 @@ cl::opt<std::string> precisionList("precision",
     cl::desc("fp32 (the only mode until mixed precision lands)"),
     cl::init("fp32"), cl::cat(category));
 cl::opt<std::string> fusionList("fusion",
-    cl::desc("none (one kernel per op, default) or paddle (PaddlePaddle's element-wise + "
-             "activation fusion; its batch-norm fusions and the xla strategy are not "
+    cl::desc("none (one kernel per op, default) or paddle (PaddlePaddle's batch-norm + "
+             "activation and element-wise + activation fusions; the xla strategy is not "
              "implemented yet); a comma-separated list sweeps, e.g. none,paddle"),
     cl::init("none"), cl::cat(category));
 cl::opt<std::string> pipeline("pipeline",
@@ -86,6 +86,10 @@ cl::opt<std::string> pipeline("pipeline",
              "the --fusion strategy, e.g. 'dlc-fuse-optimizer-updates'; reports name "
              "the configuration after it"),
     cl::init(""), cl::cat(category));
+cl::opt<bool> paddleRelaxGate("paddle-relax-gate",
+    cl::desc("fuse batch norm + relu and batch norm + add + relu whatever the "
+             "precision and layout (PaddlePaddle: FP16 NHWC only)"),
+    cl::init(false), cl::cat(category));
 cl::opt<bool> explainFusion("explain-fusion",
     cl::desc("report every producer-consumer pair the fusion passes did not fuse, and why"),
     cl::init(false), cl::cat(category));
@@ -190,9 +194,10 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
   rt::Plan plan;
   mlir::dlc::PlanStats stats;
   // The configuration's name in reports: the strategy, then any pipeline.
-  std::string strategy = pipeline.empty() ? fusion
+  std::string named = fusion == "paddle" && paddleRelaxGate ? "paddle-relaxed" : fusion;
+  std::string strategy = pipeline.empty() ? named
                          : fusion == "none" ? std::string(pipeline)
-                                            : fusion + "+" + std::string(pipeline);
+                                            : named + "+" + std::string(pipeline);
   if (fromPlan) {
     auto read = rt::readPlanFile(modelPath);
     if (!read.isOk())
@@ -226,8 +231,11 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
       return fail("bad pass manager options");
     pm.addPass(mlir::dlc::createSpecializeBatchPass({batch}));
     pm.addPass(mlir::dlc::createAutodiffPass({optimizer, lr}));
-    if (fusion == "paddle")
+    if (fusion == "paddle") {
+      pm.addPass(mlir::dlc::createFuseBatchNormActivationPass(
+          {paddleRelaxGate, explainFusion}));
       pm.addPass(mlir::dlc::createFuseElementwiseActivationPass({explainFusion}));
+    }
     if (!pipeline.empty()) {
       std::string errors;
       llvm::raw_string_ostream os(errors);

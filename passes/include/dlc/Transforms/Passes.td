@@ -144,6 +144,50 @@ def FuseElementwiseActivationPass
   let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
 }
 
+def FuseBatchNormActivationPass
+    : Pass<"dlc-fuse-batch-norm-activation", "::mlir::ModuleOp"> {
+  let summary = "fuses batch norm with relu and with add + relu, forward and backward, as PaddlePaddle";
+  let description = [{
+    PaddlePaddle's `fuse_bn_act_ops` / `fuse_bn_add_act_ops` (cuDNN's fused
+    batch-norm modes): `relu(batch_norm(x))` becomes a `bn_act` group,
+    `relu(batch_norm(x) + z)` a `bn_add_act` group, and `relu_backward`
+    feeding `batch_norm_backward` a `bn_act_grad` group (`bn_add_act_grad`
+    when the relu gradient also flows to a residual shortcut, which the
+    group then writes out). As in PaddlePaddle, only FP16 NHWC training
+    batch norm whose output has one reader is fused; `relax-gate` lifts the
+    precision and layout condition for study. `explain` reports every
+    refused candidate and why.
+
+    Before (with relax-gate=true):
+
+    ```mlir
+    %y, %m, %v = train.batch_norm %x, %g, %b, %rm, %rv : ...
+    %r = train.relu %y : tensor<8x16x4x4xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %f:3 = train.fused "bn_act" (%x, %g, %b, %rm, %rv) {strategy = "paddle"} : ... {
+    ^bb0(...):
+      %y, %m, %v = train.batch_norm ...
+      %r = train.relu %y : ...
+      train.yield %m, %v, %r : ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"relaxGate", "relax-gate", "bool", /*default=*/"false",
+           "fuse whatever the precision and layout (PaddlePaddle: FP16 NHWC only)">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "emit a remark for every candidate that was not fused, with the reason">,
+  ];
+  let statistics = [
+    Statistic<"numFused", "fused-groups", "Number of batch-norm groups formed">,
+  ];
+  let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
+}
+
 def FuseOptimizerUpdatesPass : Pass<"dlc-fuse-optimizer-updates", "::mlir::ModuleOp"> {
   let summary = "runs every parameter's optimizer update as one kernel (XLA's horizontal fusion)";
   let description = [{

@@ -1,0 +1,130 @@
+//===- FuseBatchNormActivation.cpp - PaddlePaddle's bn + act fusions -------===//
+//
+// PaddlePaddle's fuse_bn_act_ops and fuse_bn_add_act_ops, which lower to
+// cuDNN's fused batch-norm modes (CUDNN_BATCHNORM_OPS_BN_ACTIVATION and
+// _BN_ADD_ACTIVATION): relu(batch_norm(x)), relu(batch_norm(x) + z), and the
+// backward pair relu_backward -> batch_norm_backward. PaddlePaddle applies
+// them only to FP16 NHWC training batch norm whose output has one reader;
+// that gate is the default here, so the strategy is faithful, and
+// `relax-gate` lifts the precision / layout part for study.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Transforms/FusionRewrite.h"
+#include "dlc/Transforms/FusionUtils.h"
+#include "dlc/Transforms/Passes.h"
+
+#include "dlc/Dialect/Train/IR/TrainOps.h"
+
+#define DEBUG_TYPE "dlc-fuse-batch-norm-activation"
+
+namespace mlir::dlc {
+#define GEN_PASS_DEF_FUSEBATCHNORMACTIVATIONPASS
+#include "dlc/Transforms/Passes.h.inc"
+} // namespace mlir::dlc
+
+using namespace mlir;
+using namespace mlir::dlc;
+using namespace mlir::dlc::train;
+
+namespace {
+
+constexpr llvm::StringLiteral kStrategy = "paddle";
+
+/// PaddlePaddle's gate: cuDNN's fused modes run FP16 NHWC batch norm. dlc's
+/// activations are NCHW until the layout pass exists, so only a relaxed gate
+/// fuses today.
+FusionDecision paddleGate(Value bnInput, bool relaxed) {
+  if (relaxed)
+    return FusionDecision::allow();
+  Type element = cast<RankedTensorType>(bnInput.getType()).getElementType();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "PaddlePaddle fuses batch norm with an activation only in FP16 NHWC "
+        "training; this one is "
+     << element << " NCHW (relax-gate=true lifts the gate)";
+  return element.isF16() ? FusionDecision::refuse(
+                               "PaddlePaddle's fused batch norm needs NHWC; "
+                               "this one is NCHW (relax-gate=true lifts the gate)")
+                         : FusionDecision::refuse(text);
+}
+
+/// Exactly one reader of `value`, `reader` (PaddlePaddle's rule).
+FusionDecision onlyReader(Value value, Operation *reader, StringRef what) {
+  for (Operation *user : value.getUsers())
+    if (user != reader)
+      return FusionDecision::refuse(Twine("the ") + what + " has another reader, '" +
+                                    user->getName().getStringRef() + "'");
+  return FusionDecision::allow();
+}
+
+struct FuseBatchNormActivationPass final
+    : mlir::dlc::impl::FuseBatchNormActivationPassBase<
+          FuseBatchNormActivationPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    struct Candidate {
+      SmallVector<Operation *> ops;
+      StringRef kind;
+    };
+    SmallVector<Candidate> groups;
+    DenseSet<Operation *> taken;
+    auto consider = [&](Candidate c, FusionDecision decision, Operation *at) {
+      if (decision)
+        decision = canFormGroup(c.ops);
+      for (Operation *op : c.ops)
+        if (decision && taken.contains(op))
+          decision = FusionDecision::refuse("already in another group");
+      if (!decision) {
+        if (explain)
+          at->emitRemark() << "not fused (" << c.kind << "): " << decision.reason();
+        return;
+      }
+      taken.insert(c.ops.begin(), c.ops.end());
+      groups.push_back(std::move(c));
+    };
+
+    getOperation().walk([&](Operation *op) {
+      // Forward: relu(bn) and relu(bn + z).
+      if (auto relu = dyn_cast<ReluOp>(op)) {
+        Operation *producer = relu.getInput().getDefiningOp();
+        if (auto bn = dyn_cast_or_null<BatchNormOp>(producer)) {
+          FusionDecision d = paddleGate(bn.getInput(), relaxGate);
+          if (d)
+            d = onlyReader(bn.getOutput(), relu, "batch-norm output");
+          consider({{bn, relu}, "bn_act"}, d, relu);
+        } else if (auto add = dyn_cast_or_null<AddOp>(producer)) {
+          for (Value side : {add.getLhs(), add.getRhs()}) {
+            auto bn = side.getDefiningOp<BatchNormOp>();
+            if (!bn)
+              continue;
+            FusionDecision d = paddleGate(bn.getInput(), relaxGate);
+            if (d)
+              d = onlyReader(bn.getOutput(), add, "batch-norm output");
+            if (d)
+              d = onlyReader(add.getOutput(), relu, "sum");
+            consider({{bn, add, relu}, "bn_add_act"}, d, relu);
+            break;
+          }
+        }
+      }
+      // Backward: relu_backward feeding batch_norm_backward. With a residual
+      // join the relu gradient also flows to the shortcut: the group writes
+      // it out, as PaddlePaddle's fused_bn_add_activation_grad does.
+      if (auto bnBackward = dyn_cast<BatchNormBackwardOp>(op)) {
+        auto reluBackward = bnBackward.getGrad().getDefiningOp<ReluBackwardOp>();
+        if (!reluBackward)
+          return;
+        bool shortcut = !reluBackward.getOutput().hasOneUse();
+        consider({{reluBackward, bnBackward}, shortcut ? "bn_add_act_grad" : "bn_act_grad"},
+                 paddleGate(bnBackward.getInput(), relaxGate), bnBackward);
+      }
+    });
+    for (Candidate &c : groups)
+      createFusedGroup(c.ops, c.kind, kStrategy);
+    numFused += groups.size();
+  }
+};
+
+} // namespace
