@@ -90,6 +90,10 @@ cl::opt<bool> paddleRelaxGate("paddle-relax-gate",
     cl::desc("fuse batch norm + relu and batch norm + add + relu whatever the "
              "precision and layout (PaddlePaddle: FP16 NHWC only)"),
     cl::init(false), cl::cat(category));
+cl::opt<std::string> disableFusion("disable-fusion",
+    cl::desc("comma-separated fusion kinds to leave out, for ablations: bn-act, "
+             "bn-add-act, elewise-act"),
+    cl::init(""), cl::cat(category));
 cl::opt<bool> explainFusion("explain-fusion",
     cl::desc("report every producer-consumer pair the fusion passes did not fuse, and why"),
     cl::init(false), cl::cat(category));
@@ -195,6 +199,8 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
   mlir::dlc::PlanStats stats;
   // The configuration's name in reports: the strategy, then any pipeline.
   std::string named = fusion == "paddle" && paddleRelaxGate ? "paddle-relaxed" : fusion;
+  if (fusion == "paddle" && !disableFusion.empty())
+    named += "-no-" + std::string(disableFusion);
   std::string strategy = pipeline.empty() ? named
                          : fusion == "none" ? std::string(pipeline)
                                             : named + "+" + std::string(pipeline);
@@ -232,9 +238,24 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
     pm.addPass(mlir::dlc::createSpecializeBatchPass({batch}));
     pm.addPass(mlir::dlc::createAutodiffPass({optimizer, lr}));
     if (fusion == "paddle") {
-      pm.addPass(mlir::dlc::createFuseBatchNormActivationPass(
-          {paddleRelaxGate, explainFusion}));
-      pm.addPass(mlir::dlc::createFuseElementwiseActivationPass({explainFusion}));
+      std::vector<std::string> disabled;
+      bool noElewise = false;
+      for (const std::string &kind : splitList(disableFusion)) {
+        if (kind == "elewise-act")
+          noElewise = true;
+        else if (kind == "bn-act" || kind == "bn-add-act")
+          disabled.push_back(kind);
+        else if (!kind.empty())
+          return fail("--disable-fusion: unknown kind '" + kind +
+                      "' (bn-act, bn-add-act, elewise-act)");
+      }
+      mlir::dlc::FuseBatchNormActivationPassOptions bnOptions;
+      bnOptions.relaxGate = paddleRelaxGate;
+      bnOptions.explain = explainFusion;
+      bnOptions.disabled.assign(disabled.begin(), disabled.end());
+      pm.addPass(mlir::dlc::createFuseBatchNormActivationPass(bnOptions));
+      if (!noElewise)
+        pm.addPass(mlir::dlc::createFuseElementwiseActivationPass({explainFusion}));
     }
     if (!pipeline.empty()) {
       std::string errors;

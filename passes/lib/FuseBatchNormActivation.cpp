@@ -70,7 +70,19 @@ struct FuseBatchNormActivationPass final
     };
     SmallVector<Candidate> groups;
     DenseSet<Operation *> taken;
+    bool noBnAct = llvm::is_contained(disabled, "bn-act");
+    bool noBnAddAct = llvm::is_contained(disabled, "bn-add-act");
+    for (const std::string &kind : disabled)
+      if (kind != "bn-act" && kind != "bn-add-act") {
+        getOperation().emitError()
+            << "dlc-fuse-batch-norm-activation: unknown kind '" << kind
+            << "' to disable (bn-act, bn-add-act)";
+        return signalPassFailure();
+      }
     auto consider = [&](Candidate c, FusionDecision decision, Operation *at) {
+      bool addForm = c.kind.contains("add");
+      if (decision && ((addForm && noBnAddAct) || (!addForm && noBnAct)))
+        decision = FusionDecision::refuse("disabled by the user");
       if (decision)
         decision = canFormGroup(c.ops);
       for (Operation *op : c.ops)

@@ -179,6 +179,9 @@ def FuseBatchNormActivationPass
   let options = [
     Option<"relaxGate", "relax-gate", "bool", /*default=*/"false",
            "fuse whatever the precision and layout (PaddlePaddle: FP16 NHWC only)">,
+    ListOption<"disabled", "disable", "std::string",
+               "fusion kinds not to form, for ablations: bn-act (bn_act and "
+               "bn_act_grad), bn-add-act (bn_add_act and bn_add_act_grad)">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "emit a remark for every candidate that was not fused, with the reason">,
   ];
