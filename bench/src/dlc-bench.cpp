@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Compare.h"
 #include "Report.h"
 
 #include "dlc/Conversion/TrainToPlan.h"
@@ -436,6 +437,14 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // dlc-bench compare BEFORE.json AFTER.json
+  if (argc >= 2 && llvm::StringRef(argv[1]) == "compare") {
+    if (argc != 4) {
+      std::cerr << "usage: dlc-bench compare BEFORE.json AFTER.json\n";
+      return 1;
+    }
+    return bench::runCompare(argv[2], argv[3], std::cout, std::cerr);
+  }
   mlir::dlc::registerAllPasses();
   registerPassManagerCLOptions();
   registerMLIRContextCLOptions();
@@ -444,7 +453,8 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "dlc-bench: compile a model's whole training step and time it\n\n"
-      "  dlc-bench models/small_convnet.mlir --batch 32 --format json\n\n"
+      "  dlc-bench models/small_convnet.mlir --batch 32 --format json\n"
+      "  dlc-bench compare BEFORE.json AFTER.json\n\n"
       "Reports samples/s (median, min, max over --repeats), step time,\n"
       "kernels per step, arena bytes and the loss at the first and last step.\n");
 
