@@ -21,6 +21,11 @@ Spread spreadOf(std::vector<double> values) {
   return s;
 }
 
+double Result::achievedTflops() const {
+  double ms = stepMs().median;
+  return ms > 0 ? trainFlopsPerStep / (ms * 1e-3) / 1e12 : 0;
+}
+
 Spread Result::samplesPerSec() const {
   std::vector<double> v;
   for (const RepeatResult &r : repeatResults)
@@ -105,6 +110,10 @@ void writeJson(std::ostream &os, const Result &r) {
      << "  \"memory_bytes_per_step\": " << r.memoryBytesPerStep << ",\n"
      << "  \"fused_groups\": " << countsJson(r.fusedGroups) << ",\n"
      << "  \"kernels_by_kind\": " << countsJson(r.kernelsByKind) << ",\n"
+     << "  \"achieved_tflops\": " << num(r.achievedTflops()) << ",\n"
+     << "  \"peak_tflops\": " << (r.peakTflops > 0 ? num(r.peakTflops) : "null") << ",\n"
+     << "  \"mfu\": "
+     << (r.peakTflops > 0 ? num(r.achievedTflops() / r.peakTflops) : "null") << ",\n"
      << "  \"parameters\": " << r.parameters << ",\n"
      << "  \"forward_macs_per_sample\": " << r.forwardMacsPerSample << ",\n"
      << "  \"train_flops_per_step\": " << r.trainFlopsPerStep << ",\n"
@@ -140,6 +149,10 @@ std::vector<std::pair<std::string, std::string>> columns(const Result &r) {
           {"step ms", fixed(ms.median, 3)},
           {"kernels", std::to_string(r.kernelsPerStep)},
           {"GB/step", fixed(r.memoryBytesPerStep / 1e9, 3)},
+          {"TFLOP/s", fixed(r.achievedTflops(), 3)},
+          {"MFU", r.peakTflops > 0
+                      ? fixed(100 * r.achievedTflops() / r.peakTflops, 1) + "%"
+                      : "n/a"},
           {"arena", mib(r.peakArenaBytes)},
           {"no reuse", mib(r.totalBufferBytes)},
           {"loss first", fixed(first, 4)},

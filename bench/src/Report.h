@@ -40,6 +40,11 @@ struct Result {
   int64_t memoryBytesPerStep = 0; // each kernel's inputs read, outputs written once
   std::map<std::string, int64_t> fusedGroups; // by kind
   std::map<std::string, int64_t> kernelsByKind; // library / generated / hand-written
+  /// The peak the model-FLOP utilization is against, in TFLOP/s; 0 unknown.
+  double peakTflops = 0;
+
+  /// Training FLOPs per step / median step time, in TFLOP/s.
+  double achievedTflops() const;
   int64_t peakArenaBytes = 0, totalBufferBytes = 0, lowerBoundBytes = 0;
   std::vector<RepeatResult> repeatResults;
 

@@ -116,6 +116,10 @@ cl::opt<bool> profile("profile",
     cl::desc("also time every kernel (timed steps only) and print the time by op, "
              "slowest first; the clock reads between kernels add a little to step time"),
     cl::init(false), cl::cat(category));
+cl::opt<double> peakTflops("peak-tflops",
+    cl::desc("the device's peak TFLOP/s, for the model-FLOP utilization (MFU = "
+             "training FLOPs per second / peak); without it MFU is not reported"),
+    cl::init(0.0), cl::cat(category));
 cl::opt<bool> compileOnly("compile-only",
     cl::desc("compile and print the step's counts (parameters, MACs, kernels, arena, "
              "compile time) without running it"),
@@ -308,6 +312,7 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
   result.memoryBytesPerStep = summary.memoryBytes;
   result.fusedGroups = summary.groupsByKind;
   result.kernelsByKind = summary.launchesByKind;
+  result.peakTflops = peakTflops;
 
   if (compileOnly)
     return 0;
