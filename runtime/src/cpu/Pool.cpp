@@ -1,0 +1,197 @@
+//===- Pool.cpp - max, average and global average pooling kernels ---------===//
+//
+// Window geometry follows PyTorch's CPU kernels (aten/src/ATen/native/
+// Pool.h and the pooling loops): windows start at o * stride - pad, are
+// clipped to the input, and in ceil mode the last window may hang over the
+// right edge. One parallel task per (image, channel) plane, so backward
+// scatters into a plane nobody else touches.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/runtime/cpu/Spatial.h"
+
+#include "dlc/runtime/cpu/Parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace dlc::rt::cpu {
+
+int64_t poolOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
+                       bool ceilMode) {
+  int64_t span = in + 2 * pad - kernel + (ceilMode ? stride - 1 : 0);
+  // span >= 0 whenever the window fits the padded input; floor division
+  // keeps a negative span from rounding toward zero like C++ does.
+  int64_t out =
+      (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
+  // A window starting in the right padding would see only padding.
+  if (ceilMode && (out - 1) * stride >= in + pad)
+    --out;
+  return out;
+}
+
+namespace {
+
+/// The window of output position o along one axis, clipped to the input,
+/// and its extent clipped to the padded input (the divisor of average
+/// pooling with count_include_pad).
+struct Window {
+  int64_t begin, end, paddedSize;
+};
+
+Window window(int64_t o, int64_t in, int64_t kernel, int64_t stride,
+              int64_t pad) {
+  int64_t begin = o * stride - pad;
+  int64_t end = std::min(begin + kernel, in + pad);
+  int64_t paddedSize = end - begin;
+  return Window{std::max<int64_t>(begin, 0), std::min(end, in), paddedSize};
+}
+
+/// Index in the plane of the first maximum of window (wy, wx): strict `>`
+/// keeps the first of equal values, and a NaN always wins, as in PyTorch.
+template <typename T>
+int64_t argmax(const T *plane, int64_t w, Window wy, Window wx) {
+  int64_t best = wy.begin * w + wx.begin;
+  T bestValue = -std::numeric_limits<T>::infinity();
+  for (int64_t iy = wy.begin; iy < wy.end; ++iy)
+    for (int64_t ix = wx.begin; ix < wx.end; ++ix) {
+      T v = plane[iy * w + ix];
+      if (v > bestValue || std::isnan(v)) {
+        bestValue = v;
+        best = iy * w + ix;
+      }
+    }
+  return best;
+}
+
+} // namespace
+
+template <typename T>
+void maxPool2dForward(const Pool2dParams &p, const T *x, T *y) {
+  const int64_t oh = p.outH(), ow = p.outW();
+  parallelFor(0, p.n * p.c, [&](int64_t nc) {
+    const T *plane = x + nc * p.h * p.w;
+    T *out = y + nc * oh * ow;
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      Window wy = window(oy, p.h, p.kh, p.strideH, p.padH);
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        Window wx = window(ox, p.w, p.kw, p.strideW, p.padW);
+        // An all-padding window cannot occur (poolOutputSize drops it), so
+        // the argmax is a real element.
+        out[oy * ow + ox] = plane[argmax(plane, p.w, wy, wx)];
+      }
+    }
+  });
+}
+
+template <typename T>
+void maxPool2dBackward(const Pool2dParams &p, const T *x, const T *dy, T *dx) {
+  const int64_t oh = p.outH(), ow = p.outW();
+  parallelFor(0, p.n * p.c, [&](int64_t nc) {
+    const T *plane = x + nc * p.h * p.w;
+    const T *grad = dy + nc * oh * ow;
+    std::vector<double> acc(p.h * p.w, 0.0);
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      Window wy = window(oy, p.h, p.kh, p.strideH, p.padH);
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        Window wx = window(ox, p.w, p.kw, p.strideW, p.padW);
+        acc[argmax(plane, p.w, wy, wx)] += grad[oy * ow + ox];
+      }
+    }
+    T *out = dx + nc * p.h * p.w;
+    for (int64_t i = 0; i < p.h * p.w; ++i)
+      out[i] = static_cast<T>(acc[i]);
+  });
+}
+
+namespace {
+
+double avgDivisor(const Pool2dParams &p, Window wy, Window wx) {
+  if (p.countIncludePad)
+    return double(wy.paddedSize * wx.paddedSize);
+  return double((wy.end - wy.begin) * (wx.end - wx.begin));
+}
+
+} // namespace
+
+template <typename T>
+void avgPool2dForward(const Pool2dParams &p, const T *x, T *y) {
+  const int64_t oh = p.outH(), ow = p.outW();
+  parallelFor(0, p.n * p.c, [&](int64_t nc) {
+    const T *plane = x + nc * p.h * p.w;
+    T *out = y + nc * oh * ow;
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      Window wy = window(oy, p.h, p.kh, p.strideH, p.padH);
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        Window wx = window(ox, p.w, p.kw, p.strideW, p.padW);
+        double sum = 0;
+        for (int64_t iy = wy.begin; iy < wy.end; ++iy)
+          for (int64_t ix = wx.begin; ix < wx.end; ++ix)
+            sum += plane[iy * p.w + ix];
+        out[oy * ow + ox] = static_cast<T>(sum / avgDivisor(p, wy, wx));
+      }
+    }
+  });
+}
+
+template <typename T>
+void avgPool2dBackward(const Pool2dParams &p, const T *dy, T *dx) {
+  const int64_t oh = p.outH(), ow = p.outW();
+  parallelFor(0, p.n * p.c, [&](int64_t nc) {
+    const T *grad = dy + nc * oh * ow;
+    std::vector<double> acc(p.h * p.w, 0.0);
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      Window wy = window(oy, p.h, p.kh, p.strideH, p.padH);
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        Window wx = window(ox, p.w, p.kw, p.strideW, p.padW);
+        double g = grad[oy * ow + ox] / avgDivisor(p, wy, wx);
+        for (int64_t iy = wy.begin; iy < wy.end; ++iy)
+          for (int64_t ix = wx.begin; ix < wx.end; ++ix)
+            acc[iy * p.w + ix] += g;
+      }
+    }
+    T *out = dx + nc * p.h * p.w;
+    for (int64_t i = 0; i < p.h * p.w; ++i)
+      out[i] = static_cast<T>(acc[i]);
+  });
+}
+
+template <typename T>
+void globalAvgPoolForward(int64_t n, int64_t c, int64_t h, int64_t w,
+                          const T *x, T *y) {
+  parallelFor(0, n * c, [&](int64_t nc) {
+    const T *plane = x + nc * h * w;
+    double sum = 0;
+    for (int64_t i = 0; i < h * w; ++i)
+      sum += plane[i];
+    y[nc] = static_cast<T>(sum / double(h * w));
+  });
+}
+
+template <typename T>
+void globalAvgPoolBackward(int64_t n, int64_t c, int64_t h, int64_t w,
+                           const T *dy, T *dx) {
+  parallelFor(0, n * c, [&](int64_t nc) {
+    T g = static_cast<T>(double(dy[nc]) / double(h * w));
+    T *plane = dx + nc * h * w;
+    std::fill(plane, plane + h * w, g);
+  });
+}
+
+#define DLC_INSTANTIATE_POOL(T)                                                \
+  template void maxPool2dForward<T>(const Pool2dParams &, const T *, T *);     \
+  template void maxPool2dBackward<T>(const Pool2dParams &, const T *,          \
+                                     const T *, T *);                          \
+  template void avgPool2dForward<T>(const Pool2dParams &, const T *, T *);     \
+  template void avgPool2dBackward<T>(const Pool2dParams &, const T *, T *);    \
+  template void globalAvgPoolForward<T>(int64_t, int64_t, int64_t, int64_t,    \
+                                        const T *, T *);                       \
+  template void globalAvgPoolBackward<T>(int64_t, int64_t, int64_t, int64_t,   \
+                                         const T *, T *);
+DLC_INSTANTIATE_POOL(float)
+DLC_INSTANTIATE_POOL(double)
+#undef DLC_INSTANTIATE_POOL
+
+} // namespace dlc::rt::cpu
