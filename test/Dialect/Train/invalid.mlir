@@ -1349,3 +1349,159 @@ func.func @fused_empty_kind(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %r : tensor<4xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Backward and optimizer ops
+//===----------------------------------------------------------------------===//
+
+func.func @activation_backward_types(%dy: tensor<4x8xf32>, %x: tensor<4x4xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'train.relu_backward' op expects the gradient and the saved forward value of one type, got 'tensor<4x8xf32>' and 'tensor<4x4xf32>'}}
+  %0 = train.relu_backward %dy, %x : tensor<4x8xf32>, tensor<4x4xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @sum_to_shape_not_broadcast(%dy: tensor<4x8xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'train.sum_to_shape' op expects [3] to broadcast to the input's shape [4, 8]}}
+  %0 = train.sum_to_shape %dy {shape = array<i64: 3>} : tensor<4x8xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @broadcast_to_not_broadcast(%x: tensor<3xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'train.broadcast_to' op expects the input's shape [3] to broadcast to [4, 8]}}
+  %0 = train.broadcast_to %x {shape = array<i64: 4, 8>} : tensor<3xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @conv_backward_data_rank(%dy: tensor<4x8xf32>, %w: tensor<8x3x3x3xf32>) {
+  // expected-error @+1 {{'train.conv2d_backward_data' op expects a gradient of rank 4, got 'tensor<4x8xf32>'}}
+  %0 = train.conv2d_backward_data %dy, %w {input_shape = array<i64: 4, 3, 8, 8>} : tensor<4x8xf32>, tensor<8x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_backward_data_shape(%dy: tensor<2x8x6x6xf32>, %w: tensor<8x3x3x3xf32>) {
+  // expected-error @+1 {{'train.conv2d_backward_data' op expects an NCHW 'input_shape'}}
+  %0 = train.conv2d_backward_data %dy, %w {input_shape = array<i64: 2, 3, 8>} : tensor<2x8x6x6xf32>, tensor<8x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_backward_filter_shape(%dy: tensor<2x8x6x6xf32>, %x: tensor<2x3x8x8xf32>) {
+  // expected-error @+1 {{'train.conv2d_backward_filter' op expects an OIHW 'filter_shape'}}
+  %0 = train.conv2d_backward_filter %dy, %x {filter_shape = array<i64: 8, 3, 3>} : tensor<2x8x6x6xf32>, tensor<2x3x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_backward_input(%dy: tensor<2x4x3x3xf32>, %x: tensor<2x4x3x2xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'train.batch_norm_backward' op expects the input of type 'tensor<2x4x3x3xf32>', got 'tensor<2x4x3x2xf32>'}}
+  %0:3 = train.batch_norm_backward %dy, %x, %g : tensor<2x4x3x3xf32>, tensor<2x4x3x2xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @avg_pool_backward_dynamic(%dy: tensor<2x4x3x3xf32>) {
+  // expected-error @+1 {{'train.avg_pool2d_backward' op expects 'input_shape' to be a static shape, got [2, 4, ?, 6]}}
+  %0 = train.avg_pool2d_backward %dy {input_shape = array<i64: 2, 4, -9223372036854775808, 6>, kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>} : tensor<2x4x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @slice_backward_rank(%dy: tensor<2x1x8xf32>) {
+  // expected-error @+1 {{'train.slice_backward' op expects 'input_shape' of the gradient's rank}}
+  %0 = train.slice_backward %dy {axis = 1 : i64, end = 1 : i64, input_shape = array<i64: 2, 8>, start = 0 : i64} : tensor<2x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_backward_output(%dy: tensor<2x8xf32>, %y: tensor<2x4xf32>) {
+  // expected-error @+1 {{'train.softmax_backward' op expects the forward output of type 'tensor<2x8xf32>', got 'tensor<2x4xf32>'}}
+  %0 = train.softmax_backward %dy, %y : tensor<2x8xf32>, tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_backward_rows(%dy: tensor<2x5x4xf32>, %ids: tensor<2x5xi64>) {
+  // expected-error @+1 {{'train.embedding_backward' op expects 'num_rows' >= 1}}
+  %0 = train.embedding_backward %dy, %ids {num_rows = 0 : i64} : tensor<2x5x4xf32>, tensor<2x5xi64>
+  return
+}
+
+// -----
+
+func.func @sgd_grad_type(%p: tensor<4xf32>, %g: tensor<5xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{'train.sgd_update' op expects the gradient of type 'tensor<4xf32>', got 'tensor<5xf32>'}}
+  %0:2 = train.sgd_update %p, %g, %b {lr = 0.1 : f32} : tensor<4xf32>, tensor<5xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sgd_buffer_type(%p: tensor<4xf32>, %g: tensor<4xf32>, %b: tensor<5xf32>) {
+  // expected-error @+1 {{'train.sgd_update' op expects the momentum buffer of type 'tensor<4xf32>', got 'tensor<5xf32>'}}
+  %0:2 = train.sgd_update %p, %g, %b {lr = 0.1 : f32} : tensor<4xf32>, tensor<4xf32>, tensor<5xf32>
+  return
+}
+
+// -----
+
+func.func @adamw_moment_type(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<3xf32>) {
+  // expected-error @+1 {{'train.adamw_update' op expects exp_avg_sq of type 'tensor<4xf32>', got 'tensor<3xf32>'}}
+  %0:3 = train.adamw_update %p, %g, %m, %v {lr = 1.0e-3 : f32} : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @adamw_first_moment_type(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<2xf32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'train.adamw_update' op expects exp_avg of type 'tensor<4xf32>', got 'tensor<2xf32>'}}
+  %0:3 = train.adamw_update %p, %g, %m, %v {lr = 1.0e-3 : f32} : tensor<4xf32>, tensor<4xf32>, tensor<2xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Training-step result attributes
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{'func.func' op result #0 'train.update_of' expects the index of an argument, got 5 : i64}}
+func.func @update_of_range(%p: tensor<4xf32>) -> (tensor<4xf32> {train.update_of = 5 : i64}) {
+  return %p : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0 updates argument #0 of another type}}
+func.func @update_of_type(%p: tensor<4xf32>, %q: tensor<3xf32>) -> (tensor<3xf32> {train.update_of = 0 : i64}) {
+  return %q : tensor<3xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op has unknown train dialect result attribute 'train.next'}}
+func.func @unknown_result_attr(%p: tensor<4xf32>) -> (tensor<4xf32> {train.next = 0 : i64}) {
+  return %p : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.optimizer_state' has unknown initializer "bogus"}}
+func.func @optimizer_state_init(%m: tensor<4xf32> {train.optimizer_state = {init = "bogus"}}) {
+  return
+}
