@@ -101,8 +101,11 @@ class Builder:
             text += " {%s}" % ", ".join(attrs)
         return self.emit(text, *ops, shape=[n, k, oh, ow])
 
-    def bn(self, x, g, b, rm, rv, eps=1e-5):
-        attrs = "" if eps == 1e-5 else " {epsilon = %s}" % f32(eps)
+    def bn(self, x, g, b, rm, rv, eps=1e-5, momentum=0.1):
+        attrs = [] if eps == 1e-5 else ["epsilon = %s" % f32(eps)]
+        if momentum != 0.1:
+            attrs.append("momentum = %s" % f32(momentum))
+        attrs = " {%s}" % ", ".join(attrs) if attrs else ""
         return self.emit("train.batch_norm %s, %s, %s, %s, %s%s" % (x.name, g.name, b.name, rm.name, rv.name, attrs),
                          x, g, b, rm, rv, shape=x.shape, results=3)
 
@@ -174,6 +177,17 @@ class Builder:
         return self.emit("train.slice %s {axis = %d : i64, end = %d : i64, start = %d : i64}"
                          % (x.name, axis, end, start), x, shape=shape)
 
+    def resize(self, x, size, align_corners=False):
+        attrs = "align_corners = true, " if align_corners else ""
+        attrs += "size = array<i64: %d, %d>" % tuple(size)
+        return self.emit("train.resize_bilinear %s {%s}" % (x.name, attrs), x, shape=x.shape[:2] + list(size))
+
+    def concat(self, xs, axis=1):
+        shape = list(xs[0].shape)
+        shape[axis] = sum(v.shape[axis] for v in xs)
+        return self.emit("train.concat %s {axis = %d : i64}" % (", ".join(v.name for v in xs), axis),
+                         *xs, shape=shape)
+
     def constant_range(self, n):
         self.count += 1
         name = "%%%d" % self.count
@@ -223,34 +237,55 @@ def normal(std):
     return 'init = "normal", std = %s' % f64(std)
 
 
+def conv_bn(b, x, name, bn_name, cout, k, stride=1, pad=0, dil=1, relu=True, init=KAIMING_FAN_OUT,
+            momentum=0.1):
+    """conv (no bias) -> batch norm -> optional relu, torchvision's names."""
+    w = b.param(name + ".weight", [cout, x.shape[1], k, k], init)
+    y = b.conv(x, w, stride=stride, pad=pad, dil=dil)
+    g = b.param(bn_name + ".weight", [cout], ONES)
+    be = b.param(bn_name + ".bias", [cout], ZEROS)
+    rm = b.buffer(bn_name + ".running_mean", [cout], ZEROS)
+    rv = b.buffer(bn_name + ".running_var", [cout], ONES)
+    y = b.bn(y, g, be, rm, rv, momentum=momentum)
+    return b.unary("relu", y) if relu else y
+
+
+def resnet50_body(b, x, prefix="", dilate_layer4=False, momentum=0.1):
+    """torchvision's ResNet-50 v1.5 up to layer4; returns (layer1, layer4).
+
+    dilate_layer4 is replace_stride_with_dilation=[False, False, True]: layer4
+    keeps stride 1, its first block at dilation 1 and the others at 2, as
+    torchvision's _make_layer does (output stride 16).
+    """
+    def conv_bn_(*args, **kwargs):
+        return conv_bn(b, *args, momentum=momentum, **kwargs)
+
+    h = conv_bn_(x, prefix + "conv1", prefix + "bn1", 64, 7, stride=2, pad=3)
+    h = b.pool("max_pool2d", h, 3, 2, pad=1)
+    low = None
+    for layer, (width, blocks, stride) in enumerate([(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)], 1):
+        dilated = dilate_layer4 and layer == 4
+        for i in range(blocks):
+            p = "%slayer%d.%d." % (prefix, layer, i)
+            s = 1 if dilated else (stride if i == 0 else 1)
+            d = 2 if dilated and i > 0 else 1
+            y = conv_bn_(h, p + "conv1", p + "bn1", width, 1)
+            # ResNet v1.5: the stride is on the 3x3 convolution.
+            y = conv_bn_(y, p + "conv2", p + "bn2", width, 3, stride=s, pad=d, dil=d)
+            y = conv_bn_(y, p + "conv3", p + "bn3", width * 4, 1, relu=False)
+            if i == 0:
+                h = conv_bn_(h, p + "downsample.0", p + "downsample.1", width * 4, 1, stride=s, relu=False)
+            h = b.unary("relu", b.binary("add", y, h))
+        if layer == 1:
+            low = h
+    return low, h
+
+
 def resnet50():
     b = Builder()
     x = b.input("x", [None, 3, 224, 224])
     labels = b.label("labels", [None])
-
-    def conv_bn(x, name, bn_name, cout, k, stride=1, pad=0, relu=True):
-        w = b.param(name + ".weight", [cout, x.shape[1], k, k], KAIMING_FAN_OUT)
-        y = b.conv(x, w, stride=stride, pad=pad)
-        g = b.param(bn_name + ".weight", [cout], ONES)
-        be = b.param(bn_name + ".bias", [cout], ZEROS)
-        rm = b.buffer(bn_name + ".running_mean", [cout], ZEROS)
-        rv = b.buffer(bn_name + ".running_var", [cout], ONES)
-        y = b.bn(y, g, be, rm, rv)
-        return b.unary("relu", y) if relu else y
-
-    h = conv_bn(x, "conv1", "bn1", 64, 7, stride=2, pad=3)
-    h = b.pool("max_pool2d", h, 3, 2, pad=1)
-    for layer, (width, blocks, stride) in enumerate([(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)], 1):
-        for i in range(blocks):
-            p = "layer%d.%d." % (layer, i)
-            s = stride if i == 0 else 1
-            y = conv_bn(h, p + "conv1", p + "bn1", width, 1)
-            # ResNet v1.5: the stride is on the 3x3 convolution.
-            y = conv_bn(y, p + "conv2", p + "bn2", width, 3, stride=s, pad=1)
-            y = conv_bn(y, p + "conv3", p + "bn3", width * 4, 1, relu=False)
-            if i == 0:
-                h = conv_bn(h, p + "downsample.0", p + "downsample.1", width * 4, 1, stride=s, relu=False)
-            h = b.unary("relu", b.binary("add", y, h))
+    _, h = resnet50_body(b, x)
     h = b.reshape(b.gap(h), [None, 2048])
     wi, bi = torch_linear_init(2048)
     logits = b.linear(h, b.param("fc.weight", [1000, 2048], wi), b.param("fc.bias", [1000], bi))
@@ -263,6 +298,172 @@ def resnet50():
         "1000 classes; 25,557,032 parameters.",
         "Default benchmark setting of the seed reports: batch 256, SGD with momentum.",
     ], 'kind = "sgd", lr = %s, momentum = %s, weight_decay = %s' % (f64(0.1), f64(0.9), f64(1e-4)), loss)
+
+
+# PyTorch's defaults where a reference leaves a layer alone: kaiming_normal_()
+# (fan_in, leaky_relu gain at a = 0), and a conv bias U(+-1/sqrt(fan_in)).
+KAIMING_FAN_IN = 'init = "kaiming_normal"'
+
+
+def torch_bias_init(fan_in):
+    bound = 1 / math.sqrt(fan_in)
+    return 'high = %s, init = "uniform", low = %s' % (f64(bound), f64(-bound))
+
+
+def deeplabv3p():
+    b = Builder()
+    size, classes = [512, 1024], 19
+    x = b.input("x", [None, 3] + size)
+    labels = b.label("labels", [None] + size)
+    # main.py sets the backbone's batch-norm momentum to 0.01 (utils.set_bn_momentum).
+    low, h = resnet50_body(b, x, "backbone.", dilate_layer4=True, momentum=0.01)
+    c = "classifier."
+
+    def head_conv_bn(x, name, cout, k, pad=0, dil=1):
+        return conv_bn(b, x, name + ".0", name + ".1", cout, k, pad=pad, dil=dil, init=KAIMING_FAN_IN)
+
+    low = head_conv_bn(low, c + "project", 48, 1)
+    # ASPP: 1x1, three dilated 3x3 (rates 6, 12, 18 at output stride 16) and image pooling.
+    branches = [head_conv_bn(h, c + "aspp.convs.0", 256, 1)]
+    for i, rate in enumerate([6, 12, 18], 1):
+        branches.append(head_conv_bn(h, c + "aspp.convs.%d" % i, 256, 3, pad=rate, dil=rate))
+    pooled = conv_bn(b, b.gap(h), c + "aspp.convs.4.1", c + "aspp.convs.4.2", 256, 1, init=KAIMING_FAN_IN)
+    branches.append(b.resize(pooled, h.shape[2:]))
+    a = head_conv_bn(b.concat(branches), c + "aspp.project", 256, 1)
+    a = b.dropout(a, 0.1, 1)
+    # Decoder: the ASPP output upsampled to layer1's resolution, after the low-level features.
+    d = b.concat([low, b.resize(a, low.shape[2:])])
+    d = conv_bn(b, d, c + "classifier.0", c + "classifier.1", 256, 3, pad=1, init=KAIMING_FAN_IN)
+    w = b.param(c + "classifier.3.weight", [classes, 256, 1, 1], KAIMING_FAN_IN)
+    logits = b.conv(d, w, bias=b.param(c + "classifier.3.bias", [classes], torch_bias_init(256)))
+    loss = b.cross_entropy(b.resize(logits, size), labels, ignore=255)
+    return b.text([
+        "DeepLabV3+: Chen et al., Encoder-Decoder with Atrous Separable Convolution",
+        "for Semantic Image Segmentation (ECCV 2018), with a ResNet-50 backbone, as",
+        "VainF/DeepLabV3Plus-Pytorch's deeplabv3plus_resnet50 (network/modeling.py,",
+        "network/_deeplab.py, network/backbone/resnet.py: the reference implementation",
+        "whose parameter names and initializers this file uses) at its main.py default",
+        "output stride 16: layer4 dilated instead of strided (replace_stride_with_dilation",
+        "= [False, False, True]) and ASPP rates 6, 12, 18 (12, 24, 36 at output stride 8).",
+        "ASPP: a 1x1, three dilated 3x3 and an image-pooling branch of 256 channels each,",
+        "projected to 256 with dropout 0.1; decoder: layer1's features reduced to 48",
+        "channels, joined with the ASPP output upsampled 4x, a 3x3 and a 1x1 convolution,",
+        "then bilinear upsampling (align_corners false, as the reference) to the input.",
+        "ASPP and decoder use plain 3x3 convolutions, the reference's default (the",
+        "paper's depthwise-separable ones are its --separable_conv option). Backbone",
+        "batch-norm momentum 0.01 as main.py sets it. Cityscapes, 512x1024, 19 classes,",
+        "ignore index 255; 39,761,331 parameters.",
+        "Default benchmark setting of the seed reports: batch 2-4, SGD with momentum",
+        "(main.py: lr 0.01, momentum 0.9, weight decay 1e-4; it gives the backbone 0.1x",
+        "the learning rate, which one optimizer attribute cannot express).",
+    ], 'kind = "sgd", lr = %s, momentum = %s, weight_decay = %s' % (f64(0.01), f64(0.9), f64(1e-4)), loss)
+
+
+def hrnet_w18():
+    b = Builder()
+    size, classes = [512, 1024], 19
+    x = b.input("x", [None, 3] + size)
+    labels = b.label("labels", [None] + size)
+    conv_init = normal(0.001)  # init_weights: every conv weight N(0, 0.001^2)
+
+    def cbr(x, name, bn_name, cout, k, stride=1, relu=True):
+        return conv_bn(b, x, name, bn_name, cout, k, stride=stride, pad=k // 2, relu=relu, init=conv_init)
+
+    def basic(x, p, planes):
+        y = cbr(x, p + "conv1", p + "bn1", planes, 3)
+        y = cbr(y, p + "conv2", p + "bn2", planes, 3, relu=False)
+        return b.unary("relu", b.binary("add", y, x))
+
+    def bottleneck(x, p, planes):
+        y = cbr(x, p + "conv1", p + "bn1", planes, 1)
+        y = cbr(y, p + "conv2", p + "bn2", planes, 3)
+        y = cbr(y, p + "conv3", p + "bn3", planes * 4, 1, relu=False)
+        if x.shape[1] != planes * 4:
+            x = cbr(x, p + "downsample.0", p + "downsample.1", planes * 4, 1, relu=False)
+        return b.unary("relu", b.binary("add", y, x))
+
+    h = cbr(x, "conv1", "bn1", 64, 3, stride=2)
+    h = cbr(h, "conv2", "bn2", 64, 3, stride=2)
+    for i in range(4):
+        h = bottleneck(h, "layer1.%d." % i, 64)
+
+    def transition(ys, t, widths):
+        out = []
+        for i, w in enumerate(widths):
+            p = "transition%d.%d." % (t, i)
+            if i < len(ys):
+                out.append(ys[i] if ys[i].shape[1] == w else cbr(ys[i], p + "0", p + "1", w, 3))
+            else:  # a new, lower-resolution branch from the last one
+                out.append(cbr(ys[-1], p + "0.0", p + "0.1", w, 3, stride=2))
+        return out
+
+    def module(xs, p, blocks):
+        xs = list(xs)
+        for i, v in enumerate(xs):
+            for k in range(blocks):
+                v = basic(v, "%sbranches.%d.%d." % (p, i, k), v.shape[1])
+            xs[i] = v
+        if len(xs) == 1:
+            return xs
+        out = []
+        for i, xi in enumerate(xs):
+            y = None
+            for j, xj in enumerate(xs):
+                f = "%sfuse_layers.%d.%d." % (p, i, j)
+                if j == i:
+                    z = xj
+                elif j > i:  # 1x1 conv + BN, then bilinear upsampling to branch i
+                    z = cbr(xj, f + "0", f + "1", xi.shape[1], 1, relu=False)
+                    z = b.resize(z, xi.shape[2:], align_corners=True)
+                else:  # i - j stride-2 3x3 convs, ReLU between them
+                    z = xj
+                    for k in range(i - j):
+                        last = k == i - j - 1
+                        z = cbr(z, "%s%d.0" % (f, k), "%s%d.1" % (f, k), xi.shape[1] if last else xj.shape[1], 3,
+                                stride=2, relu=not last)
+                y = z if y is None else b.binary("add", y, z)
+            out.append(b.unary("relu", y))
+        return out
+
+    ys = [h]
+    for stage, (modules, widths) in enumerate([(1, [18, 36]), (4, [18, 36, 72]), (3, [18, 36, 72, 144])], 2):
+        ys = transition(ys, stage - 1, widths)
+        for m in range(modules):
+            ys = module(ys, "stage%d.%d." % (stage, m), 4)
+    # FCN head: every branch upsampled to the highest resolution and concatenated.
+    top = ys[0].shape[2:]
+    h = b.concat([ys[0]] + [b.resize(y, top, align_corners=True) for y in ys[1:]])
+    c = h.shape[1]
+    w = b.param("last_layer.0.weight", [c, c, 1, 1], conv_init)
+    h = b.conv(h, w, bias=b.param("last_layer.0.bias", [c], torch_bias_init(c)))
+    g = b.param("last_layer.1.weight", [c], ONES)
+    be = b.param("last_layer.1.bias", [c], ZEROS)
+    rm = b.buffer("last_layer.1.running_mean", [c], ZEROS)
+    rv = b.buffer("last_layer.1.running_var", [c], ONES)
+    h = b.unary("relu", b.bn(h, g, be, rm, rv))
+    w = b.param("last_layer.3.weight", [classes, c, 1, 1], conv_init)
+    logits = b.conv(h, w, bias=b.param("last_layer.3.bias", [classes], torch_bias_init(c)))
+    # The criterion upsamples the 1/4-resolution scores to the labels.
+    loss = b.cross_entropy(b.resize(logits, size, align_corners=True), labels, ignore=255)
+    return b.text([
+        "HRNetV2-W18 for segmentation: Wang et al., Deep High-Resolution",
+        "Representation Learning for Visual Recognition (TPAMI 2020), as",
+        "HRNet/HRNet-Semantic-Segmentation's lib/models/seg_hrnet.py with the W18",
+        "configuration (lib/config/hrnet_config.py HRNET_18: stages of 1, 1, 4 and 3",
+        "modules, 4 blocks per branch, widths 18, 36, 72, 144), the reference",
+        "implementation whose parameter names and initializers this file uses.",
+        "Stem of two stride-2 3x3 convs, a bottleneck stage, then parallel branches",
+        "exchanging information at the end of every module. FCN head: the four",
+        "branches upsampled to 1/4 resolution and concatenated (270 channels), 1x1",
+        "conv + BN + ReLU, 1x1 conv to the classes; the criterion upsamples the scores",
+        "to the labels. Every upsampling is bilinear with align_corners true, the",
+        "repository's MODEL.ALIGN_CORNERS default; seg_hrnet's fuse layers are bilinear",
+        "too (HRNet's pose and classification code upsamples them nearest), so no op",
+        "deviates from the reference. Cityscapes, 512x1024, 19 classes, ignore index",
+        "255; 9,641,119 parameters.",
+        "Default benchmark setting of the seed reports: batch 8, SGD with momentum",
+        "(the Cityscapes recipes: lr 0.01, momentum 0.9, weight decay 5e-4).",
+    ], 'kind = "sgd", lr = %s, momentum = %s, weight_decay = %s' % (f64(0.01), f64(0.9), f64(5e-4)), loss)
 
 
 def vgg16():
@@ -420,7 +621,8 @@ def bert_base():
        % (f64(1e-4), f64(0.9), f64(0.999), f64(1e-6), f64(0.01)), loss)
 
 
-MODELS = {"resnet50": resnet50, "vgg16": vgg16, "gpt2": gpt2, "bert_base": bert_base}
+MODELS = {"resnet50": resnet50, "vgg16": vgg16, "gpt2": gpt2, "bert_base": bert_base,
+          "deeplabv3p": deeplabv3p, "hrnet_w18": hrnet_w18}
 
 
 def main():
