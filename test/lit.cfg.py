@@ -17,6 +17,17 @@ config.substitutions.append(("%models", os.path.join(config.dlc_src_root, "model
 # Debian's python3 with python3-torch and python3-numpy: the reference that
 # nobody here wrote. The python3 first on PATH may be another interpreter.
 config.substitutions.append(("%python", "/usr/bin/python3"))
+config.substitutions.append(("%peers", os.path.join(config.dlc_src_root, "bench", "peers")))
+# What %python offers, as features for REQUIRES / UNSUPPORTED: `jax` where
+# JAX is importable, `torch-compile` where PyTorch is 2.0 or later.
+import subprocess
+config.available_features.update(subprocess.run(
+    ["/usr/bin/python3", "-c",
+     "import importlib.util as u, importlib.metadata as m\n"
+     "print('jax' if u.find_spec('jax') else '')\n"
+     "try: print('torch-compile' if int(m.version('torch').split('.')[0]) >= 2 else '')\n"
+     "except Exception: pass"],
+    capture_output=True, text=True).stdout.split())
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

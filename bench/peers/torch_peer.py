@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""PyTorch peer of dlc-bench: times one of dlc's models in PyTorch.
+
+  python3 bench/peers/torch_peer.py MODEL --batch N --mode MODE \\
+      --warmup W --steps S --repeats R --device cpu|cuda -o out.json
+
+Modes (the report's "fusion"; "precision" is fp32 or amp):
+  eager               fp32, NCHW, no compiler
+  channels-last-amp   channels-last memory format and automatic mixed
+                      precision: float16 autocast with dynamic loss scaling
+                      (GradScaler) on CUDA, as NVIDIA's ResNet-50 AMP recipe;
+                      bfloat16 autocast on the CPU (float16 autocast is
+                      CUDA-only), no loss scaling
+  compile             fp32, torch.compile(model) (forward, loss and, through
+                      AOTAutograd, backward; the optimizer runs eagerly);
+                      PyTorch 2.0 or later
+  compile-amp         channels-last-amp under torch.compile
+
+Methodology as dlc-bench's (bench/README.md): per repeat the parameters and
+buffers are reset to the seed's initial values and the optimizer state is
+fresh (not timed); W warm-up steps run untimed, then S steps between two
+clock reads (torch.cuda.synchronize before each read on CUDA); samples/s =
+batch x S / elapsed; median, min and max over R repeats. The same synthetic
+batch (seed + 1) is used for every step. The report is dlc-bench/1 JSON
+with backend "torch-cpu" or "torch-cuda"; fields only a dlc plan has are null.
+"""
+
+import contextlib
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+TOOL = "torch_peer"
+MODES = ["eager", "channels-last-amp", "compile", "compile-amp"]
+
+
+def import_torch():
+    try:
+        import torch  # noqa: F401
+    except ImportError as e:
+        raise common.PeerError("PyTorch is not installed for %s (%s): %s"
+                               % (sys.executable, sys.version.split()[0], e))
+    return torch
+
+
+def run(args):
+    torch = import_torch()
+    import torch_models
+
+    major = int(torch.__version__.split(".")[0])
+    compiled = args.mode.startswith("compile")
+    amp = args.mode.endswith("amp")
+    if compiled and (major < 2 or not hasattr(torch, "compile")):
+        raise common.PeerError(
+            "--mode %s needs torch.compile, which PyTorch 2.0 added; this is PyTorch %s "
+            "(%s)" % (args.mode, torch.__version__, os.path.dirname(torch.__file__)))
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise common.PeerError(
+            "--device cuda: no CUDA device (torch.cuda.is_available() is False; PyTorch %s, "
+            "built with CUDA %s)" % (torch.__version__, torch.version.cuda))
+    device = torch.device(args.device)
+    amp_dtype = torch.float16 if args.device == "cuda" else torch.bfloat16
+    if args.device == "cuda":
+        # cuDNN picks the fastest algorithm per shape, as benchmark scripts do.
+        torch.backends.cudnn.benchmark = True
+
+    opt_spec = common.optimizer_of(args.model)
+    model = torch_models.build(args.model, args.seed).to(device)
+    model.train()
+    count = torch_models.parameter_count(model)
+    common.check_parameters(TOOL, args.model, count)
+    batch = torch_models.make_batch(args.model, args.batch, args.seed + 1, device)
+    if amp:
+        model = model.to(memory_format=torch.channels_last)
+        batch = [t.contiguous(memory_format=torch.channels_last) if t.dim() == 4
+                 and t.is_floating_point() and t.shape[1] > 1 else t for t in batch]
+    initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    forward = torch.compile(model) if compiled else model
+
+    def make_optimizer():
+        params = list(model.parameters())
+        if opt_spec["kind"] == "sgd":
+            return torch.optim.SGD(params, lr=opt_spec["lr"], momentum=opt_spec["momentum"],
+                                   weight_decay=opt_spec["weight_decay"])
+        return torch.optim.AdamW(params, lr=opt_spec["lr"],
+                                 betas=(opt_spec["beta1"], opt_spec["beta2"]),
+                                 eps=opt_spec["epsilon"], weight_decay=opt_spec["weight_decay"])
+
+    def sync():
+        if args.device == "cuda":
+            torch.cuda.synchronize()
+
+    def autocast():
+        if not amp:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=args.device, dtype=amp_dtype)
+
+    repeats = []
+    for repeat in range(args.repeats):
+        with torch.no_grad():
+            model.load_state_dict(initial)
+        # Dropout's masks: the same sequence in every repeat, as dlc's
+        # counter-based dropout, so every repeat's losses are the same.
+        torch.manual_seed(args.seed + 2)
+        opt = make_optimizer()
+        scaler = (torch.cuda.amp.GradScaler() if amp and args.device == "cuda" else None)
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            with autocast():
+                loss = forward(*batch)
+            if scaler is not None:
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                scaler.update()
+            else:
+                loss.backward()
+                opt.step()
+            return loss
+
+        first = None
+        for i in range(args.warmup):
+            loss = step()
+            if first is None:
+                first = loss.detach().float().clone()
+        sync()
+        start = time.perf_counter()
+        for i in range(args.steps):
+            loss = step()
+            if first is None:
+                first = loss.detach().float().clone()
+        sync()
+        elapsed = time.perf_counter() - start
+        repeats.append({"samples_per_sec": args.batch * args.steps / elapsed,
+                        "step_ms": 1e3 * elapsed / args.steps,
+                        "loss_first": first.item(), "loss_last": loss.detach().float().item()})
+        common.log(TOOL, "repeat %d: %.1f samples/s" % (repeat + 1, repeats[-1]["samples_per_sec"]))
+
+    extra = {
+        "framework": "torch",
+        "framework_version": torch.__version__,
+        "device": torch.cuda.get_device_name(device) if args.device == "cuda" else "cpu",
+        "mode": args.mode,
+        "memory_format": "channels_last" if amp else "contiguous",
+        "amp_dtype": str(amp_dtype).replace("torch.", "") if amp else None,
+        "loss_scaling": "dynamic (GradScaler)" if amp and args.device == "cuda" else None,
+        "torch_compile": "default mode" if compiled else None,
+        "attention": torch_models.attention_impl(),
+        "optimizer_impl": "torch.optim.%s, defaults"
+                          % ("SGD" if opt_spec["kind"] == "sgd" else "AdamW"),
+        "hyper_parameters": opt_spec,
+    }
+    if args.device == "cuda":
+        extra.update({
+            "cuda": torch.version.cuda,
+            "cudnn": torch.backends.cudnn.version(),
+            "cudnn_benchmark": True,
+            "tf32_matmul": torch.backends.cuda.matmul.allow_tf32,
+            "tf32_cudnn": torch.backends.cudnn.allow_tf32,
+            "peak_memory_bytes": torch.cuda.max_memory_allocated(device),
+        })
+    result = common.report(
+        args, backend="torch-" + args.device, precision="amp" if amp else "fp32",
+        fusion=args.mode, optimizer=opt_spec["kind"], parameters=count,
+        threads=torch.get_num_threads(), repeat_results=repeats, extra=extra)
+    common.write(args, result)
+    common.summary(TOOL, result)
+
+
+def main():
+    args = common.parse_args(TOOL, MODES)
+    common.main_guard(TOOL, lambda: run(args))
+
+
+if __name__ == "__main__":
+    main()
