@@ -57,6 +57,9 @@ def run(args):
         raise common.PeerError(
             "--mode %s needs torch.compile, which PyTorch 2.0 added; this is PyTorch %s "
             "(%s)" % (args.mode, torch.__version__, os.path.dirname(torch.__file__)))
+    if compiled and args.warmup < 1:
+        raise common.PeerError("--mode %s needs --warmup 1 or more: the first step compiles"
+                               % args.mode)
     if args.device == "cuda" and not torch.cuda.is_available():
         raise common.PeerError(
             "--device cuda: no CUDA device (torch.cuda.is_available() is False; PyTorch %s, "
@@ -99,6 +102,7 @@ def run(args):
         return torch.autocast(device_type=args.device, dtype=amp_dtype)
 
     repeats = []
+    first_step_ms = None
     for repeat in range(args.repeats):
         with torch.no_grad():
             model.load_state_dict(initial)
@@ -106,7 +110,10 @@ def run(args):
         # counter-based dropout, so every repeat's losses are the same.
         torch.manual_seed(args.seed + 2)
         opt = make_optimizer()
-        scaler = (torch.cuda.amp.GradScaler() if amp and args.device == "cuda" else None)
+        scaler = None
+        if amp and args.device == "cuda":  # torch.amp.GradScaler from 2.3 on
+            scaler = (torch.amp.GradScaler("cuda") if hasattr(torch.amp, "GradScaler")
+                      else torch.cuda.amp.GradScaler())
 
         def step():
             opt.zero_grad(set_to_none=True)
@@ -123,9 +130,15 @@ def run(args):
 
         first = None
         for i in range(args.warmup):
+            if repeat == 0 and i == 0:
+                sync()
+                start = time.perf_counter()
             loss = step()
             if first is None:
                 first = loss.detach().float().clone()
+            if repeat == 0 and i == 0:
+                sync()
+                first_step_ms = 1e3 * (time.perf_counter() - start)
         sync()
         start = time.perf_counter()
         for i in range(args.steps):
@@ -148,6 +161,8 @@ def run(args):
         "amp_dtype": str(amp_dtype).replace("torch.", "") if amp else None,
         "loss_scaling": "dynamic (GradScaler)" if amp and args.device == "cuda" else None,
         "torch_compile": "default mode" if compiled else None,
+        # Repeat 1's first warm-up step: with torch.compile, mostly compiling.
+        "first_step_ms": first_step_ms if args.warmup else None,
         "attention": torch_models.attention_impl(),
         "optimizer_impl": "torch.optim.%s, defaults"
                           % ("SGD" if opt_spec["kind"] == "sgd" else "AdamW"),
