@@ -1,0 +1,116 @@
+//===- KernelCodegen.h - CUDA C++ for a plan's generated launches -*- C++ -*-===//
+//
+// Every launch the plan summary calls "generated" (a fused group, or a
+// single element-wise / broadcast / data-movement / reduction op outside
+// groups) becomes one CUDA C++ kernel source, compiled later by NVRTC.
+// The generator reads the plan only (no MLIR) and decides from a launch's
+// ops, never from its fusion kind, what kernel to write:
+//
+//   loop       element-wise and broadcast chains, casts, transposes, slices
+//              and concatenations, computed in registers at each output
+//              index (index math for broadcasting), 16-byte vector loads and
+//              stores for operands read at the output index, a scalar tail,
+//              a grid-stride loop;
+//   reduction  a loop body feeding sum_to_shape / reduce_sum / reduce_mean /
+//              reduce_max / global_avg_pool, one block per output row, warp
+//              shuffles and shared memory, then an element-wise epilogue;
+//   optimizer  a horizontal group of sgd_update / adamw_update: one kernel
+//              walking a table of (param, grad, state, n) segments.
+//
+// Launches whose ops the generator does not cover (library ops such as
+// batch_norm inside paddle's bn_act group) stay on the library path, and
+// `isGeneratable` says why.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_RUNTIME_CUDA_KERNELCODEGEN_H
+#define DLC_RUNTIME_CUDA_KERNELCODEGEN_H
+
+#include "dlc/runtime/Plan.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace dlc::rt::cuda {
+
+/// One kernel launch of a plan, as PlanSummary counts them: consecutive
+/// kernels of one fused group, or a single kernel.
+struct Launch {
+  size_t index = 0;            // launch number in plan order
+  std::vector<size_t> kernels; // indices into Plan::kernels
+  int64_t group = -1;          // fusion.group, or -1
+  std::string kind;            // fusion.kind, or the op of a single kernel
+  std::string implementation;  // "generated", "library" or "hand-written"
+};
+
+/// The plan's launches in order.
+std::vector<Launch> planLaunches(const Plan &plan);
+
+/// Whether the generator covers a launch; `reason` says why not.
+struct GenerateDecision {
+  bool ok = false;
+  std::string reason;
+};
+GenerateDecision isGeneratable(const Plan &plan, const Launch &launch);
+
+enum class KernelForm { kLoop, kReduction, kOptimizer };
+const char *kernelFormName(KernelForm form);
+
+/// A segment of the optimizer kernel's table: buffer ids (-1 when the op
+/// has no such operand) and the op's hyper-parameters. The launcher turns
+/// ids into device pointers and uploads the table (DlcSegment in the
+/// source).
+struct OptimizerSegment {
+  bool adamw = false;
+  int32_t param = -1, grad = -1, state1 = -1, state2 = -1;
+  int32_t newParam = -1, newState1 = -1, newState2 = -1;
+  int64_t elements = 0;
+  double lr = 0, momentum = 0, weightDecay = 0, beta1 = 0, beta2 = 0,
+         epsilon = 0;
+  bool nesterov = false;
+};
+
+struct GeneratedKernel {
+  /// Stable: the form, the ops and a hash of the source's body, so two
+  /// launches with the same computation share one name and one cubin.
+  std::string name;
+  std::string source; // a complete translation unit for NVRTC
+  KernelForm form = KernelForm::kLoop;
+  size_t launch = 0;           // Launch::index
+  std::vector<size_t> kernels; // the plan kernels it computes
+  /// Loop and reduction kernels: the kernel's pointer parameters, in order,
+  /// as buffer ids (inputs first, then outputs).
+  std::vector<int32_t> args;
+  int blockSize = 256;
+  /// Threads the kernel can use (loop), output rows (reduction, one block
+  /// each), or elements over all segments (optimizer); the launcher caps
+  /// the grid to what fills the GPU, the grid-stride loops do the rest.
+  int64_t work = 0;
+  /// Optimizer kernels: the table; the parameters are
+  /// (const DlcSegment *table, int segments, long long step).
+  std::vector<OptimizerSegment> segments;
+};
+
+/// One launch's kernel; kInvalidArgument naming the launch when
+/// isGeneratable refuses it.
+StatusOr<GeneratedKernel> generateKernel(const Plan &plan, const Launch &launch);
+
+/// Every generated launch of a plan: kernels for those the generator
+/// covers, and the rest with the reason they take the library path.
+struct PlanKernels {
+  std::vector<GeneratedKernel> kernels;
+  std::vector<std::pair<Launch, std::string>> refused;
+};
+PlanKernels generatePlanKernels(const Plan &plan);
+
+/// The optimizer kernel's table as the device reads it (struct DlcSegment
+/// in the source: 96 bytes per segment), with each buffer id turned into a
+/// device address by `address`.
+std::string packOptimizerTable(const std::vector<OptimizerSegment> &segments,
+                               const std::function<uint64_t(int32_t)> &address);
+
+} // namespace dlc::rt::cuda
+
+#endif // DLC_RUNTIME_CUDA_KERNELCODEGEN_H

@@ -1,0 +1,1241 @@
+//===- KernelCodegen.cpp - CUDA C++ for a plan's generated launches -------===//
+//
+// The generator is an elemental emitter, as XLA's: every value a launch
+// computes is produced "at an index" by its op, which asks its operands for
+// their values at the indices it needs (the same index for element-wise
+// ops, a broadcast, transposed or sliced index for the others). Values are
+// memoized per (buffer, index expression), so a chain of element-wise ops
+// becomes straight-line register code, and a broadcast operand costs its
+// index math only. The loop, reduction and optimizer forms wrap that code
+// in their launch geometry. Any op, shape or dtype the emitter cannot
+// handle is an error that names it, and isGeneratable reports that error
+// as its reason: one source of truth for what is generated.
+//
+// Semantics follow the CPU reference kernels (cpu/OpsDense.cpp,
+// cpu/OpsShape.cpp, cpu/Pool.cpp) in float32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/runtime/cuda/KernelCodegen.h"
+
+#include "KernelPrelude.h"
+#include "dlc/runtime/PlanSummary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace dlc::rt::cuda {
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+/// Threads per block of loop and optimizer kernels, and the most of a
+/// reduction's: 8 warps keep enough loads in flight per SM without
+/// limiting occupancy by registers.
+constexpr int kBlockSize = 256;
+/// Bytes of one vector access: the widest global load (ld.global.v4.b32).
+constexpr int kVectorBytes = 16;
+
+int64_t numel(const Shape &s) {
+  int64_t n = 1;
+  for (int64_t d : s)
+    n *= d;
+  return n;
+}
+
+Shape rowMajorStrides(const Shape &s) {
+  Shape strides(s.size(), 1);
+  for (int64_t i = static_cast<int64_t>(s.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * s[i + 1];
+  return strides;
+}
+
+std::string shapeText(const Shape &s) {
+  std::string text = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    text += (i ? "," : "") + std::to_string(s[i]);
+  return text + "]";
+}
+
+std::string typeText(const PlanBuffer &b) {
+  return std::string(dtypeName(b.dtype)) + shapeText(b.shape);
+}
+
+/// A float constant as CUDA source that rounds to the same float.
+std::string floatLiteral(double v) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.9g", static_cast<double>(static_cast<float>(v)));
+  std::string s = text;
+  if (s.find_first_of(".en") == std::string::npos)
+    s += ".0";
+  return s + "f";
+}
+
+const char *cType(DType t) {
+  switch (t) {
+  case DType::kF32: return "float";
+  case DType::kF16: return "__half";
+  case DType::kBF16: return "__nv_bfloat16";
+  default: return nullptr;
+  }
+}
+
+/// FNV-1a, for kernel names.
+uint64_t hashText(const std::string &s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s)
+    h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+template <typename T>
+const T *attr(const PlanKernel &k, const std::string &name) {
+  auto it = k.attrs.find(name);
+  return it == k.attrs.end() ? nullptr : std::get_if<T>(&it->second);
+}
+double floatAttr(const PlanKernel &k, const std::string &name, double fallback) {
+  const double *v = attr<double>(k, name);
+  return v ? *v : fallback;
+}
+int64_t intAttr(const PlanKernel &k, const std::string &name, int64_t fallback) {
+  const int64_t *v = attr<int64_t>(k, name);
+  return v ? *v : fallback;
+}
+
+bool isReduction(const std::string &op) {
+  return op == "sum_to_shape" || op == "reduce_sum" || op == "reduce_mean" ||
+         op == "reduce_max" || op == "global_avg_pool";
+}
+bool isOptimizer(const std::string &op) {
+  return op == "sgd_update" || op == "adamw_update";
+}
+/// Ops the elemental emitter computes at an index.
+bool isElemental(const std::string &op) {
+  static const std::set<std::string> ops = {
+      "relu", "tanh", "sigmoid", "gelu", "scale", "add", "sub", "mul", "div",
+      "relu_backward", "tanh_backward", "sigmoid_backward", "gelu_backward",
+      "cast", "broadcast_to", "transpose", "slice", "slice_backward", "concat"};
+  return ops.count(op) > 0;
+}
+
+/// What a reduction does to its input: which input dimensions it sums.
+struct ReductionShape {
+  Shape input;
+  std::vector<bool> reduced;
+  bool mean = false, max = false;
+  int64_t rows = 1, count = 1;
+  bool operator==(const ReductionShape &o) const {
+    return input == o.input && reduced == o.reduced;
+  }
+};
+
+StatusOr<ReductionShape> reductionShape(const Plan &plan, const PlanKernel &k) {
+  ReductionShape r;
+  r.input = plan.buffers[k.inputs[0]].shape;
+  const Shape &out = plan.buffers[k.outputs[0]].shape;
+  int64_t rank = static_cast<int64_t>(r.input.size());
+  r.reduced.assign(rank, false);
+  if (k.op == "sum_to_shape") {
+    size_t lead = r.input.size() - out.size();
+    for (size_t d = 0; d < r.input.size(); ++d)
+      r.reduced[d] = d < lead || (out[d - lead] == 1 && r.input[d] != 1);
+  } else if (k.op == "global_avg_pool") {
+    if (rank != 4)
+      return Status(StatusCode::kInvalidArgument, "global_avg_pool of a rank-" +
+                                                       std::to_string(rank) + " input");
+    r.reduced[2] = r.reduced[3] = true;
+    r.mean = true;
+  } else {
+    const std::vector<int64_t> *axes = attr<std::vector<int64_t>>(k, "axes");
+    if (!axes)
+      return Status(StatusCode::kInvalidArgument, k.op + " without 'axes'");
+    for (int64_t a : *axes) {
+      int64_t d = a < 0 ? a + rank : a;
+      if (d < 0 || d >= rank)
+        return Status(StatusCode::kInvalidArgument,
+                      k.op + " axis " + std::to_string(a) + " out of range");
+      r.reduced[d] = true;
+    }
+    r.mean = k.op == "reduce_mean";
+    r.max = k.op == "reduce_max";
+  }
+  for (int64_t d = 0; d < rank; ++d)
+    (r.reduced[d] ? r.count : r.rows) *= r.input[d];
+  return r;
+}
+
+//===----------------------------------------------------------------------===//
+// The launch's dataflow
+//===----------------------------------------------------------------------===//
+
+/// What the generator needs to know of the whole plan.
+struct PlanIndex {
+  std::vector<size_t> launchOf; // kernel -> launch
+  /// Each kernel's inputs with views resolved: a reshape is a buffer no
+  /// kernel writes, sharing the bytes of the value it reshapes, which is
+  /// the last kernel output written at its offset before the reader.
+  std::vector<std::vector<int32_t>> inputs;
+};
+
+PlanIndex indexPlan(const Plan &plan, const std::vector<Launch> &launches) {
+  PlanIndex index;
+  index.launchOf.resize(plan.kernels.size());
+  for (const Launch &l : launches)
+    for (size_t k : l.kernels)
+      index.launchOf[k] = l.index;
+  std::vector<bool> written(plan.buffers.size(), false);
+  for (const PlanKernel &k : plan.kernels)
+    for (int32_t id : k.outputs)
+      written[id] = true;
+  for (size_t k = 0; k < plan.kernels.size(); ++k) {
+    std::vector<int32_t> resolved;
+    for (int32_t id : plan.kernels[k].inputs) {
+      const PlanBuffer &b = plan.buffers[id];
+      int32_t owner = id;
+      if (!written[id] && b.role == BufferRole::kTemporary)
+        for (size_t w = k; w-- > 0 && owner == id;)
+          for (int32_t out : plan.kernels[w].outputs)
+            if (plan.buffers[out].offset == b.offset && plan.buffers[out].bytes == b.bytes)
+              owner = out;
+      resolved.push_back(owner);
+    }
+    index.inputs.push_back(std::move(resolved));
+  }
+  return index;
+}
+
+struct Dataflow {
+  std::map<int32_t, size_t> producer; // buffer -> plan kernel index
+  std::vector<int32_t> inputs;        // read from memory, first-read order
+  std::vector<int32_t> exported;      // written to memory, production order
+  std::map<int32_t, int32_t> views;   // a view read in the launch -> its value
+};
+
+/// Which values leave the launch: the same rule as PlanSummary's byte count
+/// (read by another launch, or not a temporary), with reads through views.
+Dataflow dataflowOf(const Plan &plan, const Launch &launch, const PlanIndex &index) {
+  Dataflow f;
+  for (size_t k : launch.kernels) {
+    const std::vector<int32_t> &resolved = index.inputs[k];
+    for (size_t j = 0; j < resolved.size(); ++j) {
+      int32_t id = plan.kernels[k].inputs[j];
+      if (resolved[j] != id && f.producer.count(resolved[j])) {
+        f.views[id] = resolved[j];
+        continue;
+      }
+      if (!f.producer.count(id) &&
+          std::find(f.inputs.begin(), f.inputs.end(), id) == f.inputs.end())
+        f.inputs.push_back(id);
+    }
+    for (int32_t id : plan.kernels[k].outputs)
+      f.producer[id] = k;
+  }
+  std::set<int32_t> readOutside;
+  for (size_t k = 0; k < plan.kernels.size(); ++k)
+    if (index.launchOf[k] != launch.index)
+      for (int32_t id : index.inputs[k])
+        readOutside.insert(id);
+  for (size_t k : launch.kernels)
+    for (int32_t id : plan.kernels[k].outputs)
+      if (plan.buffers[id].role != BufferRole::kTemporary || readOutside.count(id))
+        f.exported.push_back(id);
+  return f;
+}
+
+bool overlaps(const PlanBuffer &a, const PlanBuffer &b) {
+  return a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
+}
+
+//===----------------------------------------------------------------------===//
+// The elemental emitter
+//===----------------------------------------------------------------------===//
+
+class Emitter {
+public:
+  Emitter(const Plan &plan, const Dataflow &flow) : plan(plan), flow(flow) {}
+
+  /// How a value read from memory is spelled at an index; empty for the
+  /// default scalar load.
+  std::function<std::string(int32_t, const std::string &)> loadHook;
+
+  std::string value(int32_t buffer, const std::string &idx);
+  void line(const std::string &text) {
+    body += std::string(2 * indent, ' ') + text + "\n";
+  }
+  void open(const std::string &text) {
+    line(text.empty() ? "{" : text + " {");
+    ++indent;
+    memo.emplace_back();
+  }
+  void close(const std::string &suffix = "") {
+    memo.pop_back();
+    --indent;
+    line("}" + suffix);
+  }
+  void seed(int32_t buffer, const std::string &idx, const std::string &reg) {
+    memo.back()[key(buffer, idx)] = reg;
+  }
+  std::string fresh(const char *prefix) { return prefix + std::to_string(counter++); }
+  std::string temp(const char *prefix, const std::string &type, const std::string &expr) {
+    std::string name = fresh(prefix);
+    line("const " + type + " " + name + " = " + expr + ";");
+    return name;
+  }
+  std::string coord(const std::string &idx, const Shape &shape, size_t d);
+  std::string broadcastIndex(const std::string &idx, const Shape &out, const Shape &in);
+  void fail(const std::string &message) {
+    if (error.empty())
+      error = message;
+  }
+
+  /// The kernel's pointer parameter for a buffer, added on first use.
+  std::string param(int32_t buffer) {
+    auto it = std::find(params.begin(), params.end(), buffer);
+    if (it == params.end()) {
+      params.push_back(buffer);
+      it = params.end() - 1;
+    }
+    bool written = std::find(flow.exported.begin(), flow.exported.end(), buffer) !=
+                   flow.exported.end();
+    return (written ? "out" : "in") + std::to_string(it - params.begin());
+  }
+
+  const Plan &plan;
+  const Dataflow &flow;
+  std::string body, error;
+  int indent = 1;
+  std::vector<int32_t> params;
+  bool usesF16 = false, usesBF16 = false;
+
+private:
+  static std::string key(int32_t b, const std::string &idx) {
+    return std::to_string(b) + "@" + idx;
+  }
+  const std::string *lookup(const std::string &k) const {
+    for (auto it = memo.rbegin(); it != memo.rend(); ++it)
+      if (auto f = it->find(k); f != it->end())
+        return &f->second;
+    return nullptr;
+  }
+  std::string emitOp(const PlanKernel &k, int32_t result, const std::string &idx);
+
+  std::vector<std::map<std::string, std::string>> memo{1};
+  int counter = 0;
+};
+
+std::string Emitter::coord(const std::string &idx, const Shape &shape, size_t d) {
+  std::string k = "c|" + idx + "|" + shapeText(shape) + "|" + std::to_string(d);
+  if (const std::string *v = lookup(k))
+    return *v;
+  int64_t stride = rowMajorStrides(shape)[d];
+  std::string expr = idx;
+  if (stride > 1)
+    expr = "(" + expr + " / " + std::to_string(stride) + "LL)";
+  if (d > 0)
+    expr = expr + " % " + std::to_string(shape[d]) + "LL";
+  std::string name = temp("c", "long long", expr);
+  memo.back()[k] = name;
+  return name;
+}
+
+std::string Emitter::broadcastIndex(const std::string &idx, const Shape &out,
+                                    const Shape &in) {
+  if (in == out)
+    return idx;
+  if (numel(in) == 1)
+    return "0LL";
+  if (in.size() > out.size()) {
+    fail("cannot broadcast " + shapeText(in) + " to " + shapeText(out));
+    return "0LL";
+  }
+  size_t lead = out.size() - in.size();
+  std::vector<bool> varies(out.size(), false);
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] != 1 && in[d] != out[lead + d]) {
+      fail("cannot broadcast " + shapeText(in) + " to " + shapeText(out));
+      return "0LL";
+    }
+    varies[lead + d] = in[d] != 1;
+  }
+  size_t lo = 0, hi = out.size();
+  while (lo < hi && !varies[lo])
+    ++lo;
+  while (hi > lo && !varies[hi - 1])
+    --hi;
+  bool contiguous = std::all_of(varies.begin() + lo, varies.begin() + hi,
+                                [](bool v) { return v; });
+  std::string k = "b|" + idx + "|" + shapeText(out) + "|" + shapeText(in);
+  if (const std::string *v = lookup(k))
+    return *v;
+  std::string expr;
+  if (contiguous) {
+    // The operand is one block of the output's dimensions: a division by
+    // what lies inside it and a remainder by its size.
+    int64_t inner = 1, block = 1;
+    for (size_t d = hi; d < out.size(); ++d)
+      inner *= out[d];
+    for (size_t d = lo; d < hi; ++d)
+      block *= out[d];
+    expr = idx;
+    if (inner > 1)
+      expr = "(" + expr + " / " + std::to_string(inner) + "LL)";
+    if (lo > 0)
+      expr = expr + " % " + std::to_string(block) + "LL";
+  } else {
+    Shape strides = rowMajorStrides(in);
+    for (size_t d = 0; d < in.size(); ++d)
+      if (in[d] != 1)
+        expr += (expr.empty() ? "" : " + ") + coord(idx, out, lead + d) + " * " +
+                std::to_string(strides[d]) + "LL";
+  }
+  std::string name = temp("j", "long long", expr);
+  memo.back()[k] = name;
+  return name;
+}
+
+std::string Emitter::value(int32_t buffer, const std::string &idx) {
+  // A reshape of a value computed here: the same elements in the same order.
+  if (auto view = flow.views.find(buffer); view != flow.views.end())
+    buffer = view->second;
+  if (const std::string *v = lookup(key(buffer, idx)))
+    return *v;
+  const PlanBuffer &b = plan.buffers[buffer];
+  if (!cType(b.dtype)) {
+    fail("buffer '" + b.name + "' is " + dtypeName(b.dtype) +
+         "; generated kernels compute on float types only");
+    return "0.f";
+  }
+  usesF16 |= b.dtype == DType::kF16;
+  usesBF16 |= b.dtype == DType::kBF16;
+  std::string reg;
+  auto producer = flow.producer.find(buffer);
+  if (producer == flow.producer.end()) {
+    std::string spelled = loadHook ? loadHook(buffer, idx) : "";
+    if (spelled.empty())
+      spelled = "dlc_ld(" + param(buffer) + ", " + idx + ")";
+    reg = temp("v", "float", spelled);
+  } else {
+    reg = emitOp(plan.kernels[producer->second], buffer, idx);
+  }
+  memo.back()[key(buffer, idx)] = reg;
+  return reg;
+}
+
+std::string Emitter::emitOp(const PlanKernel &k, int32_t result, const std::string &idx) {
+  const std::string &op = k.op;
+  const Shape &out = plan.buffers[result].shape;
+  auto operand = [&](size_t i) {
+    int32_t id = k.inputs.at(i);
+    return value(id, broadcastIndex(idx, out, plan.buffers[id].shape));
+  };
+  auto arity = [&](size_t n) {
+    if (k.inputs.size() != n || k.outputs.size() != 1) {
+      fail(op + " with " + std::to_string(k.inputs.size()) + " operands and " +
+           std::to_string(k.outputs.size()) + " results");
+      return false;
+    }
+    return true;
+  };
+  bool tanhGelu = [&] {
+    const std::string *a = attr<std::string>(k, "approximate");
+    return a && *a == "tanh";
+  }();
+  static const std::map<std::string, const char *> unary = {
+      {"relu", "dlc_relu(%0)"}, {"tanh", "tanhf(%0)"}, {"sigmoid", "dlc_sigmoid(%0)"}};
+  static const std::map<std::string, const char *> binary = {
+      {"add", "%0 + %1"}, {"sub", "%0 - %1"}, {"mul", "%0 * %1"}, {"div", "%0 / %1"},
+      {"relu_backward", "%1 > 0.f ? %0 : 0.f"},
+      {"tanh_backward", "%0 * (1.f - %1 * %1)"},
+      {"sigmoid_backward", "%0 * %1 * (1.f - %1)"}};
+  auto fill = [](std::string pattern, const std::vector<std::string> &args) {
+    for (size_t i = 0; i < args.size(); ++i)
+      for (size_t at; (at = pattern.find("%" + std::to_string(i))) != std::string::npos;)
+        pattern.replace(at, 2, args[i]);
+    return pattern;
+  };
+
+  if (auto u = unary.find(op); u != unary.end()) {
+    if (!arity(1))
+      return "0.f";
+    return temp("v", "float", fill(u->second, {operand(0)}));
+  }
+  if (op == "gelu") {
+    if (!arity(1))
+      return "0.f";
+    return temp("v", "float", (tanhGelu ? "dlc_gelu_tanh(" : "dlc_gelu(") + operand(0) + ")");
+  }
+  if (op == "scale") {
+    if (!arity(1))
+      return "0.f";
+    return temp("v", "float", operand(0) + " * " + floatLiteral(floatAttr(k, "scale", 1)) +
+                                  " + " + floatLiteral(floatAttr(k, "bias", 0)));
+  }
+  if (auto b = binary.find(op); b != binary.end()) {
+    if (!arity(2))
+      return "0.f";
+    std::string l = operand(0), r = operand(1);
+    return temp("v", "float", fill(b->second, {l, r}));
+  }
+  if (op == "gelu_backward") {
+    if (!arity(2))
+      return "0.f";
+    std::string dy = operand(0), x = operand(1);
+    return temp("v", "float", dy + " * " + (tanhGelu ? "dlc_gelu_tanh_grad(" : "dlc_gelu_grad(") +
+                                  x + ")");
+  }
+  if (op == "broadcast_to") {
+    if (!arity(1))
+      return "0.f";
+    return operand(0);
+  }
+  if (op == "cast") {
+    if (!arity(1))
+      return "0.f";
+    std::string x = operand(0);
+    switch (plan.buffers[result].dtype) {
+    case DType::kF16: usesF16 = true; return temp("v", "float", "dlc_round_f16(" + x + ")");
+    case DType::kBF16: usesBF16 = true; return temp("v", "float", "dlc_round_bf16(" + x + ")");
+    default: return x; // to f32: every float type is exact in a float register
+    }
+  }
+  if (op == "transpose") {
+    if (!arity(1))
+      return "0.f";
+    const std::vector<int64_t> *perm = attr<std::vector<int64_t>>(k, "permutation");
+    const Shape &in = plan.buffers[k.inputs[0]].shape;
+    if (!perm || perm->size() != out.size()) {
+      fail("transpose without a permutation of rank " + std::to_string(out.size()));
+      return "0.f";
+    }
+    Shape strides = rowMajorStrides(in);
+    std::string expr;
+    for (size_t d = 0; d < out.size(); ++d)
+      if (out[d] != 1)
+        expr += (expr.empty() ? "" : " + ") + coord(idx, out, d) + " * " +
+                std::to_string(strides[(*perm)[d]]) + "LL";
+    return value(k.inputs[0], temp("j", "long long", expr.empty() ? "0LL" : expr));
+  }
+  if (op == "slice") {
+    if (!arity(1))
+      return "0.f";
+    const Shape &in = plan.buffers[k.inputs[0]].shape;
+    int64_t rank = static_cast<int64_t>(in.size());
+    int64_t axis = intAttr(k, "axis", 0);
+    axis = axis < 0 ? axis + rank : axis;
+    Shape strides = rowMajorStrides(in);
+    std::string expr = std::to_string(intAttr(k, "start", 0) * strides[axis]) + "LL";
+    for (int64_t d = 0; d < rank; ++d)
+      if (out[d] != 1)
+        expr += " + " + coord(idx, out, d) + " * " +
+                std::to_string(strides[d] * (d == axis ? intAttr(k, "step", 1) : 1)) + "LL";
+    return value(k.inputs[0], temp("j", "long long", expr));
+  }
+  if (op == "slice_backward") {
+    // dx is zero except where the slice took its elements from.
+    if (!arity(1))
+      return "0.f";
+    const Shape &dy = plan.buffers[k.inputs[0]].shape;
+    int64_t rank = static_cast<int64_t>(out.size());
+    int64_t axis = intAttr(k, "axis", 0);
+    axis = axis < 0 ? axis + rank : axis;
+    int64_t start = intAttr(k, "start", 0), step = intAttr(k, "step", 1);
+    Shape strides = rowMajorStrides(dy);
+    std::string c = coord(idx, out, axis), expr;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && out[d] != 1)
+        expr += coord(idx, out, d) + " * " + std::to_string(strides[d]) + "LL + ";
+    std::string reg = fresh("v");
+    std::string s = std::to_string(start) + "LL", st = std::to_string(step) + "LL";
+    line("float " + reg + " = 0.f;");
+    open("if (" + c + " >= " + s + " && (" + c + " - " + s + ") % " + st + " == 0 && (" +
+         c + " - " + s + ") / " + st + " < " + std::to_string(dy[axis]) + "LL)");
+    std::string j = temp("j", "long long", expr + "((" + c + " - " + s + ") / " + st +
+                                               ") * " + std::to_string(strides[axis]) + "LL");
+    line(reg + " = " + value(k.inputs[0], j) + ";");
+    close();
+    return reg;
+  }
+  if (op == "concat") {
+    if (k.outputs.size() != 1 || k.inputs.empty()) {
+      fail("concat without operands");
+      return "0.f";
+    }
+    int64_t rank = static_cast<int64_t>(out.size());
+    int64_t axis = intAttr(k, "axis", 0);
+    axis = axis < 0 ? axis + rank : axis;
+    std::string c = coord(idx, out, axis);
+    std::vector<std::string> coords(rank);
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && out[d] != 1)
+        coords[d] = coord(idx, out, d);
+    std::string reg = fresh("v");
+    line("float " + reg + ";");
+    int64_t offset = 0;
+    for (size_t i = 0; i < k.inputs.size(); ++i) {
+      const Shape &in = plan.buffers[k.inputs[i]].shape;
+      Shape strides = rowMajorStrides(in);
+      int64_t end = offset + in[axis];
+      bool last = i + 1 == k.inputs.size();
+      std::string cond = last ? "" : "if (" + c + " < " + std::to_string(end) + "LL)";
+      open((i ? "else " : "") + cond);
+      std::string expr = "(" + c + " - " + std::to_string(offset) + "LL) * " +
+                         std::to_string(strides[axis]) + "LL";
+      for (int64_t d = 0; d < rank; ++d)
+        if (!coords[d].empty())
+          expr += " + " + coords[d] + " * " + std::to_string(strides[d]) + "LL";
+      line(reg + " = " + value(k.inputs[i], temp("j", "long long", expr)) + ";");
+      close();
+      offset = end;
+    }
+    return reg;
+  }
+  if (isReduction(op)) {
+    fail("the result of " + op + " is needed at an index its reduction did not "
+         "compute (a reduction feeding the same reduction's loop, or its result "
+         "read at a remapped index)");
+    return "0.f";
+  }
+  fail(op + " is not an element-wise, broadcast, data-movement or reduction op "
+            "(its launch takes the " + std::string(kernelImplementation(op)) + " path)");
+  return "0.f";
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel forms
+//===----------------------------------------------------------------------===//
+
+std::string opsSummary(const Plan &plan, const Launch &launch) {
+  std::string text;
+  for (size_t k : launch.kernels) {
+    const PlanKernel &kernel = plan.kernels[k];
+    text += "//   " + kernel.op + "(";
+    for (size_t i = 0; i < kernel.inputs.size(); ++i)
+      text += (i ? ", " : "") + typeText(plan.buffers[kernel.inputs[i]]);
+    text += ") -> ";
+    for (size_t i = 0; i < kernel.outputs.size(); ++i)
+      text += (i ? ", " : "") + typeText(plan.buffers[kernel.outputs[i]]);
+    text += "\n";
+  }
+  return text;
+}
+
+/// The kernel's parameter list, inputs and outputs in the emitter's order;
+/// __restrict__ only when no written buffer shares bytes with another.
+std::string paramList(const Emitter &e, const Dataflow &flow, bool restrict) {
+  std::string text;
+  for (size_t i = 0; i < e.params.size(); ++i) {
+    const PlanBuffer &b = e.plan.buffers[e.params[i]];
+    bool written = std::find(flow.exported.begin(), flow.exported.end(), e.params[i]) !=
+                   flow.exported.end();
+    text += std::string(i ? ", " : "") + (written ? "" : "const ") + cType(b.dtype) + " *" +
+            (restrict ? "__restrict__ " : "") + (written ? "out" : "in") + std::to_string(i);
+  }
+  return text;
+}
+
+/// Outputs that share arena bytes with an input (the memory planner gives
+/// each kernel of a group its own lifetime, so a later op's result may
+/// reuse an earlier op's input) are safe only where each thread reads an
+/// element before writing the same element.
+std::string aliasHazard(const Plan &plan, const Dataflow &flow, bool identityOnly,
+                        bool &anyOverlap) {
+  anyOverlap = false;
+  for (int32_t o : flow.exported)
+    for (int32_t i : flow.inputs) {
+      if (!overlaps(plan.buffers[o], plan.buffers[i]))
+        continue;
+      anyOverlap = true;
+      if (!identityOnly)
+        return "output '" + plan.buffers[o].name + "' shares arena bytes with input '" +
+               plan.buffers[i].name +
+               "', which other threads still read (the memory planner must keep a "
+               "fused group's inputs alive until its last op)";
+    }
+  return "";
+}
+
+std::string finish(GeneratedKernel &g, const Plan &plan, const Launch &launch,
+                   const Emitter &e, const std::string &signatureAndBody,
+                   const std::string &form, const std::string &opsHeader = "") {
+  std::string includes;
+  if (e.usesF16)
+    includes += "#include <cuda_fp16.h>\n#define DLC_F16 1\n";
+  if (e.usesBF16)
+    includes += "#include <cuda_bf16.h>\n#define DLC_BF16 1\n";
+  std::string text = includes + kernelPrelude() + "\n" + signatureAndBody;
+  // The name hashes everything but itself, so equal computations share it.
+  std::set<std::string> seen;
+  std::string ops;
+  int named = 0;
+  for (size_t k : launch.kernels) {
+    const std::string &op = plan.kernels[k].op;
+    if (seen.insert(op).second && named++ < 4)
+      ops += "_" + op;
+  }
+  if (named > 4)
+    ops += "_etc";
+  char hash[17];
+  std::snprintf(hash, sizeof(hash), "%016llx",
+                static_cast<unsigned long long>(hashText(opsSummary(plan, launch) + text)));
+  g.name = "dlc_" + form + ops + "_" + std::string(hash, 8);
+  std::string header = "// dlc generated kernel " + g.name + " (" + form + ")\n" +
+                       (opsHeader.empty() ? "// fuses " + std::to_string(launch.kernels.size()) +
+                                                " op(s):\n" + opsSummary(plan, launch)
+                                          : opsHeader);
+  for (size_t at; (at = text.find("DLC_KERNEL_NAME")) != std::string::npos;)
+    text.replace(at, 15, g.name);
+  g.source = header + text;
+  return g.name;
+}
+
+StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
+                                       const Dataflow &flow) {
+  // The loop runs over the largest exported value; a smaller one must
+  // broadcast to it, and is stored by the iterations at its broadcast
+  // dimensions' first index (multi-output fusion of a value and its
+  // broadcast use).
+  int32_t largest = flow.exported.front();
+  for (int32_t id : flow.exported)
+    if (plan.buffers[id].numElements() > plan.buffers[largest].numElements())
+      largest = id;
+  const Shape space = plan.buffers[largest].shape;
+  for (int32_t id : flow.exported) {
+    const Shape &s = plan.buffers[id].shape;
+    bool broadcasts = s.size() <= space.size();
+    for (size_t d = 0; broadcasts && d < s.size(); ++d)
+      broadcasts = s[d] == 1 || s[d] == space[space.size() - s.size() + d];
+    if (!broadcasts)
+      return Status(StatusCode::kInvalidArgument,
+                    "exports values of shapes that do not broadcast to one loop (" +
+                        typeText(plan.buffers[largest]) + " and " + typeText(plan.buffers[id]) +
+                        ") without a reduction");
+  }
+  bool anyOverlap = false;
+  // Aliasing is safe only when every input is read at the loop index; the
+  // emitter records any other read, checked below.
+  std::string hazard = aliasHazard(plan, flow, true, anyOverlap);
+  int64_t n = numel(space);
+
+  // Elements per vector access: 16 bytes of the narrowest type touched at
+  // the loop index.
+  int64_t narrowest = 4;
+  for (int32_t id : flow.exported)
+    if (plan.buffers[id].shape == space)
+      narrowest = std::min(narrowest, dtypeBytes(plan.buffers[id].dtype));
+  for (int32_t id : flow.inputs)
+    if (plan.buffers[id].shape == space)
+      narrowest = std::min(narrowest, dtypeBytes(plan.buffers[id].dtype));
+  int vec = static_cast<int>(kVectorBytes / narrowest);
+
+  GeneratedKernel g;
+  g.form = KernelForm::kLoop;
+  Emitter e(plan, flow);
+  bool remappedRead = false;
+  auto body = [&](bool vectorMode, std::set<int32_t> &vectorInputs) {
+    e.loadHook = [&](int32_t id, const std::string &idx) -> std::string {
+      if (idx != "i") {
+        remappedRead = true;
+        return "";
+      }
+      if (!vectorMode || plan.buffers[id].shape != space)
+        return "";
+      vectorInputs.insert(id);
+      return e.param(id) + "_v[l]";
+    };
+    for (int32_t id : flow.exported) {
+      const Shape &shape = plan.buffers[id].shape;
+      if (shape != space) {
+        remappedRead = true; // a write at another index: aliasing is unsafe
+        std::string cond;
+        size_t lead = space.size() - shape.size();
+        for (size_t d = 0; d < space.size(); ++d)
+          if (space[d] != 1 && (d < lead || shape[d - lead] == 1))
+            cond += (cond.empty() ? "" : " && ") + e.coord("i", space, d) + " == 0";
+        std::string j = e.broadcastIndex("i", space, shape);
+        std::string v = e.value(id, j);
+        e.open("if (" + (cond.empty() ? std::string("true") : cond) + ")");
+        e.line("dlc_st(" + e.param(id) + ", " + j + ", " + v + ");");
+        e.close();
+        continue;
+      }
+      std::string v = e.value(id, "i");
+      e.line(vectorMode ? e.param(id) + "_v[l] = " + v + ";"
+                        : "dlc_st(" + e.param(id) + ", i, " + v + ");");
+    }
+  };
+  // Parameters in a fixed order: outputs are numbered after the inputs the
+  // computation reads, so register the inputs first through a dry run.
+  {
+    std::set<int32_t> ignored;
+    Emitter dry(plan, flow);
+    dry.loadHook = nullptr;
+    for (int32_t id : flow.exported)
+      dry.value(id, dry.broadcastIndex("i", space, plan.buffers[id].shape));
+    if (!dry.error.empty())
+      return Status(StatusCode::kInvalidArgument, dry.error);
+    e.params = dry.params;
+    for (int32_t id : flow.exported)
+      e.param(id);
+  }
+  std::string vectorBody, scalarBody;
+  std::set<int32_t> vectorInputs, unused;
+  e.indent = 3;
+  e.open("");
+  body(true, vectorInputs);
+  e.close();
+  vectorBody.swap(e.body);
+  e.indent = 2;
+  e.open("");
+  body(false, unused);
+  e.close();
+  scalarBody.swap(e.body);
+  if (!e.error.empty())
+    return Status(StatusCode::kInvalidArgument, e.error);
+  if (!hazard.empty() || (anyOverlap && remappedRead))
+    return Status(StatusCode::kInvalidArgument,
+                  hazard.empty() ? aliasHazard(plan, flow, false, anyOverlap) : hazard);
+
+  std::string v = std::to_string(vec);
+  std::ostringstream s;
+  s << "extern \"C\" __global__ void __launch_bounds__(" << kBlockSize << ") DLC_KERNEL_NAME("
+    << paramList(e, flow, !anyOverlap) << ") {\n"
+    << "  const long long n = " << n << "LL;\n"
+    << "  const long long stride = (long long)gridDim.x * blockDim.x;\n"
+    << "  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+    << "  // " << v << " elements per thread and access, 16-byte loads and stores.\n"
+    << "  for (long long q = first; q < n / " << v << "; q += stride) {\n"
+    << "    const long long base = q * " << v << ";\n";
+  for (int32_t id : vectorInputs)
+    s << "    float " << e.param(id) << "_v[" << v << "];\n    dlc_ldv<" << v << ">("
+      << e.param(id) << ", base, " << e.param(id) << "_v);\n";
+  for (int32_t id : flow.exported)
+    if (plan.buffers[id].shape == space)
+      s << "    float " << e.param(id) << "_v[" << v << "];\n";
+  s << "#pragma unroll\n"
+    << "    for (int l = 0; l < " << v << "; ++l) {\n"
+    << "      const long long i = base + l;\n"
+    << vectorBody << "    }\n";
+  for (int32_t id : flow.exported)
+    if (plan.buffers[id].shape == space)
+      s << "    dlc_stv<" << v << ">(" << e.param(id) << ", base, " << e.param(id) << "_v);\n";
+  s << "  }\n"
+    << "  // The tail that does not fill a vector.\n"
+    << "  for (long long i = n / " << v << " * " << v << " + first; i < n; i += stride) {\n"
+    << scalarBody << "  }\n}\n";
+  g.args = e.params;
+  g.blockSize = kBlockSize;
+  g.work = std::max<int64_t>(1, (n + vec - 1) / vec);
+  finish(g, plan, launch, e, s.str(), "loop");
+  return g;
+}
+
+StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &launch,
+                                            const Dataflow &flow,
+                                            const std::vector<size_t> &reductions) {
+  auto shapeOr = reductionShape(plan, plan.kernels[reductions[0]]);
+  if (!shapeOr.isOk())
+    return shapeOr.status();
+  ReductionShape red = *shapeOr;
+  for (size_t r : reductions) {
+    auto other = reductionShape(plan, plan.kernels[r]);
+    if (!other.isOk())
+      return other.status();
+    if (!(*other == red))
+      return Status(StatusCode::kInvalidArgument,
+                    "reductions over different dimensions (" + plan.kernels[reductions[0]].op +
+                        " of " + shapeText(red.input) + " and " + plan.kernels[r].op + " of " +
+                        shapeText(other->input) + ") in one launch");
+  }
+  bool anyOverlap = false;
+  std::string hazard = aliasHazard(plan, flow, false, anyOverlap);
+  if (!hazard.empty())
+    return Status(StatusCode::kInvalidArgument, hazard);
+  // Which exported values are written in the loop over the input, and
+  // which after the reduction, once per output row.
+  std::vector<int32_t> inLoop, perRow;
+  for (int32_t id : flow.exported) {
+    const PlanBuffer &b = plan.buffers[id];
+    if (b.shape == red.input)
+      inLoop.push_back(id);
+    else if (b.numElements() == red.rows)
+      perRow.push_back(id);
+    else
+      return Status(StatusCode::kInvalidArgument,
+                    "exports '" + b.name + "' (" + typeText(b) +
+                        "), neither the reduction's input " + shapeText(red.input) +
+                        " nor one value per output row (" + std::to_string(red.rows) + ")");
+  }
+
+  int block = 32;
+  while (block < kBlockSize && block < red.count)
+    block *= 2;
+  Shape keptShape, keptStrides, redShape, redStrides;
+  Shape inStrides = rowMajorStrides(red.input);
+  size_t firstReduced = red.input.size(), lastKept = 0;
+  bool anyKept = false;
+  for (size_t d = 0; d < red.input.size(); ++d) {
+    (red.reduced[d] ? redShape : keptShape).push_back(red.input[d]);
+    (red.reduced[d] ? redStrides : keptStrides).push_back(inStrides[d]);
+    if (red.input[d] == 1)
+      continue; // a unit dimension does not change any linear index
+    if (red.reduced[d])
+      firstReduced = std::min(firstReduced, d);
+    else {
+      lastKept = d;
+      anyKept = true;
+    }
+  }
+  bool rowsOuter = !anyKept || lastKept < firstReduced; // reduced dims innermost
+  bool rowsInner = true; // reduced dims outermost: a column reduction
+  for (size_t d = 0, seenKept = 0; d < red.input.size(); ++d) {
+    if (red.input[d] == 1)
+      continue;
+    if (!red.reduced[d])
+      seenKept = 1;
+    else if (seenKept)
+      rowsInner = false;
+  }
+
+  GeneratedKernel g;
+  g.form = KernelForm::kReduction;
+  Emitter e(plan, flow);
+  // Inputs first, as in the loop form.
+  {
+    Emitter dry(plan, flow);
+    for (size_t r : reductions)
+      dry.value(plan.kernels[r].inputs[0], "ii");
+    for (int32_t id : inLoop)
+      dry.value(id, "ii");
+    if (!dry.error.empty())
+      return Status(StatusCode::kInvalidArgument, dry.error);
+    e.params = dry.params;
+  }
+  e.indent = 1;
+  std::string rows = std::to_string(red.rows) + "LL", count = std::to_string(red.count) + "LL";
+  for (size_t a = 0; a < reductions.size(); ++a)
+    e.line("__shared__ float smem" + std::to_string(a) + "[32];");
+  e.open("for (long long o = blockIdx.x; o < " + rows + "; o += gridDim.x)");
+  std::string base;
+  if (!rowsOuter && !rowsInner) {
+    std::string expr;
+    for (size_t d = 0; d < keptShape.size(); ++d)
+      expr += (expr.empty() ? "" : " + ") + e.coord("o", keptShape, d) + " * " +
+              std::to_string(keptStrides[d]) + "LL";
+    base = e.temp("b", "long long", expr.empty() ? "0LL" : expr);
+  }
+  for (size_t a = 0; a < reductions.size(); ++a) {
+    bool isMax = plan.kernels[reductions[a]].op == "reduce_max";
+    e.line("float acc" + std::to_string(a) + " = " + (isMax ? "DLC_NEG_INF" : "0.f") + ";");
+  }
+  e.open("for (long long r = threadIdx.x; r < " + count + "; r += blockDim.x)");
+  if (rowsOuter)
+    e.line("const long long ii = o * " + count + " + r;");
+  else if (rowsInner)
+    e.line("const long long ii = r * " + rows + " + o;");
+  else {
+    std::string expr = base;
+    for (size_t d = 0; d < redShape.size(); ++d)
+      expr += " + " + e.coord("r", redShape, d) + " * " + std::to_string(redStrides[d]) + "LL";
+    e.line("const long long ii = " + expr + ";");
+  }
+  for (size_t a = 0; a < reductions.size(); ++a) {
+    std::string x = e.value(plan.kernels[reductions[a]].inputs[0], "ii");
+    std::string acc = "acc" + std::to_string(a);
+    bool isMax = plan.kernels[reductions[a]].op == "reduce_max";
+    e.line(acc + " = " + (isMax ? "fmaxf(" + acc + ", " + x + ")" : acc + " + " + x) + ";");
+  }
+  for (int32_t id : inLoop)
+    e.line("dlc_st(" + e.param(id) + ", ii, " + e.value(id, "ii") + ");");
+  e.close();
+  for (size_t a = 0; a < reductions.size(); ++a) {
+    bool isMax = plan.kernels[reductions[a]].op == "reduce_max";
+    std::string acc = "acc" + std::to_string(a);
+    e.line(acc + " = dlc_block_reduce<" + std::to_string(block) + ", " +
+           (isMax ? "true" : "false") + ">(" + acc + ", smem" + std::to_string(a) + ");");
+  }
+  e.open("if (threadIdx.x == 0)");
+  for (size_t a = 0; a < reductions.size(); ++a) {
+    const PlanKernel &k = plan.kernels[reductions[a]];
+    bool mean = k.op == "reduce_mean" || k.op == "global_avg_pool";
+    std::string acc = "acc" + std::to_string(a);
+    std::string reg = e.temp("red", "float", mean ? acc + " / " + floatLiteral(double(red.count))
+                                                  : acc);
+    e.seed(k.outputs[0], "o", reg);
+  }
+  for (int32_t id : perRow)
+    e.line("dlc_st(" + e.param(id) + ", o, " + e.value(id, "o") + ");");
+  e.close();
+  e.close();
+  if (!e.error.empty())
+    return Status(StatusCode::kInvalidArgument, e.error);
+
+  std::ostringstream s;
+  s << "extern \"C\" __global__ void __launch_bounds__(" << block << ") DLC_KERNEL_NAME("
+    << paramList(e, flow, !anyOverlap) << ") {\n"
+    << "  // One block per output row: " << red.rows << " rows of " << red.count
+    << " elements" << (rowsOuter ? ", contiguous" : rowsInner ? ", strided by the row count" : "")
+    << ".\n"
+    << e.body << "}\n";
+  g.args = e.params;
+  g.blockSize = block;
+  g.work = red.rows;
+  finish(g, plan, launch, e, s.str(), "reduce");
+  return g;
+}
+
+const char *const kOptimizerBody = R"cuda(// The table the launcher uploads: one segment per parameter, in the
+// layout of packOptimizerTable (96 bytes).
+struct DlcSegment {
+  float *new_param, *new_state1, *new_state2;
+  const float *param, *grad, *state1, *state2;
+  long long n;
+  float lr, momentum, weight_decay, beta1, beta2, epsilon;
+  int adamw, nesterov;
+};
+static_assert(sizeof(DlcSegment) == 96, "DlcSegment must match packOptimizerTable");
+
+// torch.optim's SGD (momentum buffer starts as the gradient) and AdamW,
+// as the CPU reference computes them.
+extern "C" __global__ void __launch_bounds__(256)
+DLC_KERNEL_NAME(const DlcSegment *__restrict__ table, int segments, long long step) {
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  for (int s = 0; s < segments; ++s) {
+    const DlcSegment seg = table[s];
+    if (seg.adamw) {
+      const double t = (double)(step + 1);
+      const float c1 = (float)(1.0 - pow((double)seg.beta1, t));
+      const float rc2 = (float)(1.0 / sqrt(1.0 - pow((double)seg.beta2, t)));
+      for (long long i = first; i < seg.n; i += stride) {
+        const float g = seg.grad[i];
+        const float p = seg.param[i] * (1.f - seg.lr * seg.weight_decay);
+        const float m = seg.beta1 * seg.state1[i] + (1.f - seg.beta1) * g;
+        const float v = seg.beta2 * seg.state2[i] + (1.f - seg.beta2) * g * g;
+        const float denom = sqrtf(v) * rc2 + seg.epsilon;
+        seg.new_state1[i] = m;
+        seg.new_state2[i] = v;
+        seg.new_param[i] = p - seg.lr / c1 * m / denom;
+      }
+    } else {
+      for (long long i = first; i < seg.n; i += stride) {
+        const float p = seg.param[i];
+        const float g = seg.grad[i] + seg.weight_decay * p;
+        float m = seg.state1[i], d = g;
+        if (seg.momentum != 0.f) {
+          m = step == 0 ? g : seg.momentum * m + g;
+          d = seg.nesterov ? g + seg.momentum * m : m;
+        }
+        seg.new_state1[i] = m;
+        seg.new_param[i] = p - seg.lr * d;
+      }
+    }
+  }
+}
+)cuda";
+
+StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &launch) {
+  GeneratedKernel g;
+  g.form = KernelForm::kOptimizer;
+  for (size_t k : launch.kernels) {
+    const PlanKernel &kernel = plan.kernels[k];
+    OptimizerSegment seg;
+    seg.adamw = kernel.op == "adamw_update";
+    size_t ins = seg.adamw ? 4 : 3, outs = seg.adamw ? 3 : 2;
+    if (kernel.inputs.size() != ins || kernel.outputs.size() != outs)
+      return Status(StatusCode::kInvalidArgument,
+                    kernel.op + " with " + std::to_string(kernel.inputs.size()) +
+                        " operands and " + std::to_string(kernel.outputs.size()) + " results");
+    for (int32_t id : kernel.inputs)
+      if (plan.buffers[id].dtype != DType::kF32 ||
+          plan.buffers[id].numElements() != plan.buffers[kernel.inputs[0]].numElements())
+        return Status(StatusCode::kInvalidArgument,
+                      kernel.op + " of '" + plan.buffers[id].name + "' (" +
+                          typeText(plan.buffers[id]) +
+                          "): the optimizer kernel updates f32 tensors of one size");
+    seg.param = kernel.inputs[0];
+    seg.grad = kernel.inputs[1];
+    seg.state1 = kernel.inputs[2];
+    seg.newParam = kernel.outputs[0];
+    seg.newState1 = kernel.outputs[1];
+    if (seg.adamw) {
+      seg.state2 = kernel.inputs[3];
+      seg.newState2 = kernel.outputs[2];
+    }
+    seg.elements = plan.buffers[seg.param].numElements();
+    seg.lr = floatAttr(kernel, "lr", 0);
+    seg.momentum = floatAttr(kernel, "momentum", 0);
+    seg.weightDecay = floatAttr(kernel, "weight_decay", seg.adamw ? 0.01 : 0);
+    seg.beta1 = floatAttr(kernel, "beta1", 0.9);
+    seg.beta2 = floatAttr(kernel, "beta2", 0.999);
+    seg.epsilon = floatAttr(kernel, "epsilon", 1e-8);
+    seg.nesterov = intAttr(kernel, "nesterov", 0) != 0;
+    g.segments.push_back(seg);
+    g.work += seg.elements;
+  }
+  Dataflow none;
+  Emitter e(plan, none);
+  g.blockSize = kBlockSize;
+  // The source does not depend on the table, so every optimizer launch of
+  // every model shares one kernel; the header still lists this launch's ops.
+  Launch generic = launch;
+  generic.kernels.clear();
+  finish(g, plan, generic, e, kOptimizerBody, "optimizer",
+         "// fuses sgd_update and adamw_update horizontally: one launch walks a\n"
+         "// table of (param, grad, state, n) segments, one per updated tensor\n");
+  return g;
+}
+
+} // namespace
+
+const char *kernelFormName(KernelForm form) {
+  switch (form) {
+  case KernelForm::kLoop: return "loop";
+  case KernelForm::kReduction: return "reduction";
+  case KernelForm::kOptimizer: return "optimizer";
+  }
+  return "?";
+}
+
+std::vector<Launch> planLaunches(const Plan &plan) {
+  std::vector<Launch> launches;
+  int64_t previous = -2;
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    const PlanKernel &k = plan.kernels[i];
+    const int64_t *group = attr<int64_t>(k, "fusion.group");
+    int64_t g = group ? *group : -1;
+    if (g < 0 || g != previous) {
+      Launch l;
+      l.index = launches.size();
+      l.group = g;
+      if (g >= 0) {
+        const std::string *kind = attr<std::string>(k, "fusion.kind");
+        l.kind = kind ? *kind : "fused";
+        l.implementation = "generated";
+      } else {
+        l.kind = k.op;
+        l.implementation = kernelImplementation(k.op);
+      }
+      launches.push_back(std::move(l));
+    }
+    launches.back().kernels.push_back(i);
+    previous = g;
+  }
+  return launches;
+}
+
+namespace {
+StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
+                                   const PlanIndex &index) {
+  if (launch.kernels.empty())
+    return Status(StatusCode::kInvalidArgument, "an empty launch");
+  bool allOptimizer = true, anyOptimizer = false;
+  std::vector<size_t> reductions;
+  for (size_t k : launch.kernels) {
+    const std::string &op = plan.kernels[k].op;
+    if (!isElemental(op) && !isReduction(op) && !isOptimizer(op))
+      return Status(StatusCode::kInvalidArgument,
+                    op + " is a " + kernelImplementation(op) +
+                        " op, not one the generator covers (element-wise, broadcast, "
+                        "data movement, reductions, optimizer updates)");
+    allOptimizer &= isOptimizer(op);
+    anyOptimizer |= isOptimizer(op);
+    if (isReduction(op))
+      reductions.push_back(k);
+  }
+  if (allOptimizer)
+    return generateOptimizer(plan, launch);
+  if (anyOptimizer)
+    return Status(StatusCode::kInvalidArgument,
+                  "mixes optimizer updates with other ops; only a horizontal group of "
+                  "updates has a generated kernel");
+  Dataflow flow = dataflowOf(plan, launch, index);
+  if (flow.exported.empty())
+    return Status(StatusCode::kInvalidArgument, "computes nothing that is read later");
+  if (!reductions.empty())
+    return generateReduction(plan, launch, flow, reductions);
+  return generateLoop(plan, launch, flow);
+}
+
+std::string launchLabel(const Plan &plan, const Launch &launch) {
+  std::string text = "launch #" + std::to_string(launch.index) + " (" + launch.kind;
+  if (launch.group >= 0)
+    text += ", group " + std::to_string(launch.group);
+  text += ", kernel";
+  text += launch.kernels.size() > 1 ? "s #" : " #";
+  text += std::to_string(launch.kernels.front());
+  if (launch.kernels.size() > 1)
+    text += "-#" + std::to_string(launch.kernels.back());
+  (void)plan;
+  return text + ")";
+}
+} // namespace
+
+GenerateDecision isGeneratable(const Plan &plan, const Launch &launch) {
+  auto launches = planLaunches(plan);
+  auto g = generate(plan, launch, indexPlan(plan, launches));
+  return g.isOk() ? GenerateDecision{true, ""}
+                  : GenerateDecision{false, g.status().message()};
+}
+
+StatusOr<GeneratedKernel> generateKernel(const Plan &plan, const Launch &launch) {
+  auto launches = planLaunches(plan);
+  auto g = generate(plan, launch, indexPlan(plan, launches));
+  if (!g.isOk())
+    return Status(g.status().code(),
+                  launchLabel(plan, launch) + " is not generated: " + g.status().message());
+  g->launch = launch.index;
+  g->kernels = launch.kernels;
+  return g;
+}
+
+PlanKernels generatePlanKernels(const Plan &plan) {
+  PlanKernels result;
+  auto launches = planLaunches(plan);
+  PlanIndex index = indexPlan(plan, launches);
+  for (const Launch &launch : launches) {
+    if (launch.implementation != "generated")
+      continue;
+    auto g = generate(plan, launch, index);
+    if (!g.isOk()) {
+      result.refused.emplace_back(launch, g.status().message());
+      continue;
+    }
+    g->launch = launch.index;
+    g->kernels = launch.kernels;
+    result.kernels.push_back(std::move(*g));
+  }
+  return result;
+}
+
+std::string packOptimizerTable(const std::vector<OptimizerSegment> &segments,
+                               const std::function<uint64_t(int32_t)> &address) {
+  std::string bytes;
+  auto put = [&](const void *p, size_t n) {
+    bytes.append(static_cast<const char *>(p), n);
+  };
+  for (const OptimizerSegment &s : segments) {
+    for (int32_t id : {s.newParam, s.newState1, s.newState2, s.param, s.grad, s.state1,
+                       s.state2}) {
+      uint64_t a = id < 0 ? 0 : address(id);
+      put(&a, 8);
+    }
+    int64_t n = s.elements;
+    put(&n, 8);
+    for (double v : {s.lr, s.momentum, s.weightDecay, s.beta1, s.beta2, s.epsilon}) {
+      float f = static_cast<float>(v);
+      put(&f, 4);
+    }
+    int32_t adamw = s.adamw, nesterov = s.nesterov;
+    put(&adamw, 4);
+    put(&nesterov, 4);
+  }
+  return bytes;
+}
+
+} // namespace dlc::rt::cuda

@@ -1,0 +1,190 @@
+//===- KernelCompiler.cpp - NVRTC with a disk cache -----------------------===//
+//
+// Cache entries are files named by a 128-bit hash (two FNV-1a passes with
+// different bases) of everything that decides the cubin; each holds a magic
+// line, the key's text length and hash check, and the cubin. Entries are
+// written to a temporary name and renamed, so concurrent compilers (lit
+// runs tests in parallel) never read half a file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/runtime/cuda/KernelCompiler.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if DLC_ENABLE_CUDA
+#include <nvrtc.h>
+#endif
+
+namespace dlc::rt::cuda {
+
+namespace {
+
+constexpr char kCacheMagic[] = "DLCCUBIN1\n";
+
+uint64_t fnv1a(const std::string &s, uint64_t basis) {
+  uint64_t h = basis;
+  for (unsigned char c : s)
+    h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string hex(uint64_t v) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+/// mkdir -p; true when the directory exists afterwards.
+bool makeDirs(const std::string &path) {
+  std::string partial;
+  std::stringstream parts(path);
+  std::string part;
+  if (!path.empty() && path[0] == '/')
+    partial = "/";
+  while (std::getline(parts, part, '/')) {
+    if (part.empty())
+      continue;
+    partial += part + "/";
+    if (mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
+      return false;
+  }
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+} // namespace
+
+std::string defaultKernelCacheDir() {
+  if (const char *dir = std::getenv("DLC_KERNEL_CACHE"))
+    return dir;
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/dlc/kernels";
+  return "";
+}
+
+#if DLC_ENABLE_CUDA
+
+bool nvrtcBuilt() { return true; }
+
+StatusOr<std::string> nvrtcVersionString() {
+  int major = 0, minor = 0;
+  if (nvrtcResult r = ::nvrtcVersion(&major, &minor); r != NVRTC_SUCCESS)
+    return Status(StatusCode::kUnavailable,
+                  std::string("nvrtcVersion: ") + nvrtcGetErrorString(r));
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+KernelCompiler::KernelCompiler(std::string cacheDir) : cacheDir_(std::move(cacheDir)) {
+  // cuda_fp16.h and cuda_bf16.h come from the toolkit this was built with,
+  // or from DLC_CUDA_INCLUDE on a machine that has them elsewhere.
+  const char *include = std::getenv("DLC_CUDA_INCLUDE");
+  options_ = {"-std=c++17", std::string("-I") + (include ? include : DLC_CUDA_INCLUDE_DIR)};
+}
+
+StatusOr<std::string> KernelCompiler::compile(const std::string &kernelName,
+                                              const std::string &source,
+                                              const std::string &arch) {
+  auto version = nvrtcVersionString();
+  if (!version.isOk())
+    return version.status();
+  std::string key = *version + "\n" + arch + "\n";
+  for (const std::string &o : options_)
+    key += o + "\n";
+  key += source;
+  std::string path;
+  std::string check = hex(fnv1a(key, 0x6c62272e07bb0142ull)) + hex(key.size());
+  if (!cacheDir_.empty()) {
+    path = cacheDir_ + "/" + hex(fnv1a(key, 1469598103934665603ull)) +
+           hex(fnv1a(key, 0x84222325cbf29ce4ull)) + "-" + arch + ".cubin";
+    std::ifstream in(path, std::ios::binary);
+    if (in) {
+      std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      std::string head = kCacheMagic + check + "\n";
+      // A truncated or foreign file is a miss, and gets rewritten.
+      if (bytes.size() > head.size() && bytes.compare(0, head.size(), head) == 0) {
+        ++hits_;
+        return bytes.substr(head.size());
+      }
+    }
+  }
+  ++misses_;
+
+  nvrtcProgram program;
+  std::string file = kernelName + ".cu";
+  if (nvrtcResult r = nvrtcCreateProgram(&program, source.c_str(), file.c_str(), 0, nullptr,
+                                         nullptr);
+      r != NVRTC_SUCCESS)
+    return Status(StatusCode::kInternal, "nvrtcCreateProgram for kernel '" + kernelName +
+                                             "': " + nvrtcGetErrorString(r));
+  std::vector<std::string> all = options_;
+  all.push_back("--gpu-architecture=" + arch);
+  std::vector<const char *> argv;
+  for (const std::string &o : all)
+    argv.push_back(o.c_str());
+  nvrtcResult compiled =
+      nvrtcCompileProgram(program, static_cast<int>(argv.size()), argv.data());
+  size_t logSize = 0;
+  std::string log;
+  if (nvrtcGetProgramLogSize(program, &logSize) == NVRTC_SUCCESS && logSize > 1) {
+    log.resize(logSize);
+    nvrtcGetProgramLog(program, log.data());
+    log.resize(std::strlen(log.c_str()));
+  }
+  if (compiled != NVRTC_SUCCESS) {
+    nvrtcDestroyProgram(&program);
+    return Status(StatusCode::kInvalidArgument,
+                  "NVRTC cannot compile kernel '" + kernelName + "' for " + arch + " (" +
+                      nvrtcGetErrorString(compiled) + "):\n" + log);
+  }
+  size_t cubinSize = 0;
+  std::string cubin;
+  nvrtcResult got = nvrtcGetCUBINSize(program, &cubinSize);
+  if (got == NVRTC_SUCCESS) {
+    cubin.resize(cubinSize);
+    got = nvrtcGetCUBIN(program, cubin.data());
+  }
+  nvrtcDestroyProgram(&program);
+  if (got != NVRTC_SUCCESS || cubin.empty())
+    return Status(StatusCode::kInternal, "NVRTC gave no cubin for kernel '" + kernelName +
+                                             "' (" + arch + "): " + nvrtcGetErrorString(got));
+
+  if (!path.empty() && makeDirs(cacheDir_)) {
+    std::string temp = path + ".tmp" + std::to_string(getpid());
+    {
+      std::ofstream out(temp, std::ios::binary);
+      out << kCacheMagic << check << "\n" << cubin;
+    }
+    // A cache that cannot be written only costs the next run a compile.
+    if (std::rename(temp.c_str(), path.c_str()) != 0)
+      std::remove(temp.c_str());
+  }
+  return cubin;
+}
+
+#else // !DLC_ENABLE_CUDA
+
+bool nvrtcBuilt() { return false; }
+
+StatusOr<std::string> nvrtcVersionString() {
+  return Status(StatusCode::kUnavailable,
+                "no NVRTC: dlc was built without the CUDA toolkit");
+}
+
+KernelCompiler::KernelCompiler(std::string cacheDir) : cacheDir_(std::move(cacheDir)) {}
+
+StatusOr<std::string> KernelCompiler::compile(const std::string &kernelName,
+                                              const std::string &, const std::string &arch) {
+  return Status(StatusCode::kUnavailable, "cannot compile kernel '" + kernelName + "' for " +
+                                              arch + ": dlc was built without NVRTC");
+}
+
+#endif
+
+} // namespace dlc::rt::cuda

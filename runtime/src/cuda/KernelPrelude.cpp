@@ -1,0 +1,122 @@
+//===- KernelPrelude.cpp - helpers every generated kernel starts with -----===//
+//
+// The prelude holds the loads and stores by element type, the activation
+// formulas and the block reduction, so that a generated kernel's body is
+// just the fused computation. Under NVRTC it is CUDA; compiled as plain C++
+// (no __CUDACC__), the same kernel text runs on the host with one thread
+// per block and one block, which lets a unit test check a generated kernel
+// against the CPU reference kernels without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelPrelude.h"
+
+namespace dlc::rt::cuda {
+
+namespace {
+const char *const kPrelude = R"prelude(#ifndef DLC_KERNEL_PRELUDE
+#define DLC_KERNEL_PRELUDE
+#if defined(__CUDACC__)
+#define DLC_DEVICE __device__ __forceinline__
+#define DLC_NEG_INF (-__int_as_float(0x7f800000))
+#else
+// Host layer: one block of one thread runs the whole grid-stride loop.
+#include <math.h>
+#include <limits>
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+#define __shared__ static
+#define DLC_DEVICE inline
+#define DLC_NEG_INF (-std::numeric_limits<float>::infinity())
+struct dlc_dim3 { unsigned x, y, z; };
+static const dlc_dim3 threadIdx = {0, 0, 0}, blockIdx = {0, 0, 0},
+                      blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
+#endif
+
+DLC_DEVICE float dlc_tof(float v) { return v; }
+DLC_DEVICE void dlc_from(float &d, float v) { d = v; }
+#if defined(DLC_F16)
+DLC_DEVICE float dlc_tof(__half v) { return __half2float(v); }
+DLC_DEVICE void dlc_from(__half &d, float v) { d = __float2half_rn(v); }
+DLC_DEVICE float dlc_round_f16(float v) { return __half2float(__float2half_rn(v)); }
+#endif
+#if defined(DLC_BF16)
+DLC_DEVICE float dlc_tof(__nv_bfloat16 v) { return __bfloat162float(v); }
+DLC_DEVICE void dlc_from(__nv_bfloat16 &d, float v) { d = __float2bfloat16_rn(v); }
+DLC_DEVICE float dlc_round_bf16(float v) { return __bfloat162float(__float2bfloat16_rn(v)); }
+#endif
+
+template <typename T> DLC_DEVICE float dlc_ld(const T *p, long long i) { return dlc_tof(p[i]); }
+template <typename T> DLC_DEVICE void dlc_st(T *p, long long i, float v) { dlc_from(p[i], v); }
+
+// V consecutive elements in one access: 16 bytes for 4 floats or 8 halves.
+template <typename T, int V> struct alignas(sizeof(T) * V) DlcPack { T v[V]; };
+template <int V, typename T>
+DLC_DEVICE void dlc_ldv(const T *p, long long i, float (&out)[V]) {
+  const DlcPack<T, V> pack = *reinterpret_cast<const DlcPack<T, V> *>(p + i);
+#pragma unroll
+  for (int l = 0; l < V; ++l) out[l] = dlc_tof(pack.v[l]);
+}
+template <int V, typename T>
+DLC_DEVICE void dlc_stv(T *p, long long i, const float (&in)[V]) {
+  DlcPack<T, V> pack;
+#pragma unroll
+  for (int l = 0; l < V; ++l) dlc_from(pack.v[l], in[l]);
+  *reinterpret_cast<DlcPack<T, V> *>(p + i) = pack;
+}
+
+// The CPU reference's formulas (runtime/src/cpu/OpsDense.cpp), in float.
+DLC_DEVICE float dlc_relu(float x) { return x > 0.f ? x : 0.f; }
+DLC_DEVICE float dlc_sigmoid(float x) { return 1.f / (1.f + expf(-x)); }
+DLC_DEVICE float dlc_gelu(float x) { return 0.5f * x * (1.f + erff(x * 0.70710678118654752f)); }
+DLC_DEVICE float dlc_gelu_tanh(float x) {
+  float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+  return 0.5f * x * (1.f + tanhf(u));
+}
+DLC_DEVICE float dlc_gelu_grad(float x) {
+  return 0.5f * (1.f + erff(x * 0.70710678118654752f)) +
+         x * expf(-0.5f * x * x) * 0.39894228040143268f;
+}
+DLC_DEVICE float dlc_gelu_tanh_grad(float x) {
+  float u = 0.79788456080286536f * (x + 0.044715f * x * x * x), t = tanhf(u);
+  return 0.5f * (1.f + t) + 0.5f * x * (1.f - t * t) * 0.79788456080286536f *
+                                (1.f + 3.f * 0.044715f * x * x);
+}
+
+// A block's reduction, valid in thread 0: warp shuffles, then one value
+// per warp through shared memory. kThreads is the launch's block size, a
+// multiple of 32.
+#if defined(__CUDACC__)
+template <bool kMax> DLC_DEVICE float dlc_warp_reduce(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    float w = __shfl_down_sync(0xffffffffu, v, o);
+    v = kMax ? fmaxf(v, w) : v + w;
+  }
+  return v;
+}
+template <int kThreads, bool kMax>
+DLC_DEVICE float dlc_block_reduce(float v, float *smem) {
+  v = dlc_warp_reduce<kMax>(v);
+  if (kThreads > 32) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) smem[warp] = v;
+    __syncthreads();
+    v = lane < kThreads / 32 ? smem[lane] : (kMax ? DLC_NEG_INF : 0.f);
+    if (warp == 0) v = dlc_warp_reduce<kMax>(v);
+    __syncthreads(); // smem is reused by the next row
+  }
+  return v;
+}
+#else
+template <int kThreads, bool kMax> inline float dlc_block_reduce(float v, float *) { return v; }
+#endif
+#endif // DLC_KERNEL_PRELUDE
+)prelude";
+} // namespace
+
+const char *kernelPrelude() { return kPrelude; }
+
+} // namespace dlc::rt::cuda
