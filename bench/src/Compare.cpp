@@ -6,9 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Compare.h"
-
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
+#include "Json.h"
 
 #include <iomanip>
 #include <map>
@@ -26,45 +24,25 @@ struct Measured {
 /// Configuration key -> samples/s, from a single report or a sweep.
 bool load(const std::string &path, std::map<std::string, Measured> &out,
           std::vector<std::string> &order, std::ostream &errors) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer) {
-    errors << "dlc-bench compare: error: cannot read " << path << "\n";
+  std::vector<llvm::json::Object> results;
+  std::string error;
+  if (!readReport(path, results, error)) {
+    errors << "dlc-bench compare: error: " << error << "\n";
     return false;
   }
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse((*buffer)->getBuffer());
-  if (!parsed) {
-    errors << "dlc-bench compare: error: " << path << " is not JSON: "
-           << llvm::toString(parsed.takeError()) << "\n";
-    return false;
-  }
-  std::vector<const llvm::json::Object *> results;
-  const llvm::json::Object *top = parsed->getAsObject();
-  if (top && top->getArray("results")) {
-    for (const llvm::json::Value &v : *top->getArray("results"))
-      if (const llvm::json::Object *o = v.getAsObject())
-        results.push_back(o);
-  } else if (top) {
-    results.push_back(top);
-  }
-  for (const llvm::json::Object *r : results) {
-    const llvm::json::Object *sps = r->getObject("samples_per_sec");
+  for (const llvm::json::Object &r : results) {
+    const llvm::json::Object *sps = r.getObject("samples_per_sec");
     if (!sps || !sps->getNumber("median")) {
       errors << "dlc-bench compare: error: " << path
              << " has a result without samples_per_sec (a --compile-only report?)\n";
       return false;
     }
-    std::ostringstream key;
-    key << r->getString("model").value_or("?").str() << " "
-        << r->getString("backend").value_or("?").str() << " "
-        << r->getString("precision").value_or("?").str() << " "
-        << r->getString("fusion").value_or("?").str() << " gpus "
-        << r->getInteger("gpus").value_or(1) << " batch "
-        << r->getInteger("batch").value_or(0);
+    std::string key = configurationKey(r);
     Measured m{*sps->getNumber("median"), sps->getNumber("min").value_or(0),
                sps->getNumber("max").value_or(0)};
-    if (!out.count(key.str()))
-      order.push_back(key.str());
-    out[key.str()] = m;
+    if (!out.count(key))
+      order.push_back(key);
+    out[key] = m;
   }
   return true;
 }

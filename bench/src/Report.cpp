@@ -114,6 +114,8 @@ void writeJson(std::ostream &os, const Result &r) {
      << "  \"peak_tflops\": " << (r.peakTflops > 0 ? num(r.peakTflops) : "null") << ",\n"
      << "  \"mfu\": "
      << (r.peakTflops > 0 ? num(r.achievedTflops() / r.peakTflops) : "null") << ",\n"
+     << "  \"peak_name\": "
+     << (r.peakTflops > 0 && !r.peakName.empty() ? jsonString(r.peakName) : "null") << ",\n"
      << "  \"parameters\": " << r.parameters << ",\n"
      << "  \"forward_macs_per_sample\": " << r.forwardMacsPerSample << ",\n"
      << "  \"train_flops_per_step\": " << r.trainFlopsPerStep << ",\n"
@@ -133,11 +135,14 @@ void writeJson(std::ostream &os, const Result &r) {
 }
 
 /// The columns of the table, CSV and Markdown formats.
-std::vector<std::pair<std::string, std::string>> columns(const Result &r) {
+/// `withPeak`: a "peak" column (which peak the MFU is against) after MFU.
+std::vector<std::pair<std::string, std::string>> columns(const Result &r,
+                                                         bool withPeak) {
   Spread sps = r.samplesPerSec(), ms = r.stepMs();
   float first = r.repeatResults.empty() ? NAN : r.repeatResults.front().lossFirst;
   float last = r.repeatResults.empty() ? NAN : r.repeatResults.front().lossLast;
-  return {{"model", r.model},
+  std::vector<std::pair<std::string, std::string>> cells = {
+          {"model", r.model},
           {"backend", r.backend},
           {"precision", r.precision},
           {"fusion", r.fusion},
@@ -157,6 +162,14 @@ std::vector<std::pair<std::string, std::string>> columns(const Result &r) {
           {"no reuse", mib(r.totalBufferBytes)},
           {"loss first", fixed(first, 4)},
           {"loss last", fixed(last, 4)}};
+  if (withPeak) {
+    auto mfu = std::find_if(cells.begin(), cells.end(),
+                            [](auto &c) { return c.first == "MFU"; });
+    std::ostringstream peak;
+    peak << r.peakName << " " << r.peakTflops;
+    cells.insert(mfu + 1, {"peak", r.peakTflops > 0 ? peak.str() : "n/a"});
+  }
+  return cells;
 }
 
 } // namespace
@@ -184,8 +197,10 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
   // Rows of cells; a sweep adds the speed-up over the first configuration
   // with the same batch and precision (the baseline the sweep lists first).
   std::vector<std::vector<std::pair<std::string, std::string>>> rows;
+  bool withPeak = std::any_of(results.begin(), results.end(),
+                              [](const Result &r) { return r.peakTflops > 0; });
   for (const Result &r : results) {
-    rows.push_back(columns(r));
+    rows.push_back(columns(r, withPeak));
     if (results.size() > 1) {
       const Result *base = &r;
       for (const Result &b : results)

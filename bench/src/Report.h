@@ -42,6 +42,8 @@ struct Result {
   std::map<std::string, int64_t> kernelsByKind; // library / generated / hand-written
   /// The peak the model-FLOP utilization is against, in TFLOP/s; 0 unknown.
   double peakTflops = 0;
+  /// Where it came from: "<gpu> <unit>" from --gpu, or "--peak-tflops".
+  std::string peakName;
 
   /// Training FLOPs per step / median step time, in TFLOP/s.
   double achievedTflops() const;
@@ -52,7 +54,8 @@ struct Result {
   Spread stepMs() const;
 };
 
-enum class Format { kTable, kJson, kCsv, kMarkdown };
+/// kHtml is drawn from the JSON report by Html.h, never by writeReports.
+enum class Format { kTable, kJson, kCsv, kMarkdown, kHtml };
 
 void writeReport(std::ostream &os, const Result &result, Format format);
 /// One configuration: as writeReport. Several (a sweep): one table with a

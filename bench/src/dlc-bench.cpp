@@ -13,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Compare.h"
+#include "GpuPeaks.h"
+#include "Html.h"
 #include "Report.h"
 
 #include "dlc/Conversion/TrainToPlan.h"
@@ -98,7 +100,8 @@ cl::opt<std::string> disableFusion("disable-fusion",
 cl::opt<bool> explainFusion("explain-fusion",
     cl::desc("report every producer-consumer pair the fusion passes did not fuse, and why"),
     cl::init(false), cl::cat(category));
-cl::opt<std::string> format("format", cl::desc("table (default), json, csv or markdown"),
+cl::opt<std::string> format("format",
+    cl::desc("table (default), json, csv, markdown or html (a self-contained page)"),
                             cl::init("table"), cl::cat(category));
 cl::opt<std::string> outputPath("o", cl::desc("write the report to this file"),
                                 cl::value_desc("file"), cl::init("-"), cl::cat(category));
@@ -120,6 +123,15 @@ cl::opt<double> peakTflops("peak-tflops",
     cl::desc("the device's peak TFLOP/s, for the model-FLOP utilization (MFU = "
              "training FLOPs per second / peak); without it MFU is not reported"),
     cl::init(0.0), cl::cat(category));
+cl::opt<std::string> gpuName("gpu",
+    cl::desc("the GPU the MFU is against, from the table of known peaks (A100-SXM, "
+             "H100-SXM, ...; `dlc-bench gpus` lists them), by the run's precision; "
+             "--peak-tflops overrides"),
+    cl::value_desc("name"), cl::init(""), cl::cat(category));
+cl::opt<std::string> fp32PeakName("fp32-peak",
+    cl::desc("with --gpu, the peak of an fp32 run: fp32 (the CUDA cores, default: "
+             "fp32 keeps full FP32 arithmetic) or tf32 (the TF32 tensor cores)"),
+    cl::init("fp32"), cl::cat(category));
 cl::opt<bool> compileOnly("compile-only",
     cl::desc("compile and print the step's counts (parameters, MACs, kernels, arena, "
              "compile time) without running it"),
@@ -132,11 +144,16 @@ int fail(const std::string &message) {
   return 1;
 }
 
+bench::Fp32Peak fp32Peak() {
+  return fp32PeakName == "tf32" ? bench::Fp32Peak::kTf32 : bench::Fp32Peak::kFp32;
+}
+
 std::optional<bench::Format> parseFormat(const std::string &name) {
   if (name == "table") return bench::Format::kTable;
   if (name == "json") return bench::Format::kJson;
   if (name == "csv") return bench::Format::kCsv;
   if (name == "markdown") return bench::Format::kMarkdown;
+  if (name == "html") return bench::Format::kHtml;
   return std::nullopt;
 }
 
@@ -312,7 +329,12 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
   result.memoryBytesPerStep = summary.memoryBytes;
   result.fusedGroups = summary.groupsByKind;
   result.kernelsByKind = summary.launchesByKind;
-  result.peakTflops = peakTflops;
+  bench::ChosenPeak peak;
+  if (std::string error;
+      !bench::choosePeak(gpuName, precision, fp32Peak(), peakTflops, peak, error))
+    return fail(error);
+  result.peakTflops = peak.tflops;
+  result.peakName = peak.name;
 
   if (compileOnly)
     return 0;
@@ -450,6 +472,12 @@ int main(int argc, char **argv) {
     }
     return bench::runCompare(argv[2], argv[3], std::cout, std::cerr);
   }
+  // dlc-bench report A.json [B.json ...] [-o report.html]; dlc-bench gpus
+  if (argc >= 2 && llvm::StringRef(argv[1]) == "report")
+    return bench::runReport(std::vector<std::string>(argv + 2, argv + argc), std::cerr);
+  if (argc >= 2 && llvm::StringRef(argv[1]) == "gpus")
+    return bench::runGpus(std::vector<std::string>(argv + 2, argv + argc), std::cout,
+                          std::cerr);
   mlir::dlc::registerAllPasses();
   registerPassManagerCLOptions();
   registerMLIRContextCLOptions();
@@ -459,13 +487,17 @@ int main(int argc, char **argv) {
       argc, argv,
       "dlc-bench: compile a model's whole training step and time it\n\n"
       "  dlc-bench models/small_convnet.mlir --batch 32 --format json\n"
-      "  dlc-bench compare BEFORE.json AFTER.json\n\n"
+      "  dlc-bench compare BEFORE.json AFTER.json\n"
+      "  dlc-bench report A.json [B.json ...] -o report.html\n"
+      "  dlc-bench gpus [PRECISION]   (the known GPU peaks --gpu picks from)\n\n"
       "Reports samples/s (median, min, max over --repeats), step time,\n"
       "kernels per step, arena bytes and the loss at the first and last step.\n");
 
   auto reportFormat = parseFormat(format);
   if (!reportFormat)
-    return fail("unknown --format '" + format + "' (table, json, csv or markdown)");
+    return fail("unknown --format '" + format + "' (table, json, csv, markdown or html)");
+  if (fp32PeakName != "fp32" && fp32PeakName != "tf32")
+    return fail("--fp32-peak must be fp32 or tf32, got '" + fp32PeakName + "'");
   if (steps < 1 || repeats < 1 || warmup < 0)
     return fail("--steps and --repeats must be >= 1 and --warmup >= 0");
   std::vector<int64_t> batches;
@@ -488,6 +520,13 @@ int main(int argc, char **argv) {
       return fail("--fusion " + f +
                   " is not implemented yet: 'none' and 'paddle' (element-wise + "
                   "activation) run");
+  // An unknown --gpu, or a precision it has no peak for, fails before any run.
+  for (const std::string &p : precisions) {
+    bench::ChosenPeak peak;
+    std::string error;
+    if (!bench::choosePeak(gpuName, p, fp32Peak(), peakTflops, peak, error))
+      return fail(error);
+  }
   if (backend == "cuda") {
     auto devices = rt::listCudaDevices();
     if (!devices.isOk())
@@ -523,6 +562,14 @@ int main(int argc, char **argv) {
     file.open(outputPath);
     os = &file;
   }
+  // HTML is drawn from the JSON report, so the page shows exactly its numbers.
+  bool html = *reportFormat == bench::Format::kHtml;
+  std::ostringstream jsonReport;
+  std::ostream *page = os;
+  if (html) {
+    os = &jsonReport;
+    reportFormat = bench::Format::kJson;
+  }
   if (compileOnly) {
     bool wrap = *reportFormat == bench::Format::kJson && results.size() > 1;
     if (wrap)
@@ -536,6 +583,13 @@ int main(int argc, char **argv) {
       *os << "]}\n";
   } else
     bench::writeReports(*os, results, *reportFormat);
+  if (html) {
+    std::string error;
+    if (!bench::writeHtmlFromJson(*page, jsonReport.str(),
+                                  "dlc-bench " + modelName(modelPath), error))
+      return fail(error);
+    os = page;
+  }
   if (!*os)
     return fail("cannot write " + outputPath);
   return 0;

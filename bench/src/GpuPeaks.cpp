@@ -1,0 +1,180 @@
+//===- GpuPeaks.cpp - known GPUs' peak TFLOP/s, for MFU -------------------===//
+//
+// Every value is a dense peak: NVIDIA's datasheets quote tensor-core figures
+// "with sparsity" (2:4 structured) and note that dense ones are half, so the
+// starred datasheet figures are halved here. FP16 and BF16 are the rates
+// with FP32 accumulation, the mode training uses (on GeForce parts that is
+// half the FP16-accumulate rate the box advertises).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuPeaks.h"
+
+#include <cctype>
+#include <iomanip>
+#include <sstream>
+
+namespace dlc::bench {
+
+const std::vector<GpuPeak> &knownGpus() {
+  static const std::vector<GpuPeak> table = {
+      // NVIDIA A100 Tensor Core GPU datasheet (2021), SXM column: FP32 19.5,
+      // TF32 Tensor 156 | 312*, BF16 and FP16 Tensor 312 | 624* (* sparsity).
+      {"A100-SXM", "NVIDIA A100 SXM4 40/80 GB", 19.5, 156, 312, 312},
+      // NVIDIA H100 Tensor Core GPU Architecture whitepaper (v1.0x), table
+      // "H100 SXM5": FP32 66.9, TF32 Tensor 494.7, FP16 and BF16 Tensor with
+      // FP32 accumulate 989.4 (dense). The H100 datasheet rounds the same
+      // parts to 67, 989* and 1,979* with sparsity.
+      {"H100-SXM", "NVIDIA H100 SXM5 80 GB", 66.9, 494.7, 989.4, 989.4},
+      // Same whitepaper, table "H100 PCIe": FP32 51.2, TF32 Tensor 378,
+      // FP16 and BF16 Tensor 756 (dense); datasheet: 51, 756*, 1,513*.
+      {"H100-PCIe", "NVIDIA H100 PCIe 80 GB", 51.2, 378, 756, 756},
+      // NVIDIA H200 Tensor Core GPU datasheet (2024), H200 SXM column: FP32
+      // 67, TF32 Tensor 989*, BF16 and FP16 Tensor 1,979* (* sparsity),
+      // halved. The compute is the H100 SXM5's; only the memory differs.
+      {"H200", "NVIDIA H200 SXM 141 GB", 67, 494.5, 989.5, 989.5},
+      // NVIDIA Tesla V100 GPU datasheet (2020), V100 SXM2 column: single
+      // precision 15.7, tensor performance 125 (FP16 inputs, FP32
+      // accumulate). Volta has no TF32 and no BF16 units.
+      {"V100-SXM2", "NVIDIA Tesla V100 SXM2 16/32 GB", 15.7, 0, 125, 0},
+      // NVIDIA A10 Tensor Core GPU datasheet (2021): FP32 31.2, TF32 Tensor
+      // 62.5 | 125*, BF16 and FP16 Tensor 125 | 250*.
+      {"A10", "NVIDIA A10 24 GB", 31.2, 62.5, 125, 125},
+      // NVIDIA L4 Tensor Core GPU datasheet (2023): FP32 30.3, TF32 Tensor
+      // 120*, FP16 and BF16 Tensor 242* (* sparsity), halved.
+      {"L4", "NVIDIA L4 24 GB", 30.3, 60, 121, 121},
+      // NVIDIA Ada GPU Architecture whitepaper (v2.1), appendix table
+      // "GeForce RTX 4090": peak FP32 82.6, TF32 Tensor 82.6/165.2, FP16 and
+      // BF16 Tensor with FP32 accumulate 165.2/330.4 (dense/sparse).
+      {"RTX-4090", "NVIDIA GeForce RTX 4090 24 GB", 82.6, 82.6, 165.2, 165.2},
+  };
+  return table;
+}
+
+namespace {
+
+std::string canonical(const std::string &name) {
+  std::string out;
+  for (char c : name)
+    if (c != ' ' && c != '-' && c != '_')
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string lower(std::string s) {
+  for (char &c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+} // namespace
+
+const GpuPeak *findGpu(const std::string &name) {
+  for (const GpuPeak &gpu : knownGpus())
+    if (canonical(gpu.name) == canonical(name))
+      return &gpu;
+  return nullptr;
+}
+
+std::string knownGpuNames() {
+  std::string names;
+  for (const GpuPeak &gpu : knownGpus())
+    names += (names.empty() ? "" : ", ") + std::string(gpu.name);
+  return names;
+}
+
+bool choosePeak(const std::string &gpuName, const std::string &precision,
+                Fp32Peak fp32, double given, ChosenPeak &peak, std::string &error) {
+  peak = ChosenPeak();
+  const GpuPeak *gpu = nullptr;
+  if (!gpuName.empty()) {
+    gpu = findGpu(gpuName);
+    if (!gpu) {
+      error = "--gpu: unknown GPU '" + gpuName + "'; the table of peaks knows " +
+              knownGpuNames() + " (or give the peak with --peak-tflops)";
+      return false;
+    }
+  }
+  if (given > 0) {
+    peak.tflops = given;
+    peak.name = "--peak-tflops";
+    return true;
+  }
+  if (!gpu)
+    return true;
+  // The tensor-core unit a precision's matmuls and convolutions run on;
+  // precision names are matched by their parts, so amp-bf16 or pure-fp16
+  // (whatever spelling the precision passes settle on) map as they read.
+  std::string p = lower(precision);
+  double value = 0;
+  std::string kind;
+  if (p.find("bf16") != std::string::npos) {
+    value = gpu->bf16, kind = "bf16-tensor";
+  } else if (p.find("fp16") != std::string::npos || p.rfind("amp", 0) == 0) {
+    value = gpu->fp16, kind = "fp16-tensor";
+  } else if (p.find("tf32") != std::string::npos ||
+             (p == "fp32" && fp32 == Fp32Peak::kTf32)) {
+    value = gpu->tf32, kind = "tf32-tensor";
+  } else if (p == "fp32") {
+    value = gpu->fp32, kind = "fp32";
+  } else {
+    error = "--gpu: no peak for precision '" + precision +
+            "' (fp32, tf32, fp16, bf16 and amp* map to the table); give "
+            "--peak-tflops";
+    return false;
+  }
+  if (value <= 0) {
+    error = "--gpu " + std::string(gpu->name) + " has no " + kind +
+            " units for precision '" + precision + "'; give --peak-tflops";
+    return false;
+  }
+  peak.tflops = value;
+  peak.name = std::string(gpu->name) + " " + kind;
+  return true;
+}
+
+void writeGpuTable(std::ostream &os) {
+  os << std::left << std::setw(11) << "gpu" << std::right << std::setw(8) << "fp32"
+     << std::setw(8) << "tf32" << std::setw(8) << "fp16" << std::setw(8) << "bf16"
+     << "  product (dense TFLOP/s; - none)\n";
+  auto cell = [](double v) {
+    std::ostringstream s;
+    if (v > 0)
+      s << v;
+    else
+      s << "-";
+    return s.str();
+  };
+  for (const GpuPeak &g : knownGpus())
+    os << std::left << std::setw(11) << g.name << std::right << std::setw(8)
+       << cell(g.fp32) << std::setw(8) << cell(g.tf32) << std::setw(8) << cell(g.fp16)
+       << std::setw(8) << cell(g.bf16) << "  " << g.description << "\n";
+}
+
+int runGpus(const std::vector<std::string> &args, std::ostream &os,
+            std::ostream &errors) {
+  if (args.empty()) {
+    writeGpuTable(os);
+    return 0;
+  }
+  if (args.size() > 2 || (args.size() == 2 && args[1] != "fp32" && args[1] != "tf32")) {
+    errors << "usage: dlc-bench gpus [PRECISION [fp32|tf32]]\n";
+    return 1;
+  }
+  Fp32Peak fp32 = args.size() == 2 && args[1] == "tf32" ? Fp32Peak::kTf32 : Fp32Peak::kFp32;
+  for (const GpuPeak &g : knownGpus()) {
+    ChosenPeak peak;
+    std::string error;
+    os << std::left << std::setw(11) << g.name;
+    if (choosePeak(g.name, args[0], fp32, 0, peak, error))
+      os << peak.name.substr(peak.name.find(' ') + 1) << " " << peak.tflops << "\n";
+    else if (error.find("no peak for precision") != std::string::npos) {
+      errors << "dlc-bench gpus: error: " << error.substr(error.find("no peak")) << "\n";
+      return 1;
+    } else
+      os << "none: " << error.substr(error.find("has no ") + 4) << "\n";
+  }
+  return 0;
+}
+
+} // namespace dlc::bench
