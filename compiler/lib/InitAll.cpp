@@ -4,6 +4,7 @@
 
 #include "dlc/Dialect/Train/IR/TrainDialect.h"
 #include "dlc/Conversion/Passes.h"
+#include "dlc/Pipelines/Pipelines.h"
 #include "dlc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,6 +18,7 @@ void mlir::dlc::registerAllDialects(DialectRegistry &registry) {
 void mlir::dlc::registerAllPasses() {
   registerDLCPasses();
   registerDLCConversionPasses();
+  registerFusionPipelines();
   // canonicalize, cse, symbol-dce and friends, for user-written pipelines.
   mlir::registerTransformsPasses();
 }

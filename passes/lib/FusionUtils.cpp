@@ -17,6 +17,59 @@ bool mlir::dlc::isFusibleElementwise(Operation *op) {
   return isa<AddOp, MulOp>(op);
 }
 
+FusionClass mlir::dlc::classifyForFusion(Operation *op) {
+  if (isa<ReluOp, TanhOp, SigmoidOp, GeluOp, ScaleOp, DropoutOp, AddOp, SubOp,
+          MulOp, DivOp, CastOp, ReluBackwardOp, TanhBackwardOp,
+          SigmoidBackwardOp, GeluBackwardOp, BroadcastToOp, TransposeOp,
+          SliceOp, SliceBackwardOp, ConcatOp>(op))
+    return FusionClass::kElementwise;
+  if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SumToShapeOp, GlobalAvgPoolOp>(op))
+    return FusionClass::kReduction;
+  if (isa<SoftmaxOp, SoftmaxBackwardOp, LayerNormOp, LayerNormBackwardOp,
+          BatchNormOp, BatchNormBackwardOp>(op))
+    return FusionClass::kNormalization;
+  return FusionClass::kOpaque;
+}
+
+StringRef mlir::dlc::fusionClassName(FusionClass kind) {
+  switch (kind) {
+  case FusionClass::kOpaque:
+    return "opaque";
+  case FusionClass::kElementwise:
+    return "element-wise";
+  case FusionClass::kReduction:
+    return "reduction";
+  case FusionClass::kNormalization:
+    return "normalization";
+  }
+  llvm_unreachable("unknown fusion class");
+}
+
+FusionDecision mlir::dlc::canFuseIntoGroup(Operation *producer,
+                                           ArrayRef<Operation *> members) {
+  FusionClass kind = classifyForFusion(producer);
+  if (kind == FusionClass::kOpaque)
+    return FusionDecision::refuse(
+        Twine("'") + producer->getName().getStringRef() +
+        "' is not element-wise, a reduction or a normalization");
+  if (kind == FusionClass::kReduction)
+    return FusionDecision::refuse(
+        "a reduction only ends a group: its result does not fuse into consumers");
+  auto reducing = [](Operation *op) {
+    FusionClass c = classifyForFusion(op);
+    return c == FusionClass::kReduction || c == FusionClass::kNormalization;
+  };
+  if (kind == FusionClass::kNormalization)
+    if (const auto *other = llvm::find_if(members, reducing);
+        other != members.end())
+      return FusionDecision::refuse(Twine("the group already reduces, in '") +
+                                    (*other)->getName().getStringRef() + "'");
+  SmallVector<Operation *> ops(members.begin(), members.end());
+  ops.push_back(producer);
+  llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return canFormGroup(ops);
+}
+
 FusionDecision mlir::dlc::canFuseProducerIntoConsumer(Operation *producer,
                                                       Operation *consumer,
                                                       bool allowMultiOutput) {

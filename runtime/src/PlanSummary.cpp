@@ -86,6 +86,8 @@ PlanSummary summarizePlan(const Plan &plan) {
   // Launches and bytes: consecutive kernels of one group form one launch.
   // Which launches read each buffer, to tell a group's exported values from
   // its internal ones.
+  // A group is a library call when it holds a library op (a GEMM with its
+  // epilogue, cuDNN's fused batch norm), generated code otherwise.
   std::vector<int64_t> launchOf(plan.kernels.size());
   int64_t launch = -1, previousGroup = -2;
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
@@ -95,7 +97,10 @@ PlanSummary summarizePlan(const Plan &plan) {
       if (group >= 0) {
         ++summary.groupsByKind[std::get<std::string>(
             plan.kernels[i].attrs.at("fusion.kind"))];
-        ++summary.launchesByKind["generated"];
+        bool library = false;
+        for (size_t j = i; j < plan.kernels.size() && groupOf(plan.kernels[j]) == group; ++j)
+          library |= std::string(kernelImplementation(plan.kernels[j].op)) == "library";
+        ++summary.launchesByKind[library ? "library" : "generated"];
       } else {
         ++summary.launchesByKind[kernelImplementation(plan.kernels[i].op)];
       }

@@ -37,6 +37,37 @@ bool isFusibleActivation(Operation *op);
 /// train.add and train.mul, forward or as gradient accumulation.
 bool isFusibleElementwise(Operation *op);
 
+/// How an op takes part in XLA-style fusion (the `xla` strategy).
+enum class FusionClass {
+  /// Not fused by the loop / input fusion pass: library ops (convolutions,
+  /// GEMMs), losses, pooling, embeddings, views, constants, optimizer updates.
+  kOpaque,
+  /// One output element from the same element of each input, or a fixed
+  /// gather of them: activations and their gradients, add / sub / mul / div
+  /// (broadcasting), scale, cast, dropout, broadcast_to, transpose, slice,
+  /// concat. XLA's loop fusion computes chains of these in registers.
+  kElementwise,
+  /// A reduction that can only end a group (XLA's input fusion: producers
+  /// fuse into the reduction's loop): reduce_sum / mean / max, sum_to_shape,
+  /// global_avg_pool.
+  kReduction,
+  /// A reduction followed by an element-wise map (softmax, layer norm, batch
+  /// norm and their gradients): element-wise producers fuse into its input
+  /// and element-wise consumers into its output, as XLA fuses the
+  /// decomposed forms.
+  kNormalization,
+};
+FusionClass classifyForFusion(Operation *op);
+StringRef fusionClassName(FusionClass kind);
+
+/// Whether `producer` can join the group `members` (ops of one block; the
+/// group reads the producer's results) under XLA's producer-consumer rules:
+/// the producer is element-wise or a normalization, a group holds at most
+/// one reduction or normalization, and the group can still run where its
+/// last op is (canFormGroup). Results of the producer read outside the group
+/// are written out (multi-output fusion).
+FusionDecision canFuseIntoGroup(Operation *producer, ArrayRef<Operation *> members);
+
 /// Whether `producer` can be computed inside `consumer`'s kernel: both in one
 /// block, neither already in a fused group, one result. When the producer's
 /// result has other readers (in training, usually the backward op that needs

@@ -224,4 +224,188 @@ def FuseOptimizerUpdatesPass : Pass<"dlc-fuse-optimizer-updates", "::mlir::Modul
   let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
 }
 
+def FuseGemmEpiloguePass : Pass<"dlc-fuse-gemm-epilogue", "::mlir::ModuleOp"> {
+  let summary = "fuses bias and activation into GEMM and convolution epilogues (cuBLASLt, cuDNN)";
+  let description = [{
+    The library-call half of the `xla` strategy: a `train.linear` (with its
+    bias) followed by relu or gelu becomes a `gemm_bias_act` group
+    (cuBLASLt's RELU_BIAS / GELU_AUX_BIAS epilogues; the pre-activation is
+    written out when gelu's gradient reads it, as the AUX output is); a
+    biased `train.conv2d` followed by relu becomes `conv_bias_act` (cuDNN's
+    fused convolution-bias-activation); and in the backward pass a
+    `train.matmul` feeding relu_backward / gelu_backward, with the
+    `sum_to_shape` that reduces the result to the bias gradient, becomes
+    `gemm_dact_bgrad` (DRELU_BGRAD / DGELU_BGRAD). The bias gradient is
+    scheduled right after the activation gradient so the group can run
+    before the gradient's other readers.
+
+    Before:
+
+    ```mlir
+    %h = train.linear %x, %w, %b : tensor<8x16xf32>, tensor<32x16xf32>, tensor<32xf32>
+    %a = train.gelu %h : tensor<8x32xf32>
+    ```
+
+    After (the pre-activation is also returned for gelu_backward):
+
+    ```mlir
+    %f:2 = train.fused "gemm_bias_act" (%x, %w, %b) {strategy = "xla"} : ... {
+    ^bb0(%0: tensor<8x16xf32>, %1: tensor<32x16xf32>, %2: tensor<32xf32>):
+      %h = train.linear %0, %1, %2 : ...
+      %a = train.gelu %h : tensor<8x32xf32>
+      train.yield %h, %a : tensor<8x32xf32>, tensor<8x32xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "emit a remark for every candidate that was not fused, with the reason">,
+  ];
+  let statistics = [
+    Statistic<"numGroups", "fused-groups", "Number of epilogue groups formed">,
+  ];
+  let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
+}
+
+def FuseProducerConsumerPass : Pass<"dlc-fuse-producer-consumer", "::mlir::ModuleOp"> {
+  let summary = "greedy producer-consumer fusion of element-wise ops into loops and reductions (XLA)";
+  let description = [{
+    XLA's instruction fusion over the whole training step, forward and
+    backward. Walking each block from its end, every element-wise,
+    reduction or normalization op (FusionUtils.h `classifyForFusion`)
+    pulls the producers of its operands into its group while
+    `canFuseIntoGroup` allows: element-wise producers always, a softmax /
+    layer norm / batch norm (or gradient) when the group does not reduce
+    yet, never a reduction (reductions end groups). A producer whose result
+    is also read outside the group stays fused and is written out by the
+    group (multi-output fusion). Groups without a reduction get kind `loop`,
+    groups with one `input`, as XLA names them.
+
+    Before:
+
+    ```mlir
+    %s = train.add %x, %y : tensor<8x16xf32>, tensor<8x16xf32>
+    %d = train.dropout %s {rate = 1.0e-01 : f64, seed = 3 : i64} : tensor<8x16xf32>
+    %n = train.layer_norm %d, %g, %b {epsilon = 1.0e-05 : f64} : ...
+    ```
+
+    After:
+
+    ```mlir
+    %n = train.fused "input" (%x, %y, %g, %b) {strategy = "xla"} : ... {
+    ^bb0(...):
+      %s = train.add ...
+      %d = train.dropout ...
+      %n = train.layer_norm ...
+      train.yield %n : tensor<8x16xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "emit a remark for every fusible producer that was not fused, with the reason">,
+  ];
+  let statistics = [
+    Statistic<"numGroups", "fused-groups", "Number of loop and input groups formed">,
+    Statistic<"numFusedOps", "fused-ops", "Number of ops moved into groups">,
+  ];
+  let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
+}
+
+def AutoMixedPrecisionPass : Pass<"dlc-auto-mixed-precision", "::mlir::ModuleOp"> {
+  let summary = "casts the forward pass to mixed precision by allow / deny / infer op lists (autocast)";
+  let description = [{
+    Runs on `@forward` before `dlc-autodiff`, as torch.autocast runs on the
+    forward pass: the backward pass then follows each op's precision through
+    the gradient rules (the gradient of a `train.cast` is a cast back).
+    Every op computes in the type its list gives, with a `train.cast` of an
+    operand where it differs (one cast per value and type):
+
+    - allow, half precision: conv2d, matmul, linear;
+    - deny, float32: softmax, softmax_cross_entropy, layer_norm,
+      reduce_sum / reduce_mean / reduce_max, global_avg_pool;
+    - batch_norm: the input keeps its type, the statistics and affine
+      parameters stay float32 (cuDNN's mixed-precision batch norm);
+    - infer, everything else: the widest float type of its operands.
+
+    `mode=amp-fp16` and `amp-bf16` keep float32 master parameters (cast
+    where an allow-list op reads them; their gradients come back float32 to
+    the optimizer). `mode=fp16` is pure FP16 as the seed reports measure
+    it: parameters are stored in fp16 too, except those only normalizations
+    read. Use `dlc-loss-scaling` after autodiff with fp16 (not bf16).
+
+    Before, with `mode=amp-fp16`:
+
+    ```mlir
+    %h = train.linear %x, %w, %b : tensor<8x16xf32>, tensor<4x16xf32>, tensor<4xf32>
+    %l = train.softmax_cross_entropy %h, %y : tensor<8x4xf32>, tensor<8xi64>
+    ```
+
+    After:
+
+    ```mlir
+    %xh = train.cast %x to f16 : tensor<8x16xf32>
+    %wh = train.cast %w to f16 : tensor<4x16xf32>
+    %bh = train.cast %b to f16 : tensor<4xf32>
+    %h = train.linear %xh, %wh, %bh : tensor<8x16xf16>, tensor<4x16xf16>, tensor<4xf16>
+    %hf = train.cast %h to f32 : tensor<8x4xf16>
+    %l = train.softmax_cross_entropy %hf, %y : tensor<8x4xf32>, tensor<8xi64>
+    ```
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"amp-fp16\"",
+           "amp-fp16 (or amp), amp-bf16, or fp16 (pure, no master weights)">,
+  ];
+  let statistics = [
+    Statistic<"numCasts", "casts", "Number of casts inserted">,
+    Statistic<"numHalfParams", "half-params", "Number of parameters stored in fp16 (mode=fp16)">,
+  ];
+  let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
+}
+
+def LossScalingPass : Pass<"dlc-loss-scaling", "::mlir::ModuleOp"> {
+  let summary = "dynamic loss scaling: scaled seed, unscaled updates skipped on overflow, scale update";
+  let description = [{
+    torch.cuda.amp.GradScaler inside the compiled step. The backward pass
+    is seeded with the scale S (argument `loss_scale`, persistent state)
+    instead of 1; `train.loss_scale_status` checks every parameter gradient
+    for inf / NaN and gives [1 / S, overflow]; every optimizer update takes
+    it (`unscale(%status)`), unscaling the gradient and leaving its
+    parameter and state unchanged on overflow; `train.update_loss_scale`
+    halves S after an overflow and doubles it after `growth-interval` good
+    steps (counted in `loss_scale.good_steps`). Run after dlc-autodiff.
+
+    Before:
+
+    ```mlir
+    %one = train.constant dense<1.0> {train.seed_gradient} : tensor<f32>
+    %dl = train.softmax_cross_entropy_backward %one, %h, %y : ...
+    ...
+    %p2, %b2 = train.sgd_update %p, %g, %b {lr = ...} : ...
+    return %loss, %p2, %b2 : ...
+    ```
+
+    After:
+
+    ```mlir
+    %dl = train.softmax_cross_entropy_backward %scale, %h, %y : ...
+    ...
+    %status = train.loss_scale_status %scale, %g : tensor<f32>, ...
+    %p2, %b2 = train.sgd_update %p, %g, %b unscale(%status : tensor<2xf32>) {lr = ...} : ...
+    %s2, %n2 = train.update_loss_scale %scale, %good, %status : ...
+    return %loss, %p2, %b2, %s2, %n2 : ...
+    ```
+  }];
+  let options = [
+    Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
+           "the initial scale (PyTorch's default, 2^16)">,
+    Option<"growthInterval", "growth-interval", "int64_t", /*default=*/"2000",
+           "good steps before the scale doubles (PyTorch's default)">,
+  ];
+  let statistics = [
+    Statistic<"numUpdates", "unscaled-updates", "Number of optimizer updates given the status">,
+  ];
+  let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
+}
+
 #endif // DLC_TRANSFORMS_PASSES_TD

@@ -17,7 +17,8 @@ struct PlanSummary {
   /// Kernel launches per step: a fused group is one kernel.
   int64_t launches = 0;
   /// Launches by implementation: "library" (cuDNN / cuBLASLt: convolutions,
-  /// GEMMs, batch norm), "generated" (fused groups, element-wise and
+  /// GEMMs, batch norm, and fused groups holding one of them: epilogues,
+  /// fused batch norm), "generated" (other fused groups, element-wise and
   /// broadcast ops, reductions), "hand-written" (pooling, softmax, norms,
   /// embeddings, losses, resizing, dropout, optimizer updates), as the CUDA
   /// backend will lower them; "collective" once gradients are all-reduced.

@@ -1,0 +1,116 @@
+//===- Pipelines.cpp - the named compilation pipelines --------------------===//
+
+#include "dlc/Pipelines/Pipelines.h"
+
+#include "dlc/Transforms/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::dlc;
+
+const FusionKindInfo mlir::dlc::kFusionKinds[] = {
+    {"bn-act", "paddle", "batch norm + relu, forward and backward"},
+    {"bn-add-act", "paddle", "batch norm + add + relu, forward and backward"},
+    {"elewise-act", "paddle", "element-wise add / mul + activation"},
+    {"gemm-epilogue", "xla", "bias and activation in GEMM / convolution epilogues"},
+    {"producer-consumer", "xla", "loop and input (reduction) fusion"},
+    {"optimizer-horizontal", "xla", "every optimizer update in one kernel"},
+};
+const size_t mlir::dlc::kNumFusionKinds = std::size(kFusionKinds);
+
+LogicalResult mlir::dlc::buildFusionPipeline(OpPassManager &pm,
+                                             const FusionPipelineOptions &options,
+                                             std::string &error) {
+  StringRef strategy = options.strategy;
+  if (!llvm::is_contained(kFusionStrategies, strategy)) {
+    error = "unknown fusion strategy '" + options.strategy + "' (none, paddle, xla)";
+    return failure();
+  }
+  for (const std::string &kind : options.disabled) {
+    const auto *info = llvm::find_if(
+        kFusionKinds, [&](const FusionKindInfo &k) { return kind == k.name; });
+    if (info == std::end(kFusionKinds)) {
+      std::vector<std::string> names;
+      for (const FusionKindInfo &k : kFusionKinds)
+        names.push_back(k.name);
+      error = "unknown fusion kind '" + kind + "' (" + llvm::join(names, ", ") + ")";
+      return failure();
+    }
+    if (strategy != info->strategy) {
+      error = "fusion kind '" + kind + "' belongs to the " + info->strategy +
+              " strategy, not to '" + options.strategy + "'";
+      return failure();
+    }
+  }
+  auto enabled = [&](StringRef kind) {
+    return !llvm::is_contained(options.disabled, kind);
+  };
+  if (strategy == "paddle") {
+    FuseBatchNormActivationPassOptions bn;
+    bn.relaxGate = options.paddleRelaxGate;
+    bn.explain = options.explain;
+    for (const char *kind : {"bn-act", "bn-add-act"})
+      if (!enabled(kind))
+        bn.disabled.push_back(kind);
+    pm.addPass(createFuseBatchNormActivationPass(bn));
+    if (enabled("elewise-act"))
+      pm.addPass(createFuseElementwiseActivationPass({options.explain}));
+  } else if (strategy == "xla") {
+    // Epilogues first: an activation that belongs in a GEMM's epilogue
+    // must not be taken by a loop fusion.
+    if (enabled("gemm-epilogue"))
+      pm.addPass(createFuseGemmEpiloguePass({options.explain}));
+    if (enabled("producer-consumer"))
+      pm.addPass(createFuseProducerConsumerPass({options.explain}));
+    if (enabled("optimizer-horizontal"))
+      pm.addPass(createFuseOptimizerUpdatesPass());
+  }
+  return success();
+}
+
+LogicalResult mlir::dlc::buildPrecisionPipeline(OpPassManager &pm,
+                                                const PrecisionPipelineOptions &options,
+                                                bool beforeAutodiff, std::string &error) {
+  StringRef precision = options.precision;
+  if (!llvm::is_contained(kPrecisions, precision)) {
+    error = "unknown precision '" + options.precision + "' (fp32, amp, amp-bf16, fp16)";
+    return failure();
+  }
+  if (precision == "fp32")
+    return success();
+  if (beforeAutodiff) {
+    AutoMixedPrecisionPassOptions amp;
+    amp.mode = precision == "amp" ? "amp-fp16" : options.precision;
+    pm.addPass(createAutoMixedPrecisionPass(amp));
+    return success();
+  }
+  // bf16 has float32's exponent range: gradients neither underflow nor
+  // overflow, so it needs no scaling.
+  if (precision != "amp-bf16") {
+    LossScalingPassOptions scaling;
+    scaling.initScale = options.initLossScale;
+    scaling.growthInterval = options.growthInterval;
+    pm.addPass(createLossScalingPass(scaling));
+  }
+  return success();
+}
+
+void mlir::dlc::registerFusionPipelines() {
+  for (const char *strategy : {"paddle", "xla"}) {
+    std::string name = std::string("dlc-fusion-") + strategy;
+    std::string description =
+        std::string("the ") + strategy +
+        " fusion strategy, as dlc-bench --fusion runs it (after dlc-autodiff)";
+    PassPipelineRegistration<>(
+        name, description, [strategy](OpPassManager &pm) {
+          std::string error;
+          FusionPipelineOptions options;
+          options.strategy = strategy;
+          (void)buildFusionPipeline(pm, options, error);
+        });
+  }
+}
