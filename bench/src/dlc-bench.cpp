@@ -19,6 +19,7 @@
 
 #include "dlc/Conversion/TrainToPlan.h"
 #include "dlc/InitAll.h"
+#include "dlc/Pipelines/Pipelines.h"
 #include "dlc/Transforms/Passes.h"
 #include "dlc/runtime/Device.h"
 #include "dlc/runtime/Npy.h"
@@ -40,6 +41,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <iomanip>
 #include <sstream>
@@ -77,12 +79,25 @@ cl::opt<std::string> optimizer("optimizer", cl::desc("sgd or adamw; default: the
 cl::opt<double> lr("lr", cl::desc("learning rate; default: the model's"),
                    cl::init(0.0), cl::cat(category));
 cl::opt<std::string> precisionList("precision",
-    cl::desc("fp32 (the only mode until mixed precision lands)"),
+    cl::desc("fp32 (default), amp (fp16 compute, fp32 master weights, dynamic loss "
+             "scaling), amp-bf16 (bf16 compute, fp32 master weights, no scaling) or fp16 "
+             "(pure fp16 parameters and compute, dynamic loss scaling); a comma-separated "
+             "list sweeps, e.g. fp32,amp. The op lists are in dlc-opt "
+             "--help's dlc-auto-mixed-precision and in docs/MixedPrecision.md"),
     cl::init("fp32"), cl::cat(category));
+cl::opt<bool> ampShortForm("amp", cl::desc("short for --precision amp"),
+                           cl::init(false), cl::cat(category));
+cl::opt<double> lossScale("loss-scale",
+    cl::desc("initial dynamic loss scale of amp and fp16 (default 65536, PyTorch's)"),
+    cl::init(65536.0), cl::cat(category));
+cl::opt<int64_t> lossScaleGrowthInterval("loss-scale-growth-interval",
+    cl::desc("good steps before the loss scale doubles (default 2000, PyTorch's)"),
+    cl::init(2000), cl::cat(category));
 cl::opt<std::string> fusionList("fusion",
-    cl::desc("none (one kernel per op, default) or paddle (PaddlePaddle's batch-norm + "
-             "activation and element-wise + activation fusions; the xla strategy is not "
-             "implemented yet); a comma-separated list sweeps, e.g. none,paddle"),
+    cl::desc("none (one kernel per op, default), paddle (PaddlePaddle's batch-norm + "
+             "activation and element-wise + activation fusions) or xla (GEMM / conv "
+             "epilogues, greedy loop and reduction fusion, one kernel for the optimizer); "
+             "a comma-separated list sweeps, e.g. none,paddle,xla"),
     cl::init("none"), cl::cat(category));
 cl::opt<std::string> pipeline("pipeline",
     cl::desc("a textual pass pipeline to run on the training step after autodiff and "
@@ -95,7 +110,8 @@ cl::opt<bool> paddleRelaxGate("paddle-relax-gate",
     cl::init(false), cl::cat(category));
 cl::opt<std::string> disableFusion("disable-fusion",
     cl::desc("comma-separated fusion kinds to leave out, for ablations: bn-act, "
-             "bn-add-act, elewise-act"),
+             "bn-add-act, elewise-act (paddle); gemm-epilogue, producer-consumer, "
+             "optimizer-horizontal (xla)"),
     cl::init(""), cl::cat(category));
 cl::opt<bool> explainFusion("explain-fusion",
     cl::desc("report every producer-consumer pair the fusion passes did not fuse, and why"),
@@ -179,7 +195,9 @@ rt::Status loadBuffers(rt::cpu::CpuExecutor &exec, const std::string &dir,
     auto array = rt::readNpy(path);
     if (!array.isOk())
       return array.status();
-    if (array->dtype != b.dtype || array->shape != b.shape) {
+    // Half-precision buffers (--precision fp16) load from float32 files.
+    bool widened = rt::cpu::isHalf(b.dtype) && array->dtype == rt::DType::kF32;
+    if ((array->dtype != b.dtype && !widened) || array->shape != b.shape) {
       std::string expected, got;
       for (int64_t d : b.shape)
         expected += std::to_string(d) + " ";
@@ -190,11 +208,28 @@ rt::Status loadBuffers(rt::cpu::CpuExecutor &exec, const std::string &dir,
                             " [ " + expected + "], the file holds " +
                             rt::dtypeName(array->dtype) + " [ " + got + "]");
     }
+    if (widened) {
+      std::string half(b.bytes, '\0');
+      rt::cpu::roundFromFloat(reinterpret_cast<const float *>(array->data.data()),
+                              b.dtype, half.data(), b.numElements());
+      array->data = std::move(half);
+    }
     if (rt::Status s = exec.write(b.name, array->data.data(), array->data.size());
         !s.isOk())
       return s;
   }
   return rt::Status::ok();
+}
+
+/// A buffer's bytes as float32 values (half precision widened).
+std::vector<float> asFloats(const std::string &bytes, rt::DType dtype) {
+  size_t n = bytes.size() / rt::dtypeBytes(dtype);
+  std::vector<float> values(n);
+  if (rt::cpu::isHalf(dtype))
+    rt::cpu::widenToFloat(bytes.data(), dtype, values.data(), n);
+  else
+    std::memcpy(values.data(), bytes.data(), bytes.size());
+  return values;
 }
 
 /// "a,b,c" -> {"a", "b", "c"}.
@@ -221,7 +256,7 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
   mlir::dlc::PlanStats stats;
   // The configuration's name in reports: the strategy, then any pipeline.
   std::string named = fusion == "paddle" && paddleRelaxGate ? "paddle-relaxed" : fusion;
-  if (fusion == "paddle" && !disableFusion.empty())
+  if (fusion != "none" && !disableFusion.empty())
     named += "-no-" + std::string(disableFusion);
   std::string strategy = pipeline.empty() ? named
                          : fusion == "none" ? std::string(pipeline)
@@ -257,28 +292,28 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
     PassManager pm(&context);
     if (failed(applyPassManagerCLOptions(pm)))
       return fail("bad pass manager options");
+    mlir::dlc::PrecisionPipelineOptions precisionOptions;
+    precisionOptions.precision = precision;
+    precisionOptions.initLossScale = lossScale;
+    precisionOptions.growthInterval = lossScaleGrowthInterval;
     pm.addPass(mlir::dlc::createSpecializeBatchPass({batch}));
+    if (failed(mlir::dlc::buildPrecisionPipeline(pm, precisionOptions,
+                                                 /*beforeAutodiff=*/true, error)))
+      return fail("--precision " + precision + ": " + error);
     pm.addPass(mlir::dlc::createAutodiffPass({optimizer, lr}));
-    if (fusion == "paddle") {
-      std::vector<std::string> disabled;
-      bool noElewise = false;
-      for (const std::string &kind : splitList(disableFusion)) {
-        if (kind == "elewise-act")
-          noElewise = true;
-        else if (kind == "bn-act" || kind == "bn-add-act")
-          disabled.push_back(kind);
-        else if (!kind.empty())
-          return fail("--disable-fusion: unknown kind '" + kind +
-                      "' (bn-act, bn-add-act, elewise-act)");
-      }
-      mlir::dlc::FuseBatchNormActivationPassOptions bnOptions;
-      bnOptions.relaxGate = paddleRelaxGate;
-      bnOptions.explain = explainFusion;
-      bnOptions.disabled.assign(disabled.begin(), disabled.end());
-      pm.addPass(mlir::dlc::createFuseBatchNormActivationPass(bnOptions));
-      if (!noElewise)
-        pm.addPass(mlir::dlc::createFuseElementwiseActivationPass({explainFusion}));
-    }
+    if (failed(mlir::dlc::buildPrecisionPipeline(pm, precisionOptions,
+                                                 /*beforeAutodiff=*/false, error)))
+      return fail("--precision " + precision + ": " + error);
+    mlir::dlc::FusionPipelineOptions fusionOptions;
+    fusionOptions.strategy = fusion;
+    fusionOptions.paddleRelaxGate = paddleRelaxGate;
+    fusionOptions.explain = explainFusion;
+    for (const std::string &kind : splitList(disableFusion))
+      if (!kind.empty())
+        fusionOptions.disabled.push_back(kind);
+    if (std::string error;
+        failed(mlir::dlc::buildFusionPipeline(pm, fusionOptions, error)))
+      return fail("--fusion " + fusion + ": " + error);
     if (!pipeline.empty()) {
       std::string errors;
       llvm::raw_string_ostream os(errors);
@@ -346,7 +381,8 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
   bool progress = isatty(STDERR_FILENO);
   rt::cpu::CpuExecutor &exec = **executor;
   // Gradients die inside the step; capture each as its update reads it.
-  std::map<std::string, std::string> lastGrads;
+  // Under loss scaling they are unscaled with the status the update read.
+  std::map<std::string, std::vector<float>> lastGrads;
   // --profile: seconds and calls by op, between consecutive kernel ends.
   std::map<std::string, std::pair<double, int64_t>> opTime;
   bool timing = false;
@@ -356,8 +392,18 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
       const rt::PlanKernel &kernel = exec.plan().kernels[k];
       if (!dumpOut.empty() &&
           (kernel.op == "sgd_update" || kernel.op == "adamw_update"))
-        lastGrads[exec.plan().buffers[kernel.inputs[0]].name] =
-            exec.bytesOf(kernel.inputs[1]);
+      {
+        const rt::PlanBuffer &grad = exec.plan().buffers[kernel.inputs[1]];
+        std::vector<float> values = asFloats(exec.bytesOf(kernel.inputs[1]), grad.dtype);
+        size_t statusOperand = kernel.op == "sgd_update" ? 3 : 4;
+        if (kernel.inputs.size() > statusOperand) {
+          float factor = asFloats(exec.bytesOf(kernel.inputs[statusOperand]),
+                                  rt::DType::kF32)[0];
+          for (float &v : values)
+            v *= factor;
+        }
+        lastGrads[exec.plan().buffers[kernel.inputs[0]].name] = std::move(values);
+      }
       if (profile) {
         auto now = std::chrono::steady_clock::now();
         if (timing) {
@@ -443,15 +489,23 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
       bool updated = b.role == rt::BufferRole::kParam || b.role == rt::BufferRole::kState;
       if (!updated && b.role != rt::BufferRole::kLoss)
         continue;
+      // Every float buffer is written as float32, half precision widened.
       std::string bytes = exec.bytesOf(&b - exec.plan().buffers.data());
-      if (rt::Status s = rt::writeNpy(dumpOut + "/" + b.name + ".npy", b.dtype, b.shape,
-                                      bytes.data());
+      std::vector<float> widened;
+      rt::DType dtype = b.dtype;
+      if (rt::cpu::isHalf(dtype)) {
+        widened = asFloats(bytes, dtype);
+        dtype = rt::DType::kF32;
+      }
+      if (rt::Status s = rt::writeNpy(dumpOut + "/" + b.name + ".npy", dtype, b.shape,
+                                      widened.empty() ? bytes.data()
+                                                      : static_cast<const void *>(widened.data()));
           !s.isOk())
         return fail(s.toString());
       auto grad = lastGrads.find(b.name);
       if (grad != lastGrads.end())
-        if (rt::Status s = rt::writeNpy(dumpOut + "/" + b.name + ".grad.npy", b.dtype,
-                                        b.shape, grad->second.data());
+        if (rt::Status s = rt::writeNpy(dumpOut + "/" + b.name + ".grad.npy",
+                                        rt::DType::kF32, b.shape, grad->second.data());
             !s.isOk())
           return fail(s.toString());
     }
@@ -510,16 +564,22 @@ int main(int argc, char **argv) {
   }
   std::vector<std::string> precisions = splitList(precisionList);
   std::vector<std::string> fusions = splitList(fusionList);
-  for (const std::string &p : precisions)
-    if (p != "fp32")
-      return fail("--precision " + p +
-                  " is not implemented yet: mixed precision comes with the "
-                  "fusion and precision passes; only fp32 runs");
+  for (std::string &p : precisions) {
+    if (p == "fp16-amp" || p == "amp-fp16")
+      p = "amp";
+    if (!llvm::is_contained(mlir::dlc::kPrecisions, llvm::StringRef(p)))
+      return fail("unknown --precision '" + p + "' (fp32, amp, amp-bf16, fp16)");
+  }
+  if (ampShortForm) {
+    if (precisionList.getNumOccurrences())
+      return fail("--amp is short for --precision amp: give one of them");
+    precisions = {"amp"};
+  }
+  if (!(lossScale > 0) || lossScaleGrowthInterval < 1)
+    return fail("--loss-scale must be > 0 and --loss-scale-growth-interval >= 1");
   for (const std::string &f : fusions)
-    if (f != "none" && f != "paddle")
-      return fail("--fusion " + f +
-                  " is not implemented yet: 'none' and 'paddle' (element-wise + "
-                  "activation) run");
+    if (!llvm::is_contained(mlir::dlc::kFusionStrategies, llvm::StringRef(f)))
+      return fail("unknown --fusion '" + f + "' (none, paddle, xla)");
   // An unknown --gpu, or a precision it has no peak for, fails before any run.
   for (const std::string &p : precisions) {
     bench::ChosenPeak peak;

@@ -194,8 +194,10 @@ void AutodiffPass::runOnOperation() {
   // Backward pass, seeded with dloss/dloss = 1.
   DenseMap<Value, Value> grads;
   auto scalar = RankedTensorType::get({}, b.getF32Type());
-  grads[loss] = ConstantOp::create(
+  auto seed = ConstantOp::create(
       b, loc, DenseElementsAttr::get(scalar, b.getF32FloatAttr(1.0f).getValue()));
+  seed->setAttr(TrainDialect::kSeedGradientAttr, b.getUnitAttr());
+  grads[loss] = seed;
   if (failed(differentiate(step, b, grads)))
     return signalPassFailure();
 

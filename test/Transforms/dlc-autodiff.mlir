@@ -9,7 +9,7 @@
 // CHECK-SAME: -> (tensor<f32>, tensor<8x8xf32> {train.update_of = 2 : i64}, tensor<8x8xf32> {train.update_of = 3 : i64})
 // CHECK: %[[H:.+]] = train.linear %[[X]], %[[W]]
 // CHECK: %[[R:.+]] = train.relu %[[H]]
-// CHECK: %[[ONE:.+]] = train.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[ONE:.+]] = train.constant {train.seed_gradient} dense<1.000000e+00> : tensor<f32>
 // CHECK: %[[DL:.+]] = train.softmax_cross_entropy_backward %[[ONE]]
 // CHECK: %[[DR:.+]] = train.relu_backward %[[DL]], %[[R]]
 // CHECK: %[[DH:.+]] = train.add %[[DL]], %[[DR]]

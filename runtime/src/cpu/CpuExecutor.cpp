@@ -3,6 +3,7 @@
 #include "dlc/runtime/cpu/CpuExecutor.h"
 
 #include "KernelRegistration.h"
+#include "dlc/runtime/Half.h"
 #include "dlc/runtime/Initializers.h"
 
 #include <cmath>
@@ -67,6 +68,24 @@ std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
   return strides;
 }
 
+bool isHalf(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
+
+void widenToFloat(const void *from, DType dtype, float *to, int64_t n) {
+  const auto *h = static_cast<const uint16_t *>(from);
+  if (dtype == DType::kF16)
+    parallelFor(0, n, [&](int64_t i) { to[i] = halfToFloat(h[i]); }, kGrain);
+  else
+    parallelFor(0, n, [&](int64_t i) { to[i] = bfloat16ToFloat(h[i]); }, kGrain);
+}
+
+void roundFromFloat(const float *from, DType dtype, void *to, int64_t n) {
+  auto *h = static_cast<uint16_t *>(to);
+  if (dtype == DType::kF16)
+    parallelFor(0, n, [&](int64_t i) { h[i] = floatToHalf(from[i]); }, kGrain);
+  else
+    parallelFor(0, n, [&](int64_t i) { h[i] = floatToBfloat16(from[i]); }, kGrain);
+}
+
 const KernelRegistry &cpuKernels() {
   static const KernelRegistry registry = [] {
     KernelRegistry r;
@@ -89,17 +108,21 @@ StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::create(Plan plan) {
     return status;
   std::unique_ptr<CpuExecutor> exec(new CpuExecutor(std::move(plan)));
   const Plan &p = exec->plan_;
-  for (const PlanBuffer &b : p.buffers)
-    if (b.dtype != DType::kF32 && b.dtype != DType::kI64 && b.dtype != DType::kI32)
-      return Status(StatusCode::kUnavailable,
-                    "the CPU backend does not run " + std::string(dtypeName(b.dtype)) +
-                        " buffers yet (buffer '" + b.name + "')");
   for (const PlanKernel &k : p.kernels) {
     auto it = cpuKernels().find(k.op);
     if (it == cpuKernels().end())
       return Status(StatusCode::kUnavailable,
                     "the CPU backend has no kernel for '" + k.op + "'");
     exec->kernels_.push_back(it->second);
+    // Kernels compute in float: half-precision operands are widened into
+    // scratch space and results rounded back (Half.h).
+    int64_t scratch = 0;
+    for (const std::vector<int32_t> *ids : {&k.inputs, &k.outputs})
+      for (int32_t id : *ids)
+        if (isHalf(p.buffers[id].dtype))
+          scratch += p.buffers[id].numElements();
+    exec->halfScratch_.push_back(scratch);
+    exec->scratchElements_ = std::max(exec->scratchElements_, scratch);
   }
   // One allocation for the whole step, aligned like the planner's offsets.
   size_t bytes = static_cast<size_t>(p.arenaBytes) + 2 * 256;
@@ -163,18 +186,41 @@ std::string CpuExecutor::bytesOf(int32_t id) const {
 }
 
 Status CpuExecutor::step() {
+  if (scratch_.size() < static_cast<size_t>(scratchElements_))
+    scratch_.resize(scratchElements_);
   for (size_t k = 0; k < plan_.kernels.size(); ++k) {
     const PlanKernel &kernel = plan_.kernels[k];
     std::vector<TensorRef> inputs, outputs;
+    float *scratch = scratch_.data();
+    // A half-precision buffer is seen widened to float; results are rounded
+    // into their buffers after the kernel ran.
+    auto widened = [&](int32_t id, bool read) {
+      TensorRef r = ref(id);
+      if (!isHalf(r.dtype))
+        return r;
+      int64_t n = r.numElements();
+      if (read)
+        widenToFloat(r.data, r.dtype, scratch, n);
+      r.data = scratch;
+      r.dtype = DType::kF32;
+      scratch += n;
+      return r;
+    };
     for (int32_t id : kernel.inputs)
-      inputs.push_back(ref(id));
+      inputs.push_back(widened(id, true));
     for (int32_t id : kernel.outputs)
-      outputs.push_back(ref(id));
+      outputs.push_back(widened(id, false));
+    std::vector<TensorRef> results = halfScratch_[k] ? outputs : std::vector<TensorRef>();
     KernelContext context(kernel, std::move(inputs), std::move(outputs), stepCounter);
     if (Status status = kernels_[k](context); !status.isOk())
       return Status(status.code(), "step " + std::to_string(stepCounter) +
                                        ", kernel #" + std::to_string(k) + ": " +
                                        status.message());
+    for (size_t o = 0; o < results.size(); ++o) {
+      const PlanBuffer &b = plan_.buffers[kernel.outputs[o]];
+      if (isHalf(b.dtype))
+        roundFromFloat(results[o].f32(), b.dtype, arena_ + b.offset, b.numElements());
+    }
     if (observer_)
       observer_(k);
   }
@@ -203,7 +249,10 @@ Status CpuExecutor::initialize(uint64_t seed) {
     case BufferRole::kOptimizerState:
       if (Status status = initializeValues(b, rng, values); !status.isOk())
         return status;
-      std::memcpy(where, values.data(), values.size() * sizeof(float));
+      if (isHalf(b.dtype))
+        roundFromFloat(values.data(), b.dtype, where, b.numElements());
+      else
+        std::memcpy(where, values.data(), values.size() * sizeof(float));
       break;
     case BufferRole::kConstant:
       std::memcpy(where, b.data.data(), b.data.size());

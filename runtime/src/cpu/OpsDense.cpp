@@ -468,14 +468,40 @@ Status softmaxCrossEntropyBackward(const KernelContext &c) {
 // Optimizers (torch.optim semantics, in place)
 //===----------------------------------------------------------------------===//
 
+/// The loss-scale status an update may take as its last operand
+/// (train.loss_scale_status): the gradient's multiplier, and whether the
+/// step is skipped because a gradient overflowed.
+struct Unscale {
+  double factor = 1;
+  bool skip = false;
+};
+Unscale unscaleOf(const KernelContext &c, size_t statusOperand) {
+  if (c.numInputs() <= statusOperand)
+    return {};
+  const float *status = c.in(statusOperand).f32();
+  return {status[0], status[1] != 0};
+}
+
+/// A skipped update writes its parameter and state back unchanged.
+Status keepAsIs(const KernelContext &c, size_t count) {
+  for (size_t i = 0; i < count; ++i)
+    if (c.out(i).data != c.in(i == 0 ? 0 : i + 1).data)
+      std::memcpy(c.out(i).data, c.in(i == 0 ? 0 : i + 1).data,
+                  c.out(i).numElements() * sizeof(float));
+  return Status::ok();
+}
+
 Status sgdUpdate(const KernelContext &c) {
   double lr = c.getFloat("lr", 0), momentum = c.getFloat("momentum", 0),
          decay = c.getFloat("weight_decay", 0);
   bool nesterov = c.getInt("nesterov", 0), first = c.step() == 0;
+  Unscale unscale = unscaleOf(c, 3);
+  if (unscale.skip)
+    return keepAsIs(c, 2);
   const float *P = c.in(0).f32(), *G = c.in(1).f32(), *M = c.in(2).f32();
   float *P2 = c.out(0).f32(), *M2 = c.out(1).f32();
   parallelFor(0, c.in(0).numElements(), [&](int64_t i) {
-    double p = P[i], g = G[i] + decay * p, m = M[i];
+    double p = P[i], g = G[i] * unscale.factor + decay * p, m = M[i];
     double d = g;
     if (momentum != 0) {
       m = first ? g : momentum * m + g; // torch: the buffer starts as g
@@ -493,11 +519,14 @@ Status adamwUpdate(const KernelContext &c) {
          decay = c.getFloat("weight_decay", 0.01);
   double t = static_cast<double>(c.step() + 1);
   double correction1 = 1 - std::pow(b1, t), correction2 = 1 - std::pow(b2, t);
+  Unscale unscale = unscaleOf(c, 4);
+  if (unscale.skip)
+    return keepAsIs(c, 3);
   const float *P = c.in(0).f32(), *G = c.in(1).f32(), *M = c.in(2).f32(),
               *V = c.in(3).f32();
   float *P2 = c.out(0).f32(), *M2 = c.out(1).f32(), *V2 = c.out(2).f32();
   parallelFor(0, c.in(0).numElements(), [&](int64_t i) {
-    double p = P[i] * (1 - lr * decay), g = G[i];
+    double p = P[i] * (1 - lr * decay), g = G[i] * unscale.factor;
     double m = b1 * M[i] + (1 - b1) * g, v = b2 * V[i] + (1 - b2) * g * g;
     double denom = std::sqrt(v) / std::sqrt(correction2) + eps;
     M2[i] = static_cast<float>(m);
@@ -507,9 +536,79 @@ Status adamwUpdate(const KernelContext &c) {
   return Status::ok();
 }
 
+/// [1 / scale, 1 if any gradient element is inf or NaN].
+Status lossScaleStatus(const KernelContext &c) {
+  bool overflow = false;
+  for (size_t i = 1; i < c.numInputs() && !overflow; ++i) {
+    const float *g = c.in(i).f32();
+    for (int64_t e = 0, n = c.in(i).numElements(); e < n; ++e)
+      if (!std::isfinite(g[e])) {
+        overflow = true;
+        break;
+      }
+  }
+  float scale = c.in(0).f32()[0];
+  c.out(0).f32()[0] = 1.0f / scale;
+  c.out(0).f32()[1] = overflow ? 1.0f : 0.0f;
+  return Status::ok();
+}
+
+/// torch's _amp_update_scale_: back off after an overflow, grow after
+/// growth_interval good steps in a row.
+Status updateLossScale(const KernelContext &c) {
+  float scale = c.in(0).f32()[0], good = c.in(1).f32()[0];
+  bool overflow = c.in(2).f32()[1] != 0;
+  int64_t interval = c.getInt("growth_interval", 2000);
+  if (overflow) {
+    scale *= static_cast<float>(c.getFloat("backoff_factor", 0.5));
+    good = 0;
+  } else if (good + 1 >= static_cast<float>(interval)) {
+    scale *= static_cast<float>(c.getFloat("growth_factor", 2.0));
+    good = 0;
+  } else {
+    good += 1;
+  }
+  c.out(0).f32()[0] = scale;
+  c.out(1).f32()[0] = good;
+  return Status::ok();
+}
+
+/// Float to float copies (the executor widens and rounds half precision),
+/// float to integer truncates toward zero, integer to float converts.
+Status castKernel(const KernelContext &c) {
+  const TensorRef &in = c.in(0), &out = c.out(0);
+  int64_t n = in.numElements();
+  auto isFloat = [](DType t) { return t == DType::kF32; };
+  auto readAt = [&](int64_t i) -> double {
+    switch (in.dtype) {
+    case DType::kF32: return in.f32()[i];
+    case DType::kI64: return static_cast<double>(in.i64()[i]);
+    case DType::kI32: return static_cast<int32_t *>(in.data)[i];
+    default: return 0;
+    }
+  };
+  if (!isFloat(in.dtype) && in.dtype != DType::kI64 && in.dtype != DType::kI32)
+    return c.error("cannot cast from " + std::string(dtypeName(in.dtype)));
+  parallelFor(0, n, [&](int64_t i) {
+    double v = readAt(i);
+    switch (out.dtype) {
+    case DType::kF32: out.f32()[i] = static_cast<float>(v); break;
+    case DType::kI64: out.i64()[i] = static_cast<int64_t>(std::trunc(v)); break;
+    case DType::kI32:
+      static_cast<int32_t *>(out.data)[i] = static_cast<int32_t>(std::trunc(v));
+      break;
+    default: break;
+    }
+  }, kGrain);
+  return Status::ok();
+}
+
 } // namespace
 
 void registerDenseKernels(KernelRegistry &r) {
+  r["cast"] = castKernel;
+  r["loss_scale_status"] = lossScaleStatus;
+  r["update_loss_scale"] = updateLossScale;
   r["relu"] = [](const KernelContext &c) {
     return unary(c, [](float x) { return x > 0 ? x : 0.0f; });
   };

@@ -205,6 +205,12 @@ LogicalResult TrainDialect::verifyRegionResultAttribute(Operation *op,
 
 LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
                                                      NamedAttribute attr) {
+  if (attr.getName().getValue() == kSeedGradientAttr) {
+    if (!isa<ConstantOp>(op) || !isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << kSeedGradientAttr
+                               << "' expects a unit attribute on a train.constant";
+    return success();
+  }
   if (attr.getName().getValue() != kOptimizerAttr)
     return op->emitOpError() << "has unknown train dialect attribute '"
                              << attr.getName().getValue() << "'";

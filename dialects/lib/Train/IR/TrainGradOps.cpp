@@ -188,8 +188,22 @@ TRAIN_INFER(SoftmaxCrossEntropyBackwardOp)
   return success();
 TRAIN_INFER_END
 
+namespace {
+/// The optional loss-scale status of an update: [1 / scale, overflow].
+LogicalResult checkStatus(const ShapeDiag &diag, Value status) {
+  if (!status)
+    return success();
+  auto type = cast<RankedTensorType>(status.getType());
+  if (type.getDimSize(0) != 2)
+    return diag.error("expects a loss-scale status of 2 elements, got ", type);
+  return success();
+}
+} // namespace
+
 TRAIN_INFER(SgdUpdateOp)
   Type param = adaptor.getParam().getType();
+  if (failed(checkStatus(diag, adaptor.getScaleStatus())))
+    return failure();
   if (failed(sameType(diag, adaptor.getGrad(), "the gradient", param)) ||
       failed(sameType(diag, adaptor.getMomentumBuffer(), "the momentum buffer",
                       param)))
@@ -200,10 +214,34 @@ TRAIN_INFER_END
 
 TRAIN_INFER(AdamWUpdateOp)
   Type param = adaptor.getParam().getType();
+  if (failed(checkStatus(diag, adaptor.getScaleStatus())))
+    return failure();
   if (failed(sameType(diag, adaptor.getGrad(), "the gradient", param)) ||
       failed(sameType(diag, adaptor.getExpAvg(), "exp_avg", param)) ||
       failed(sameType(diag, adaptor.getExpAvgSq(), "exp_avg_sq", param)))
     return failure();
   types.append({param, param, param});
+  return success();
+TRAIN_INFER_END
+
+TRAIN_INFER(LossScaleStatusOp)
+  if (adaptor.getGrads().empty())
+    return diag.error("expects at least one gradient");
+  types.push_back(RankedTensorType::get({2}, Float32Type::get(context)));
+  return success();
+TRAIN_INFER_END
+
+TRAIN_INFER(UpdateLossScaleOp)
+  if (failed(checkStatus(diag, adaptor.getStatus())))
+    return failure();
+  if (adaptor.getGrowthInterval() < 1)
+    return diag.error("expects a 'growth_interval' >= 1, got ",
+                      adaptor.getGrowthInterval());
+  if (!(adaptor.getGrowthFactor().convertToFloat() >= 1))
+    return diag.error("expects a 'growth_factor' >= 1");
+  float backoff = adaptor.getBackoffFactor().convertToFloat();
+  if (!(backoff > 0 && backoff < 1))
+    return diag.error("expects a 'backoff_factor' in (0, 1)");
+  types.append({adaptor.getScale().getType(), adaptor.getGoodSteps().getType()});
   return success();
 TRAIN_INFER_END

@@ -65,6 +65,13 @@ private:
 using KernelFn = std::function<Status(const KernelContext &)>;
 using KernelRegistry = std::map<std::string, KernelFn>;
 
+/// fp16 / bf16 buffers, which kernels see widened to float.
+bool isHalf(DType dtype);
+/// Widens `n` fp16 / bf16 values to float, and rounds them back (to nearest
+/// even).
+void widenToFloat(const void *from, DType dtype, float *to, int64_t n);
+void roundFromFloat(const float *from, DType dtype, void *to, int64_t n);
+
 /// Every CPU kernel, by plan op name.
 const KernelRegistry &cpuKernels();
 
@@ -113,6 +120,10 @@ private:
   std::map<std::string, int32_t> byName_;
   std::function<void(size_t)> observer_;
   int64_t stepCounter = 0;
+  /// Per kernel: float elements of scratch its half-precision buffers need.
+  std::vector<int64_t> halfScratch_;
+  int64_t scratchElements_ = 0;
+  std::vector<float> scratch_;
 };
 
 } // namespace dlc::rt::cpu

@@ -55,6 +55,9 @@ def Train_Dialect : Dialect {
     /// Result attribute of @train_step: the index of the argument whose
     /// next-step value the result is.
     static constexpr ::llvm::StringLiteral kUpdateOfAttr = "train.update_of";
+    /// The constant dlc-autodiff seeds the backward pass with (d loss /
+    /// d loss = 1); loss scaling replaces it by the scale.
+    static constexpr ::llvm::StringLiteral kSeedGradientAttr = "train.seed_gradient";
     /// Function attribute naming the model's default optimizer.
     static constexpr ::llvm::StringLiteral kOptimizerAttr = "train.optimizer";
   }];
@@ -70,6 +73,8 @@ def Train_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def Train_IntTensor : RankedTensorOf<[I32, I64]>;
 def Train_AnyTensor : RankedTensorOf<[F32, F16, BF16, I32, I64]>;
 def Train_ScalarF32Tensor : 0DTensorOf<[F32]>;
+/// [1 / loss scale, 1.0 if a gradient overflowed]: see train.loss_scale_status.
+def Train_LossScaleStatus : 1DTensorOf<[F32]>;
 
 //===----------------------------------------------------------------------===//
 // Base op class

@@ -326,6 +326,12 @@ def Train_SgdUpdateOp : Train_Op<"sgd_update", [Pure, InferTypeOpAdaptor]> {
     where d = g' + momentum * buf' with `nesterov`, else buf'. Returns the
     new parameter and momentum buffer.
 
+    Under loss scaling the update takes the `train.loss_scale_status` of the
+    step (`unscale(%status)`): g is multiplied by status[0] (1 / scale)
+    first, and when status[1] is non-zero (a gradient overflowed) the
+    update is skipped: p' = p, buf' = buf, as torch.cuda.amp.GradScaler
+    skips optimizer.step().
+
     ```mlir
     %p2, %buf2 = train.sgd_update %p, %g, %buf {lr = 1.000000e-01 : f32,
         momentum = 9.000000e-01 : f32, weight_decay = 9.99999974E-5 : f32}
@@ -333,14 +339,16 @@ def Train_SgdUpdateOp : Train_Op<"sgd_update", [Pure, InferTypeOpAdaptor]> {
     ```
   }];
   let arguments = (ins Train_FloatTensor:$param, Train_FloatTensor:$grad,
-                   Train_FloatTensor:$momentum_buffer, F32Attr:$lr,
+                   Train_FloatTensor:$momentum_buffer,
+                   Optional<Train_LossScaleStatus>:$scale_status, F32Attr:$lr,
                    DefaultValuedAttr<F32Attr, "0.0f">:$momentum,
                    DefaultValuedAttr<F32Attr, "0.0f">:$weight_decay,
                    DefaultValuedAttr<BoolAttr, "false">:$nesterov);
   let results = (outs Train_FloatTensor:$new_param,
                       Train_FloatTensor:$new_momentum_buffer);
   let assemblyFormat = [{
-    $param `,` $grad `,` $momentum_buffer attr-dict `:` type($param) `,` type($grad) `,` type($momentum_buffer)
+    $param `,` $grad `,` $momentum_buffer (`unscale` `(` $scale_status^ `:` type($scale_status) `)`)? attr-dict `:`
+    type($param) `,` type($grad) `,` type($momentum_buffer)
   }];
 }
 
@@ -350,7 +358,10 @@ def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Pure, InferTypeOpAdaptor]> {
     p *= 1 - lr * weight_decay; m' = beta1 m + (1 - beta1) g;
     v' = beta2 v + (1 - beta2) g^2; p' = p - lr * (m' / (1 - beta1^t)) /
     (sqrt(v' / (1 - beta2^t)) + epsilon), with t the step number (from 1)
-    that the runtime's step counter gives.
+    that the runtime's step counter gives. With `unscale(%status)` the
+    gradient is unscaled and the update skipped on overflow, as for
+    `train.sgd_update` (a skipped step still advances t, unlike PyTorch,
+    whose GradScaler skips optimizer.step() and with it the step count).
 
     ```mlir
     %p2, %m2, %v2 = train.adamw_update %p, %g, %m, %v {lr = 1.000000e-03 : f32}
@@ -359,7 +370,7 @@ def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Pure, InferTypeOpAdaptor]> {
   }];
   let arguments = (ins Train_FloatTensor:$param, Train_FloatTensor:$grad,
                    Train_FloatTensor:$exp_avg, Train_FloatTensor:$exp_avg_sq,
-                   F32Attr:$lr,
+                   Optional<Train_LossScaleStatus>:$scale_status, F32Attr:$lr,
                    DefaultValuedAttr<F32Attr, "0.9f">:$beta1,
                    DefaultValuedAttr<F32Attr, "0.999f">:$beta2,
                    DefaultValuedAttr<F32Attr, "1e-8f">:$epsilon,
@@ -367,8 +378,59 @@ def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Pure, InferTypeOpAdaptor]> {
   let results = (outs Train_FloatTensor:$new_param, Train_FloatTensor:$new_exp_avg,
                       Train_FloatTensor:$new_exp_avg_sq);
   let assemblyFormat = [{
-    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq attr-dict `:`
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq (`unscale` `(` $scale_status^ `:` type($scale_status) `)`)? attr-dict `:`
     type($param) `,` type($grad) `,` type($exp_avg) `,` type($exp_avg_sq)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Loss scaling (mixed precision)
+//===----------------------------------------------------------------------===//
+
+def Train_LossScaleStatusOp : Train_Op<"loss_scale_status", [Pure, InferTypeOpAdaptor]> {
+  let summary = "checks every scaled gradient for overflow and gives the inverse scale";
+  let description = [{
+    Dynamic loss scaling multiplies the loss by `scale` so that half
+    precision gradients do not underflow. Before the optimizer uses them,
+    every gradient must be divided by it, and the step skipped if any
+    overflowed. This op reads the scale and every gradient and returns
+    [1 / scale, 1.0 if any gradient element is inf or NaN else 0.0]
+    (torch._amp_foreach_non_finite_check_and_unscale_ without the in-place
+    unscale: the optimizer updates unscale as they read the gradients).
+
+    ```mlir
+    %status = train.loss_scale_status %scale, %g0, %g1
+        : tensor<f32>, tensor<16x3x3x3xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Train_ScalarF32Tensor:$scale, Variadic<Train_FloatTensor>:$grads);
+  let results = (outs Train_LossScaleStatus:$status);
+  let assemblyFormat = "$scale `,` $grads attr-dict `:` type($scale) `,` type($grads)";
+}
+
+def Train_UpdateLossScaleOp : Train_Op<"update_loss_scale", [Pure, InferTypeOpAdaptor]> {
+  let summary = "grows or backs off the dynamic loss scale, as torch's GradScaler.update";
+  let description = [{
+    With `status` from `train.loss_scale_status`: after an overflow the
+    scale is multiplied by `backoff_factor` and the count of good steps
+    reset; otherwise the count grows by one, and when it reaches
+    `growth_interval` the scale is multiplied by `growth_factor` and the
+    count reset. Returns the next scale and count (both persistent state).
+
+    ```mlir
+    %scale2, %good2 = train.update_loss_scale %scale, %good, %status
+        {growth_interval = 2000 : i64} : tensor<f32>, tensor<f32>, tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins Train_ScalarF32Tensor:$scale, Train_ScalarF32Tensor:$good_steps,
+                   Train_LossScaleStatus:$status,
+                   DefaultValuedAttr<F32Attr, "2.0f">:$growth_factor,
+                   DefaultValuedAttr<F32Attr, "0.5f">:$backoff_factor,
+                   DefaultValuedAttr<I64Attr, "2000">:$growth_interval);
+  let results = (outs Train_ScalarF32Tensor:$new_scale,
+                      Train_ScalarF32Tensor:$new_good_steps);
+  let assemblyFormat = [{
+    $scale `,` $good_steps `,` $status attr-dict `:` type($scale) `,` type($good_steps) `,` type($status)
   }];
 }
 
