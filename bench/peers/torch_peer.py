@@ -46,6 +46,16 @@ def import_torch():
     return torch
 
 
+def make_optimizer(torch, model, spec):
+    """The model file's optimizer over every parameter, as dlc applies it."""
+    params = list(model.parameters())
+    if spec["kind"] == "sgd":
+        return torch.optim.SGD(params, lr=spec["lr"], momentum=spec["momentum"],
+                               weight_decay=spec["weight_decay"])
+    return torch.optim.AdamW(params, lr=spec["lr"], betas=(spec["beta1"], spec["beta2"]),
+                             eps=spec["epsilon"], weight_decay=spec["weight_decay"])
+
+
 def run(args):
     torch = import_torch()
     import torch_models
@@ -83,15 +93,6 @@ def run(args):
     initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
     forward = torch.compile(model) if compiled else model
 
-    def make_optimizer():
-        params = list(model.parameters())
-        if opt_spec["kind"] == "sgd":
-            return torch.optim.SGD(params, lr=opt_spec["lr"], momentum=opt_spec["momentum"],
-                                   weight_decay=opt_spec["weight_decay"])
-        return torch.optim.AdamW(params, lr=opt_spec["lr"],
-                                 betas=(opt_spec["beta1"], opt_spec["beta2"]),
-                                 eps=opt_spec["epsilon"], weight_decay=opt_spec["weight_decay"])
-
     def sync():
         if args.device == "cuda":
             torch.cuda.synchronize()
@@ -109,7 +110,7 @@ def run(args):
         # Dropout's masks: the same sequence in every repeat, as dlc's
         # counter-based dropout, so every repeat's losses are the same.
         torch.manual_seed(args.seed + 2)
-        opt = make_optimizer()
+        opt = make_optimizer(torch, model, opt_spec)
         scaler = None
         if amp and args.device == "cuda":  # torch.amp.GradScaler from 2.3 on
             scaler = (torch.amp.GradScaler("cuda") if hasattr(torch.amp, "GradScaler")
