@@ -26,26 +26,7 @@
 
 namespace dlc::bench {
 
-namespace {
-
-namespace json = llvm::json;
-
-// Chart geometry, in SVG user units (pixels at 100% zoom).
-constexpr double kWidth = 960;       // fits a laptop window with margins
-constexpr double kLabelRight = 232;  // configuration labels end here
-constexpr double kPlotLeft = 240;    // bars start here
-constexpr double kPlotRight = 850;   // and end here: room for a value label
-constexpr double kTop = 34;          // the legend's line
-constexpr double kRowHeight = 22;    // one configuration
-constexpr double kBarHeight = 14;
-constexpr double kGroupHeight = 24;  // a "precision · fusion" heading
-constexpr double kBottom = 44;       // tick labels and the axis title
-
-/// Tableau 10: distinguishable, and readable in grey-scale print.
-const char *const kPalette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
-                                "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
-                                "#9c755f", "#bab0ac"};
-const char *color(size_t i) { return kPalette[i % std::size(kPalette)]; }
+namespace html {
 
 std::string escape(llvm::StringRef s) {
   std::string out;
@@ -69,7 +50,7 @@ std::string exact(double v) {
   auto end = std::to_chars(buffer, buffer + sizeof buffer, v).ptr;
   return std::string(buffer, end);
 }
-std::string exactValue(const json::Value &v) {
+std::string exactNumber(const llvm::json::Value &v) {
   if (std::optional<int64_t> i = v.getAsInteger())
     return std::to_string(*i);
   if (std::optional<uint64_t> u = v.getAsUINT64())
@@ -77,14 +58,39 @@ std::string exactValue(const json::Value &v) {
   return exact(*v.getAsNumber());
 }
 
+} // namespace html
+
+namespace {
+
+namespace json = llvm::json;
+using html::escape;
+using html::exact;
+
+// Chart geometry, in SVG user units (pixels at 100% zoom).
+constexpr double kWidth = 960;       // fits a laptop window with margins
+constexpr double kLabelRight = 232;  // configuration labels end here
+constexpr double kPlotLeft = 240;    // bars start here
+constexpr double kPlotRight = 850;   // and end here: room for a value label
+constexpr double kTop = 34;          // the legend's line
+constexpr double kRowHeight = 22;    // one configuration
+constexpr double kBarHeight = 14;
+constexpr double kGroupHeight = 24;  // a "precision · fusion" heading
+constexpr double kBottom = 44;       // tick labels and the axis title
+
+/// Tableau 10: distinguishable, and readable in grey-scale print.
+const char *const kPalette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
+                                "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
+                                "#9c755f", "#bab0ac"};
+const char *color(size_t i) { return kPalette[i % std::size(kPalette)]; }
+
 /// What a reader sees: about four significant digits.
 std::string shortNumber(double v) {
   std::ostringstream os;
   double a = std::fabs(v);
   if (a < 1e9 && v == std::round(v))
     os << std::fixed << std::setprecision(0) << v; // counts, round ticks
-  else if (a != 0 && (a < 0.001 || a >= 1e9))
-    os << std::setprecision(3) << v;
+  else if (a < 1 || a >= 1e9)
+    os << std::setprecision(3) << v; // 0.00116, not 0.001
   else
     os << std::fixed
        << std::setprecision(a >= 1000 ? 0 : a >= 100 ? 1 : a >= 10 ? 2 : 3) << v;
@@ -564,118 +570,12 @@ void writeKernelsAndBytes(std::ostream &os, Page &page) {
   os << "</section>\n";
 }
 
-/// The order fields are listed in: the schema's (bench/README.md), then
-/// any other field alphabetically.
-int fieldRank(llvm::StringRef name) {
-  static const char *const order[] = {
-      "schema", "compile_only", "model", "backend", "batch", "precision", "fusion", "gpus",
-      "threads", "optimizer", "seed", "warmup_steps", "timed_steps", "repeats",
-      "samples_per_sec", "median", "min", "max", "step_ms", "loss", "first", "last",
-      "loss_first", "loss_last", "kernels_per_step", "memory_bytes_per_step",
-      "fused_groups", "kernels_by_kind", "achieved_tflops", "peak_tflops", "mfu",
-      "peak_name", "parameters", "forward_macs_per_sample", "train_flops_per_step",
-      "peak_arena_bytes", "total_buffer_bytes", "live_bytes_lower_bound", "compile_ms",
-      "repeat_results"};
-  for (size_t i = 0; i < std::size(order); ++i)
-    if (name == order[i])
-      return static_cast<int>(i);
-  return static_cast<int>(std::size(order));
-}
-
-/// "a.b[2].c" -> {"a", "b", 2, "c"}: names and indices.
-std::vector<std::pair<std::string, int64_t>> pathParts(const std::string &path) {
-  std::vector<std::pair<std::string, int64_t>> parts;
-  std::string name;
-  for (size_t i = 0; i < path.size(); ++i) {
-    char c = path[i];
-    if (c == '.' || c == '[') {
-      if (!name.empty())
-        parts.push_back({name, -1});
-      name.clear();
-      if (c == '[') {
-        size_t close = path.find(']', i);
-        parts.push_back({"", std::stoll(path.substr(i + 1, close - i - 1))});
-        i = close;
-      }
-    } else {
-      name += c;
-    }
-  }
-  if (!name.empty())
-    parts.push_back({name, -1});
-  return parts;
-}
-
-bool fieldBefore(const std::string &a, const std::string &b) {
-  auto pa = pathParts(a), pb = pathParts(b);
-  for (size_t i = 0; i < std::min(pa.size(), pb.size()); ++i) {
-    auto ka = std::make_tuple(pa[i].first.empty() ? -1 : fieldRank(pa[i].first),
-                              pa[i].first, pa[i].second);
-    auto kb = std::make_tuple(pb[i].first.empty() ? -1 : fieldRank(pb[i].first),
-                              pb[i].first, pb[i].second);
-    if (ka != kb)
-      return ka < kb;
-  }
-  return pa.size() < pb.size();
-}
-
-/// Every leaf of a result: nested objects joined with '.', arrays indexed;
-/// an empty object or array is a leaf of its own.
-void flatten(const json::Value &v, const std::string &path,
-             std::map<std::string, const json::Value *> &out);
-void flatten(const json::Object &o, const std::string &path,
-             std::map<std::string, const json::Value *> &out) {
-  for (const auto &[key, value] : o)
-    flatten(value, path.empty() ? key.str() : path + "." + key.str(), out);
-}
-void flatten(const json::Value &v, const std::string &path,
-             std::map<std::string, const json::Value *> &out) {
-  if (const json::Object *o = v.getAsObject(); o && !o->empty()) {
-    flatten(*o, path, out);
-  } else if (const json::Array *a = v.getAsArray(); a && !a->empty()) {
-    for (size_t i = 0; i < a->size(); ++i)
-      flatten((*a)[i], path + "[" + std::to_string(i) + "]", out);
-  } else {
-    out[path] = &v;
-  }
-}
-
-/// A leaf's cell: numbers exactly as the JSON holds them.
-void cell(std::ostream &os, const Entry &e, const std::string &name,
-          const json::Value *v) {
-  os << "<td data-config=\"" << e.id << "\" data-field=\"" << escape(name) << "\"";
-  if (!v) {
-    os << " class=\"absent\"></td>";
-    return;
-  }
-  switch (v->kind()) {
-  case json::Value::Null:
-    os << " data-null=\"\" class=\"null\">null</td>";
-    return;
-  case json::Value::Boolean:
-    os << " data-bool=\"\">" << (*v->getAsBoolean() ? "true" : "false") << "</td>";
-    return;
-  case json::Value::Number:
-    os << " data-number=\"\" class=\"num\">" << exactValue(*v) << "</td>";
-    return;
-  case json::Value::String:
-    os << ">" << escape(*v->getAsString()) << "</td>";
-    return;
-  case json::Value::Object:
-    os << " data-empty=\"\">{}</td>";
-    return;
-  case json::Value::Array:
-    os << " data-empty=\"\">[]</td>";
-    return;
-  }
-}
-
 void writeSummary(std::ostream &os, const Page &page) {
   os << "<section id=\"summary\"><h2>Configurations</h2>\n<div class=\"scroll\"><table class=\"numbers\" "
         "id=\"summary-table\"><tr><th>model</th><th>backend</th><th>precision</th>"
         "<th>fusion</th><th>GPUs</th><th>batch</th><th>samples/s</th><th>min</th>"
         "<th>max</th><th>step ms</th><th>kernels</th><th>bytes/step</th>"
-        "<th>TFLOP/s</th><th>MFU</th><th>peak</th>";
+        "<th>TFLOP/s</th><th>MFU</th><th>peak TFLOP/s</th>";
   if (page.sources.size() > 1)
     os << "<th>report</th>";
   os << "</tr>\n";
@@ -685,9 +585,9 @@ void writeSummary(std::ostream &os, const Page &page) {
     };
     const json::Object *ms = e.r->getObject("step_ms");
     std::optional<double> mfu = e.r->getNumber("mfu"), peak = e.r->getNumber("peak_tflops");
-    std::string peakText = peak ? shortNumber(*peak) + " TFLOP/s" : "–";
+    std::string peakText = peak ? shortNumber(*peak) : "–";
     if (std::optional<llvm::StringRef> name = e.r->getString("peak_name"))
-      peakText = name->str() + ", " + peakText;
+      peakText = name->str() + " " + peakText;
     auto [unit, unitName] = byteUnit(e.bytes.value_or(0));
     os << "<tr><td>" << escape(e.model) << "</td><td>" << escape(e.backend) << "</td><td>"
        << escape(e.precision) << "</td><td>" << escape(e.fusion) << "</td><td>" << e.gpus
@@ -707,33 +607,18 @@ void writeSummary(std::ostream &os, const Page &page) {
 }
 
 void writeFigures(std::ostream &os, const Page &page) {
-  std::vector<std::map<std::string, const json::Value *>> leaves(page.entries.size());
-  std::set<std::string> names;
-  for (size_t i = 0; i < page.entries.size(); ++i) {
-    flatten(*page.entries[i].r, "", leaves[i]);
-    for (auto &[name, v] : leaves[i])
-      names.insert(name);
-  }
-  std::vector<std::string> rows(names.begin(), names.end());
-  std::stable_sort(rows.begin(), rows.end(), fieldBefore);
-  os << "<section id=\"figures\"><h2>Every figure of the reports</h2>\n"
-        "<div class=\"scroll\"><table class=\"numbers\" id=\"figures-table\"><tr>"
-        "<th>field</th>";
+  std::vector<html::FiguresColumn> columns;
   for (const Entry &e : page.entries)
-    os << "<th data-config=\"" << e.id << "\">" << escape(e.model) << "<br>"
-       << escape(e.precision) << " · " << escape(e.fusion) << "<br>batch "
-       << (e.batch ? std::to_string(*e.batch) : "?") << " · " << e.gpus << " GPU"
-       << (page.sources.size() > 1 ? "<br>" + escape(e.source) : "") << "</th>";
-  os << "</tr>\n";
-  for (const std::string &name : rows) {
-    os << "<tr><th>" << escape(name) << "</th>";
-    for (size_t i = 0; i < page.entries.size(); ++i) {
-      auto it = leaves[i].find(name);
-      cell(os, page.entries[i], name, it == leaves[i].end() ? nullptr : it->second);
-    }
-    os << "</tr>\n";
-  }
-  os << "</table></div>\n</section>\n";
+    columns.push_back(
+        {e.id,
+         escape(e.model) + "<br>" + escape(e.precision) + " · " + escape(e.fusion) +
+             "<br>batch " + (e.batch ? std::to_string(*e.batch) : "?") + " · " +
+             std::to_string(e.gpus) + " GPU" +
+             (page.sources.size() > 1 ? "<br>" + escape(e.source) : ""),
+         e.r});
+  os << "<section id=\"figures\"><h2>Every figure of the reports</h2>\n";
+  html::writeFiguresTable(os, columns);
+  os << "</section>\n";
 }
 
 const char *const kStyle = R"(

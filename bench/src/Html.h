@@ -38,6 +38,29 @@ bool writeHtmlFromJson(std::ostream &os, const std::string &jsonText,
 /// reports into one page. Returns the exit code.
 int runReport(const std::vector<std::string> &args, std::ostream &errors);
 
+namespace html {
+
+/// Text and attribute values, escaped.
+std::string escape(llvm::StringRef s);
+/// The shortest text that reads back as the same double.
+std::string exact(double v);
+/// A JSON number exactly as the JSON holds it: integers as integers.
+std::string exactNumber(const llvm::json::Value &v);
+
+/// One configuration's column of the figures table.
+struct FiguresColumn {
+  std::string id;          ///< data-config: "c<i>"
+  std::string headingHtml; ///< what the column heading shows
+  const llvm::json::Object *result;
+};
+
+/// Every leaf of every configuration's JSON (nested objects as a.b, arrays
+/// as a[i]): a row per field, schema fields first, a cell per column with
+/// data-config and data-field.
+void writeFiguresTable(std::ostream &os, const std::vector<FiguresColumn> &columns);
+
+} // namespace html
+
 } // namespace dlc::bench
 
 #endif // DLC_BENCH_HTML_H
