@@ -33,3 +33,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.dlc_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["dlc-opt", "dlc-bench"], [config.dlc_tools_dir])
+
+# NVRTC (from the CUDA toolkit) compiles generated kernels without a GPU.
+if getattr(config, "dlc_enable_cuda", "OFF").upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("nvrtc")

@@ -1,0 +1,440 @@
+//===- CodegenTest.cpp - generated CUDA kernels and their compiler --------===//
+//
+// The generator's text is deterministic and names its kernels by content;
+// it refuses library ops with a reason; NVRTC's disk cache hits on a second
+// compile; a broken source is an error naming the kernel with NVRTC's log.
+// And the numbers: the generated kernel text also compiles as plain C++
+// (the prelude's host layer), so each kernel form runs here, one thread,
+// and is checked against the CPU reference kernels on random inputs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/runtime/cpu/CpuExecutor.h"
+#include "dlc/runtime/cuda/KernelCodegen.h"
+#include "dlc/runtime/cuda/KernelCompiler.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <fstream>
+#include <map>
+#include <set>
+#include <random>
+#include <unistd.h>
+
+using namespace dlc::rt;
+using namespace dlc::rt::cuda;
+
+namespace {
+
+/// Builds plans by hand: buffers at distinct 256-byte-aligned offsets.
+struct PlanBuilder {
+  Plan plan;
+  int32_t buffer(const std::string &name, std::vector<int64_t> shape,
+                 BufferRole role = BufferRole::kTemporary) {
+    PlanBuffer b;
+    b.name = name;
+    b.shape = std::move(shape);
+    b.role = role;
+    b.bytes = b.numElements() * 4;
+    b.offset = plan.arenaBytes;
+    plan.arenaBytes += (b.bytes + 255) / 256 * 256;
+    plan.buffers.push_back(b);
+    return static_cast<int32_t>(plan.buffers.size() - 1);
+  }
+  PlanKernel &kernel(const std::string &op, std::vector<int32_t> in, std::vector<int32_t> out,
+                     int64_t group = -1, PlanAttrs attrs = {}) {
+    PlanKernel k;
+    k.op = op;
+    k.inputs = std::move(in);
+    k.outputs = std::move(out);
+    k.attrs = std::move(attrs);
+    if (group >= 0) {
+      k.attrs["fusion.group"] = group;
+      k.attrs["fusion.kind"] = std::string("test_group");
+      k.attrs["fusion.strategy"] = std::string("test");
+    }
+    plan.kernels.push_back(std::move(k));
+    return plan.kernels.back();
+  }
+};
+
+constexpr BufferRole kIn = BufferRole::kInput, kOut = BufferRole::kGradient;
+
+/// A launch of every kernel form the generator writes, in one plan.
+Plan formsPlan() {
+  PlanBuilder p;
+  p.plan.model = "codegen_test";
+  // Loop: broadcast add, relu, mul, with a scalar tail (105 elements).
+  int32_t x = p.buffer("x", {3, 5, 7}, kIn), b = p.buffer("b", {5, 1}, kIn),
+          y = p.buffer("y", {3, 5, 7}, kIn);
+  int32_t t0 = p.buffer("t0", {3, 5, 7}), t1 = p.buffer("t1", {3, 5, 7});
+  int32_t o0 = p.buffer("o0", {3, 5, 7}, kOut);
+  p.kernel("add", {x, b}, {t0}, 0);
+  p.kernel("relu", {t0}, {t1}, 0);
+  p.kernel("mul", {t1, y}, {o0}, 0);
+  // Element-wise ops and their gradients, chained.
+  int32_t t2 = p.buffer("t2", {3, 5, 7}), t3 = p.buffer("t3", {3, 5, 7}),
+          t4 = p.buffer("t4", {3, 5, 7}), t5 = p.buffer("t5", {3, 5, 7}),
+          t6 = p.buffer("t6", {3, 5, 7}), t7 = p.buffer("t7", {3, 5, 7}),
+          t8 = p.buffer("t8", {3, 5, 7}), t9 = p.buffer("t9", {3, 5, 7});
+  int32_t o1 = p.buffer("o1", {3, 5, 7}, kOut);
+  p.kernel("tanh", {x}, {t2}, 1);
+  p.kernel("sigmoid", {y}, {t3}, 1);
+  p.kernel("scale", {t2}, {t4}, 1, {{"scale", 0.5}, {"bias", -0.25}});
+  p.kernel("tanh_backward", {t4, t2}, {t5}, 1);
+  p.kernel("sigmoid_backward", {t5, t3}, {t6}, 1);
+  p.kernel("gelu", {t6}, {t7}, 1, {{"approximate", std::string("tanh")}});
+  p.kernel("sub", {t7, x}, {t8}, 1);
+  p.kernel("gelu_backward", {t8, y}, {t9}, 1);
+  p.kernel("div", {t9, t3}, {o1}, 1);
+  p.kernel("relu_backward", {o1, x}, {p.buffer("o2", {3, 5, 7}, kOut)});
+  // Data movement, single ops outside groups.
+  int32_t a = p.buffer("a", {2, 3, 4, 5}, kIn);
+  p.kernel("transpose", {a}, {p.buffer("o3", {2, 4, 5, 3}, kOut)}, -1,
+           {{"permutation", std::vector<int64_t>{0, 2, 3, 1}}});
+  int32_t s = p.buffer("s", {2, 2, 4, 5}, kOut);
+  p.kernel("slice", {a}, {s}, -1, {{"axis", int64_t(1)}, {"start", int64_t(0)},
+                                  {"end", int64_t(3)}, {"step", int64_t(2)}});
+  p.kernel("slice_backward", {s}, {p.buffer("o4", {2, 3, 4, 5}, kOut)}, -1,
+           {{"axis", int64_t(1)}, {"start", int64_t(1)}, {"end", int64_t(3)},
+            {"step", int64_t(1)}, {"input_shape", std::vector<int64_t>{2, 3, 4, 5}}});
+  int32_t c = p.buffer("c", {2, 4, 4, 5}, kIn);
+  p.kernel("concat", {a, c, a}, {p.buffer("o5", {2, 10, 4, 5}, kOut)}, -1,
+           {{"axis", int64_t(1)}});
+  p.kernel("broadcast_to", {b}, {p.buffer("o6", {2, 5, 6}, kOut)}, -1,
+           {{"shape", std::vector<int64_t>{2, 5, 6}}});
+  // Multi-output loop: a [2,3,1,1] value and its broadcast use.
+  int32_t g = p.buffer("g", {2, 3, 1, 1}, kIn), h = p.buffer("h", {2, 3, 4, 4}, kIn);
+  int32_t sg = p.buffer("sg", {2, 3, 1, 1}, kOut);
+  p.kernel("sigmoid", {g}, {sg}, 2);
+  p.kernel("mul", {h, sg}, {p.buffer("o7", {2, 3, 4, 4}, kOut)}, 2);
+  // Reductions: a column reduction with a prologue, a row reduction, one
+  // with kept dimensions on both sides, and an epilogue.
+  int32_t dy = p.buffer("dy", {6, 33}, kIn), z = p.buffer("z", {6, 33}, kIn);
+  int32_t gb = p.buffer("gb", {6, 33});
+  p.kernel("gelu_backward", {dy, z}, {gb}, 3);
+  p.kernel("sum_to_shape", {gb}, {p.buffer("o8", {1, 33}, kOut)}, 3,
+           {{"shape", std::vector<int64_t>{1, 33}}});
+  p.kernel("global_avg_pool", {h}, {p.buffer("o9", {2, 3, 1, 1}, kOut)});
+  int32_t m = p.buffer("m", {4, 70, 5}, kIn);
+  p.kernel("reduce_max", {m}, {p.buffer("o10", {4, 5}, kOut)}, -1,
+           {{"axes", std::vector<int64_t>{1}}});
+  int32_t rm = p.buffer("rm", {4, 70, 1}), rs = p.buffer("rs", {4, 70, 1}, kOut);
+  int32_t mr = p.buffer("mr", {4, 70, 5});
+  p.kernel("relu", {m}, {mr}, 4);
+  p.kernel("reduce_mean", {mr}, {rm}, 4,
+           {{"axes", std::vector<int64_t>{-1}}, {"keep_dims", int64_t(1)}});
+  p.kernel("scale", {rm}, {rs}, 4, {{"scale", 3.0}, {"bias", 1.0}});
+  return p.plan;
+}
+
+/// Runs every kernel of the plan with the CPU reference; returns each
+/// buffer's values.
+std::vector<std::vector<float>> runReference(const Plan &plan,
+                                             const std::vector<std::vector<float>> &inputs) {
+  std::vector<std::vector<float>> values = inputs;
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    values[i].resize(plan.buffers[i].numElements());
+  for (const PlanKernel &k : plan.kernels) {
+    std::vector<cpu::TensorRef> in, out;
+    for (int32_t id : k.inputs)
+      in.push_back({values[id].data(), DType::kF32, &plan.buffers[id].shape});
+    for (int32_t id : k.outputs)
+      out.push_back({values[id].data(), DType::kF32, &plan.buffers[id].shape});
+    cpu::KernelContext context(k, in, out, 0);
+    Status status = cpu::cpuKernels().at(k.op)(context);
+    EXPECT_TRUE(status.isOk()) << status.toString();
+  }
+  return values;
+}
+
+std::string tempDir() {
+  char pattern[] = "/tmp/dlc-codegen-XXXXXX";
+  const char *dir = mkdtemp(pattern);
+  return dir ? dir : "";
+}
+
+} // namespace
+
+TEST(Codegen, EveryLaunchOfTheFormsPlanIsGenerated) {
+  Plan plan = formsPlan();
+  ASSERT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
+  PlanKernels all = generatePlanKernels(plan);
+  for (const auto &[launch, reason] : all.refused)
+    ADD_FAILURE() << "launch #" << launch.index << " refused: " << reason;
+  // 5 groups and 8 single kernels: relu_backward, transpose, slice,
+  // slice_backward, concat, broadcast_to, global_avg_pool, reduce_max.
+  EXPECT_EQ(all.kernels.size(), 13u);
+  std::map<KernelForm, int> forms;
+  for (const GeneratedKernel &g : all.kernels)
+    ++forms[g.form];
+  EXPECT_EQ(forms[KernelForm::kLoop], 9);
+  EXPECT_EQ(forms[KernelForm::kReduction], 4);
+}
+
+TEST(Codegen, SourceIsDeterministicAndNamedByContent) {
+  Plan plan = formsPlan();
+  PlanKernels first = generatePlanKernels(plan), second = generatePlanKernels(plan);
+  ASSERT_EQ(first.kernels.size(), second.kernels.size());
+  for (size_t i = 0; i < first.kernels.size(); ++i) {
+    EXPECT_EQ(first.kernels[i].name, second.kernels[i].name);
+    EXPECT_EQ(first.kernels[i].source, second.kernels[i].source);
+    EXPECT_NE(first.kernels[i].source.find(first.kernels[i].name), std::string::npos);
+  }
+  // Buffer names and offsets are the launch's business, not the kernel's:
+  // the same computation elsewhere shares the name and the source.
+  Plan renamed = plan;
+  for (PlanBuffer &b : renamed.buffers) {
+    b.name = "other_" + b.name;
+    b.offset += 1 << 20;
+  }
+  renamed.arenaBytes += 1 << 20;
+  PlanKernels third = generatePlanKernels(renamed);
+  ASSERT_EQ(third.kernels.size(), first.kernels.size());
+  for (size_t i = 0; i < first.kernels.size(); ++i)
+    EXPECT_EQ(third.kernels[i].source, first.kernels[i].source) << first.kernels[i].name;
+  // The header lists the fused ops with their types.
+  const GeneratedKernel &group0 = first.kernels[0];
+  EXPECT_NE(group0.source.find("// fuses 3 op(s):\n//   add(f32[3,5,7], f32[5,1]) -> f32[3,5,7]\n"
+                               "//   relu(f32[3,5,7]) -> f32[3,5,7]\n"),
+            std::string::npos)
+      << group0.source.substr(0, 400);
+  EXPECT_EQ(group0.name.rfind("dlc_loop_add_relu_mul_", 0), 0u) << group0.name;
+}
+
+TEST(Codegen, LibraryOpsInAGroupTakeTheLibraryPath) {
+  PlanBuilder p;
+  int32_t x = p.buffer("x", {2, 4, 3, 3}, kIn), gamma = p.buffer("g", {4}, BufferRole::kParam),
+          beta = p.buffer("b", {4}, BufferRole::kParam),
+          rm = p.buffer("rm", {4}, BufferRole::kState), rv = p.buffer("rv", {4}, BufferRole::kState);
+  int32_t y = p.buffer("y", {2, 4, 3, 3});
+  p.kernel("batch_norm", {x, gamma, beta, rm, rv},
+           {y, p.buffer("rm'", {4}, BufferRole::kUpdate), p.buffer("rv'", {4}, BufferRole::kUpdate)},
+           0);
+  p.kernel("relu", {y}, {p.buffer("r", {2, 4, 3, 3}, kOut)}, 0);
+  std::vector<Launch> launches = planLaunches(p.plan);
+  ASSERT_EQ(launches.size(), 1u);
+  GenerateDecision decision = isGeneratable(p.plan, launches[0]);
+  EXPECT_FALSE(decision.ok);
+  EXPECT_NE(decision.reason.find("batch_norm is a library op"), std::string::npos)
+      << decision.reason;
+  auto kernel = generateKernel(p.plan, launches[0]);
+  ASSERT_FALSE(kernel.isOk());
+  EXPECT_NE(kernel.status().message().find("launch #0 (test_group, group 0"), std::string::npos)
+      << kernel.status().message();
+}
+
+TEST(Codegen, AReductionResultReadInItsOwnLoopIsRefused) {
+  // x - max(x) needs two passes over x: not one reduction kernel.
+  PlanBuilder p;
+  int32_t x = p.buffer("x", {4, 8}, kIn), mx = p.buffer("mx", {4, 1});
+  p.kernel("reduce_max", {x}, {mx}, 0,
+           {{"axes", std::vector<int64_t>{1}}, {"keep_dims", int64_t(1)}});
+  p.kernel("sub", {x, mx}, {p.buffer("d", {4, 8}, kOut)}, 0);
+  GenerateDecision decision = isGeneratable(p.plan, planLaunches(p.plan)[0]);
+  EXPECT_FALSE(decision.ok);
+  EXPECT_NE(decision.reason.find("reduce_max"), std::string::npos) << decision.reason;
+}
+
+TEST(KernelCompiler, SecondCompileIsACacheHit) {
+  if (!nvrtcBuilt())
+    GTEST_SKIP() << "needs NVRTC: " << nvrtcVersionString().status().toString();
+  std::string dir = tempDir();
+  ASSERT_FALSE(dir.empty());
+  PlanKernels all = generatePlanKernels(formsPlan());
+  ASSERT_FALSE(all.kernels.empty());
+  const GeneratedKernel &g = all.kernels.front();
+  KernelCompiler compiler(dir + "/cache");
+  auto cold = compiler.compile(g.name, g.source, "sm_80");
+  ASSERT_TRUE(cold.isOk()) << cold.status().toString();
+  EXPECT_EQ(compiler.cacheMisses(), 1);
+  EXPECT_EQ(compiler.cacheHits(), 0);
+  EXPECT_EQ(cold->compare(0, 4, "\x7f" "ELF"), 0) << "a cubin is an ELF file";
+  // Another compiler on the same directory: a later run of the tool.
+  KernelCompiler later(dir + "/cache");
+  auto warm = later.compile(g.name, g.source, "sm_80");
+  ASSERT_TRUE(warm.isOk()) << warm.status().toString();
+  EXPECT_EQ(later.cacheHits(), 1);
+  EXPECT_EQ(later.cacheMisses(), 0);
+  EXPECT_EQ(*warm, *cold);
+  // Another architecture is another entry.
+  auto sm90 = later.compile(g.name, g.source, "sm_90");
+  ASSERT_TRUE(sm90.isOk()) << sm90.status().toString();
+  EXPECT_EQ(later.cacheMisses(), 1);
+  EXPECT_NE(*sm90, *cold);
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST(KernelCompiler, ABrokenSourceNamesTheKernelWithNvrtcsLog) {
+  if (!nvrtcBuilt())
+    GTEST_SKIP() << "needs NVRTC: " << nvrtcVersionString().status().toString();
+  KernelCompiler compiler("");
+  auto cubin = compiler.compile("dlc_loop_broken",
+                                "extern \"C\" __global__ void dlc_loop_broken(float *p) {\n"
+                                "  p[0] = undeclared_value;\n}\n",
+                                "sm_90");
+  ASSERT_FALSE(cubin.isOk());
+  const std::string &message = cubin.status().message();
+  EXPECT_EQ(cubin.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(message.find("kernel 'dlc_loop_broken' for sm_90"), std::string::npos) << message;
+  EXPECT_NE(message.find("undeclared_value"), std::string::npos) << message;
+  EXPECT_NE(message.find("dlc_loop_broken.cu(2)"), std::string::npos) << message;
+}
+
+TEST(Codegen, GeneratedKernelsMatchTheCpuReferenceOnTheHost) {
+#ifndef DLC_HOST_CXX
+  GTEST_SKIP() << "needs the host C++ compiler's path (DLC_HOST_CXX) at build time";
+#else
+  Plan plan = formsPlan();
+  PlanKernels all = generatePlanKernels(plan);
+  ASSERT_TRUE(all.refused.empty());
+  std::string dir = tempDir();
+  ASSERT_FALSE(dir.empty());
+  std::set<std::string> names;
+  {
+    std::ofstream tu(dir + "/kernels.cpp");
+    for (const GeneratedKernel &g : all.kernels)
+      if (names.insert(g.name).second)
+        tu << g.source << "\n";
+  }
+  std::string command = std::string(DLC_HOST_CXX) + " -std=c++17 -O1 -shared -fPIC -o " + dir +
+                        "/kernels.so " + dir + "/kernels.cpp 2> " + dir + "/log.txt";
+  if (std::system(command.c_str()) != 0) {
+    std::ifstream log(dir + "/log.txt");
+    FAIL() << "the host compiler refused the generated kernels:\n" << log.rdbuf();
+  }
+  void *library = dlopen((dir + "/kernels.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << dlerror();
+
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::vector<std::vector<float>> inputs(plan.buffers.size());
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (plan.buffers[i].role == kIn)
+      for (int64_t e = 0; e < plan.buffers[i].numElements(); ++e)
+        inputs[i].push_back(normal(rng));
+  std::vector<std::vector<float>> expected = runReference(plan, inputs);
+
+  // The generated kernels, launch by launch, on buffers of their own.
+  std::vector<std::vector<float>> got = inputs;
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    got[i].resize(plan.buffers[i].numElements(), NAN);
+  for (const GeneratedKernel &g : all.kernels) {
+    void *symbol = dlsym(library, g.name.c_str());
+    ASSERT_NE(symbol, nullptr) << g.name;
+    std::vector<void *> a;
+    for (int32_t id : g.args)
+      a.push_back(got[id].data());
+    switch (a.size()) {
+    case 2: reinterpret_cast<void (*)(void *, void *)>(symbol)(a[0], a[1]); break;
+    case 3: reinterpret_cast<void (*)(void *, void *, void *)>(symbol)(a[0], a[1], a[2]); break;
+    case 4:
+      reinterpret_cast<void (*)(void *, void *, void *, void *)>(symbol)(a[0], a[1], a[2], a[3]);
+      break;
+    case 5:
+      reinterpret_cast<void (*)(void *, void *, void *, void *, void *)>(symbol)(a[0], a[1], a[2],
+                                                                               a[3], a[4]);
+      break;
+    default: FAIL() << g.name << " has " << a.size() << " arguments";
+    }
+  }
+  int checked = 0;
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    if (plan.buffers[i].role != kOut)
+      continue;
+    ++checked;
+    for (size_t e = 0; e < expected[i].size(); ++e) {
+      float want = expected[i][e], have = got[i][e];
+      // float math against the reference's double accumulation.
+      ASSERT_NEAR(have, want, 2e-5f * (1.f + std::fabs(want)))
+          << plan.buffers[i].name << "[" << e << "]";
+    }
+  }
+  EXPECT_EQ(checked, 14);
+  dlclose(library);
+  std::system(("rm -rf " + dir).c_str());
+#endif
+}
+
+TEST(Codegen, OptimizerTableMatchesTheCpuReferenceOnTheHost) {
+#ifndef DLC_HOST_CXX
+  GTEST_SKIP() << "needs the host C++ compiler's path (DLC_HOST_CXX) at build time";
+#else
+  PlanBuilder p;
+  int32_t w = p.buffer("w", {37}, BufferRole::kParam), gw = p.buffer("gw", {37}),
+          mw = p.buffer("mw", {37}, BufferRole::kOptimizerState);
+  int32_t v = p.buffer("v", {3, 11}, BufferRole::kParam), gv = p.buffer("gv", {3, 11}),
+          m1 = p.buffer("m1", {3, 11}, BufferRole::kOptimizerState),
+          m2 = p.buffer("m2", {3, 11}, BufferRole::kOptimizerState);
+  p.kernel("sgd_update", {w, gw, mw},
+           {p.buffer("w'", {37}, BufferRole::kUpdate), p.buffer("mw'", {37}, BufferRole::kUpdate)},
+           0, {{"lr", 0.1}, {"momentum", 0.9}, {"weight_decay", 1e-4}, {"nesterov", int64_t(1)}});
+  p.kernel("adamw_update", {v, gv, m1, m2},
+           {p.buffer("v'", {3, 11}, BufferRole::kUpdate),
+            p.buffer("m1'", {3, 11}, BufferRole::kUpdate),
+            p.buffer("m2'", {3, 11}, BufferRole::kUpdate)},
+           0, {{"lr", 1e-3}, {"weight_decay", 0.01}});
+  PlanKernels all = generatePlanKernels(p.plan);
+  ASSERT_EQ(all.kernels.size(), 1u);
+  const GeneratedKernel &g = all.kernels[0];
+  ASSERT_EQ(g.form, KernelForm::kOptimizer);
+  ASSERT_EQ(g.segments.size(), 2u);
+  std::string dir = tempDir();
+  {
+    std::ofstream(dir + "/opt.cpp") << g.source;
+  }
+  std::string command = std::string(DLC_HOST_CXX) + " -std=c++17 -O1 -shared -fPIC -o " + dir +
+                        "/opt.so " + dir + "/opt.cpp 2> " + dir + "/log.txt";
+  ASSERT_EQ(std::system(command.c_str()), 0) << std::ifstream(dir + "/log.txt").rdbuf();
+  void *library = dlopen((dir + "/opt.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << dlerror();
+  auto kernel = reinterpret_cast<void (*)(const void *, int, long long)>(dlsym(library, g.name.c_str()));
+  ASSERT_NE(kernel, nullptr);
+
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::vector<std::vector<float>> state(p.plan.buffers.size());
+  for (size_t i = 0; i < state.size(); ++i)
+    for (int64_t e = 0; e < p.plan.buffers[i].numElements(); ++e)
+      state[i].push_back(std::fabs(normal(rng)));
+  // Two steps: SGD's first step starts the momentum buffer at the gradient.
+  std::vector<std::vector<float>> mine = state;
+  for (int64_t step = 0; step < 2; ++step) {
+    std::string table = packOptimizerTable(g.segments, [&](int32_t id) {
+      return reinterpret_cast<uint64_t>(mine[id].data());
+    });
+    kernel(table.data(), static_cast<int>(g.segments.size()), step);
+    std::vector<std::vector<float>> reference = state;
+    for (const PlanKernel &k : p.plan.kernels) {
+      std::vector<cpu::TensorRef> in, out;
+      for (int32_t id : k.inputs)
+        in.push_back({state[id].data(), DType::kF32, &p.plan.buffers[id].shape});
+      for (int32_t id : k.outputs)
+        out.push_back({state[id].data(), DType::kF32, &p.plan.buffers[id].shape});
+      cpu::KernelContext context(k, in, out, step);
+      ASSERT_TRUE(cpu::cpuKernels().at(k.op)(context).isOk());
+    }
+    for (size_t i = 0; i < state.size(); ++i)
+      for (size_t e = 0; e < state[i].size(); ++e)
+        ASSERT_NEAR(mine[i][e], state[i][e], 1e-5f * (1.f + std::fabs(state[i][e])))
+            << p.plan.buffers[i].name << "[" << e << "] at step " << step;
+    // The updates become the next step's inputs.
+    const std::vector<std::pair<std::string, std::string>> next = {
+        {"w'", "w"}, {"mw'", "mw"}, {"v'", "v"}, {"m1'", "m1"}, {"m2'", "m2"}};
+    for (const auto &[from, to] : next) {
+      int32_t f = -1, t = -1;
+      for (size_t i = 0; i < p.plan.buffers.size(); ++i) {
+        if (p.plan.buffers[i].name == from) f = static_cast<int32_t>(i);
+        if (p.plan.buffers[i].name == to) t = static_cast<int32_t>(i);
+      }
+      state[t] = state[f];
+      mine[t] = mine[f];
+    }
+  }
+  dlclose(library);
+  std::system(("rm -rf " + dir).c_str());
+#endif
+}
