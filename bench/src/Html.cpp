@@ -68,9 +68,10 @@ using html::exact;
 
 // Chart geometry, in SVG user units (pixels at 100% zoom).
 constexpr double kWidth = 960;       // fits a laptop window with margins
-constexpr double kLabelRight = 232;  // configuration labels end here
-constexpr double kPlotLeft = 240;    // bars start here
-constexpr double kPlotRight = 850;   // and end here: room for a value label
+constexpr double kLabelRight = 292;  // configuration labels end here
+constexpr double kPlotLeft = 300;    // bars start here
+constexpr double kPlotRight = 870;   // and end here: room for a value label
+constexpr size_t kLabelChars = 44;   // what fits left of kLabelRight at 12px
 constexpr double kTop = 34;          // the legend's line
 constexpr double kRowHeight = 22;    // one configuration
 constexpr double kBarHeight = 14;
@@ -179,7 +180,10 @@ struct Distinct {
     for (const Entry *e : es) {
       gpus |= e->gpus != es.front()->gpus;
       backend |= e->backend != es.front()->backend;
-      source |= e->source != es.front()->source;
+      // The report's name only where the backend does not tell them apart
+      // (dlc's own reports of one backend, before and after a change).
+      for (const Entry *f : es)
+        source |= e->source != f->source && e->backend == f->backend;
     }
   }
   std::string label(const Entry &e) const {
@@ -208,9 +212,16 @@ std::vector<Group> groupByPrecisionFusion(const std::vector<const Entry *> &entr
     g.title = e->precision + " · " + e->fusion;
     g.rows.push_back(e);
   }
+  // Within a group, the same batch and GPU count side by side (the reports'
+  // order kept among them), so that a change or a peer sits next to dlc's.
   std::vector<Group> out;
-  for (auto &[key, g] : groups)
+  for (auto &[key, g] : groups) {
+    std::stable_sort(g.rows.begin(), g.rows.end(), [](const Entry *a, const Entry *b) {
+      return std::make_pair(a->batch.value_or(0), a->gpus) <
+             std::make_pair(b->batch.value_or(0), b->gpus);
+    });
     out.push_back(std::move(g));
+  }
   return out;
 }
 
@@ -277,8 +288,19 @@ void drawBarChart(std::ostream &os, const std::string &chart, const std::string 
        << "</text>";
     y += kGroupHeight;
     for (const Entry *e : g.rows) {
+      // A label too long for its margin is cut; its <title> shows it whole.
+      std::string label = distinct.label(*e), shown;
+      size_t chars = 0;
+      for (char c : label)
+        if ((c & 0xC0) != 0x80 && ++chars > kLabelChars - 1)
+          break;
+        else
+          shown += c;
+      if (shown.size() < label.size())
+        shown += "…";
       os << "<text class=\"label\" x=\"" << kLabelRight << "\" y=\"" << y + 15
-         << "\" text-anchor=\"end\">" << escape(distinct.label(*e)) << "</text>";
+         << "\" text-anchor=\"end\"><title>" << escape(label) << "</title>"
+         << escape(shown) << "</text>";
       row(*e, y + (kRowHeight - kBarHeight) / 2, scale);
       y += kRowHeight;
     }
@@ -585,22 +607,23 @@ void writeSummary(std::ostream &os, const Page &page) {
     };
     const json::Object *ms = e.r->getObject("step_ms");
     std::optional<double> mfu = e.r->getNumber("mfu"), peak = e.r->getNumber("peak_tflops");
-    std::string peakText = peak ? shortNumber(*peak) : "–";
+    std::string peakText = peak ? exact(*peak) : "–";
     if (std::optional<llvm::StringRef> name = e.r->getString("peak_name"))
       peakText = name->str() + " " + peakText;
     auto [unit, unitName] = byteUnit(e.bytes.value_or(0));
-    os << "<tr><td>" << escape(e.model) << "</td><td>" << escape(e.backend) << "</td><td>"
-       << escape(e.precision) << "</td><td>" << escape(e.fusion) << "</td><td>" << e.gpus
+    os << "<tr><td class=\"t\">" << escape(e.model) << "</td><td class=\"t\">"
+       << escape(e.backend) << "</td><td class=\"t\">" << escape(e.precision)
+       << "</td><td class=\"t\">" << escape(e.fusion) << "</td><td>" << e.gpus
        << "</td><td>" << (e.batch ? std::to_string(*e.batch) : "–") << "</td><td>"
        << num(e.sps) << "</td><td>" << num(e.spsMin) << "</td><td>" << num(e.spsMax)
        << "</td><td>" << num(ms ? ms->getNumber("median") : std::nullopt) << "</td><td>"
        << num(e.kernels) << "</td><td>"
        << (e.bytes ? shortNumber(*e.bytes / unit) + " " + unitName : "–") << "</td><td>"
        << num(e.r->getNumber("achieved_tflops")) << "</td><td>"
-       << (mfu ? shortNumber(100 * *mfu) + "%" : "–") << "</td><td>" << escape(peakText)
-       << "</td>";
+       << (mfu ? shortNumber(100 * *mfu) + "%" : "–") << "</td><td class=\"t w\">"
+       << escape(peakText) << "</td>";
     if (page.sources.size() > 1)
-      os << "<td>" << escape(e.source) << "</td>";
+      os << "<td class=\"t\">" << escape(e.source) << "</td>";
     os << "</tr>\n";
   }
   os << "</table></div>\n</section>\n";
@@ -642,7 +665,8 @@ table.numbers{border-collapse:collapse;font-size:12px;margin:8px 0}
 table.numbers th,table.numbers td{border:1px solid #ddd;padding:3px 7px;text-align:right;
  white-space:nowrap}
 table.numbers th{background:#f4f4f4;text-align:left;font-weight:600}
-table.numbers td.null{color:#999}div.scroll{overflow-x:auto}
+table.numbers td.null{color:#999}table.numbers td.t{text-align:left}
+table.numbers td.w{white-space:normal;min-width:90px}div.scroll{overflow-x:auto}
 )";
 
 } // namespace
