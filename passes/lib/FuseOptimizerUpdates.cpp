@@ -30,7 +30,6 @@ using namespace mlir::dlc::train;
 namespace {
 
 constexpr llvm::StringLiteral kKind = "optimizer_horizontal";
-constexpr llvm::StringLiteral kStrategy = "xla";
 
 struct FuseOptimizerUpdatesPass final
     : mlir::dlc::impl::FuseOptimizerUpdatesPassBase<FuseOptimizerUpdatesPass> {
@@ -52,7 +51,7 @@ struct FuseOptimizerUpdatesPass final
             << "optimizer updates not fused (" << kKind << "): " << decision.reason();
         continue;
       }
-      createFusedGroup(updates, kKind, kStrategy);
+      createFusedGroup(updates, kKind, strategy);
       ++numGroups;
       numUpdates += updates.size();
     }

@@ -53,13 +53,14 @@ struct FuseProducerConsumerPass final
     for (Operation &op : block.without_terminator())
       ops.push_back(&op);
     for (Operation *consumer : llvm::reverse(ops)) {
-      if (classifyForFusion(consumer) == FusionClass::kOpaque)
+      // An op that joined a group as a producer offered its own producers
+      // then.
+      if (classifyForFusion(consumer) == FusionClass::kOpaque ||
+          groupOf.contains(consumer))
         continue;
-      if (!groupOf.contains(consumer)) {
-        groupOf[consumer] = groups.size();
-        groups.push_back({consumer});
-      }
-      unsigned g = groupOf[consumer];
+      unsigned g = groups.size();
+      groupOf[consumer] = g;
+      groups.push_back({consumer});
       // Pull in producers until none more can join; members added later
       // offer their own producers in turn.
       for (size_t m = 0; m < groups[g].size(); ++m) {

@@ -18,7 +18,9 @@ const FusionKindInfo mlir::dlc::kFusionKinds[] = {
     {"elewise-act", "paddle", "element-wise add / mul + activation"},
     {"gemm-epilogue", "xla", "bias and activation in GEMM / convolution epilogues"},
     {"producer-consumer", "xla", "loop and input (reduction) fusion"},
-    {"optimizer-horizontal", "xla", "every optimizer update in one kernel"},
+    // PaddlePaddle's BuildStrategy.fuse_all_optimizer_ops; XLA's horizontal
+    // fusion.
+    {"optimizer-horizontal", "paddle xla", "every optimizer update in one kernel"},
 };
 const size_t mlir::dlc::kNumFusionKinds = std::size(kFusionKinds);
 
@@ -40,7 +42,9 @@ LogicalResult mlir::dlc::buildFusionPipeline(OpPassManager &pm,
       error = "unknown fusion kind '" + kind + "' (" + llvm::join(names, ", ") + ")";
       return failure();
     }
-    if (strategy != info->strategy) {
+    SmallVector<StringRef> owners;
+    StringRef(info->strategy).split(owners, ' ');
+    if (!llvm::is_contained(owners, strategy)) {
       error = "fusion kind '" + kind + "' belongs to the " + info->strategy +
               " strategy, not to '" + options.strategy + "'";
       return failure();
@@ -59,6 +63,8 @@ LogicalResult mlir::dlc::buildFusionPipeline(OpPassManager &pm,
     pm.addPass(createFuseBatchNormActivationPass(bn));
     if (enabled("elewise-act"))
       pm.addPass(createFuseElementwiseActivationPass({options.explain}));
+    if (enabled("optimizer-horizontal"))
+      pm.addPass(createFuseOptimizerUpdatesPass({"paddle"}));
   } else if (strategy == "xla") {
     // Epilogues first: an activation that belongs in a GEMM's epilogue
     // must not be taken by a loop fusion.

@@ -1505,3 +1505,68 @@ func.func @unknown_result_attr(%p: tensor<4xf32>) -> (tensor<4xf32> {train.next 
 func.func @optimizer_state_init(%m: tensor<4xf32> {train.optimizer_state = {init = "bogus"}}) {
   return
 }
+
+// -----
+
+func.func @status_without_gradients(%s: tensor<f32>) {
+  // expected-error @+2 {{'train.loss_scale_status' op expects at least one gradient}}
+  // expected-error @+1 {{'train.loss_scale_status' op failed to infer returned types}}
+  %0 = "train.loss_scale_status"(%s) : (tensor<f32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @status_size(%p: tensor<4xf32>, %st: tensor<3xf32>) {
+  // expected-error @+1 {{'train.sgd_update' op expects a loss-scale status of 2 elements, got 'tensor<3xf32>'}}
+  %0:2 = train.sgd_update %p, %p, %p unscale(%st : tensor<3xf32>) {lr = 0.1 : f32} : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @adamw_status_size(%p: tensor<4xf32>, %st: tensor<1xf32>) {
+  // expected-error @+1 {{'train.adamw_update' op expects a loss-scale status of 2 elements, got 'tensor<1xf32>'}}
+  %0:3 = train.adamw_update %p, %p, %p, %p unscale(%st : tensor<1xf32>) {lr = 0.1 : f32} : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @scale_update_status(%s: tensor<f32>, %st: tensor<4xf32>) {
+  // expected-error @+1 {{'train.update_loss_scale' op expects a loss-scale status of 2 elements, got 'tensor<4xf32>'}}
+  %0:2 = train.update_loss_scale %s, %s, %st : tensor<f32>, tensor<f32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @growth_interval(%s: tensor<f32>, %st: tensor<2xf32>) {
+  // expected-error @+1 {{'train.update_loss_scale' op expects a 'growth_interval' >= 1, got 0}}
+  %0:2 = train.update_loss_scale %s, %s, %st {growth_interval = 0 : i64} : tensor<f32>, tensor<f32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @growth_factor(%s: tensor<f32>, %st: tensor<2xf32>) {
+  // expected-error @+1 {{'train.update_loss_scale' op expects a 'growth_factor' >= 1}}
+  %0:2 = train.update_loss_scale %s, %s, %st {growth_factor = 0.5 : f32} : tensor<f32>, tensor<f32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @backoff_factor(%s: tensor<f32>, %st: tensor<2xf32>) {
+  // expected-error @+1 {{'train.update_loss_scale' op expects a 'backoff_factor' in (0, 1)}}
+  %0:2 = train.update_loss_scale %s, %s, %st {backoff_factor = 1.0 : f32} : tensor<f32>, tensor<f32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @seed_not_constant(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'train.relu' op 'train.seed_gradient' expects a unit attribute on a train.constant}}
+  %0 = train.relu %x {train.seed_gradient} : tensor<4xf32>
+  return
+}

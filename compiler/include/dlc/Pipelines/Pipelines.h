@@ -20,10 +20,10 @@ namespace mlir::dlc {
 inline const char *const kFusionStrategies[] = {"none", "paddle", "xla"};
 
 /// The fusion kinds a user may leave out of a strategy (--disable-fusion),
-/// with the strategy that forms each.
+/// with the strategies that form each.
 struct FusionKindInfo {
   const char *name;
-  const char *strategy;
+  const char *strategy; // space-separated
   const char *what;
 };
 extern const FusionKindInfo kFusionKinds[];

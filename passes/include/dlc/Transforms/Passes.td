@@ -217,6 +217,11 @@ def FuseOptimizerUpdatesPass : Pass<"dlc-fuse-optimizer-updates", "::mlir::Modul
     }
     ```
   }];
+  let options = [
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"xla\"",
+           "the strategy the groups are credited to: xla, or paddle (PaddlePaddle's "
+           "BuildStrategy.fuse_all_optimizer_ops does the same)">,
+  ];
   let statistics = [
     Statistic<"numGroups", "groups", "Number of horizontal groups formed">,
     Statistic<"numUpdates", "updates", "Number of updates moved into groups">,
