@@ -253,6 +253,9 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
 void writeCompileReport(std::ostream &os, const Result &r, Format format) {
   std::vector<std::pair<std::string, std::string>> rows = {
       {"model", r.model},
+      {"backend", r.backend},
+      {"precision", r.precision},
+      {"fusion", r.fusion},
       {"batch", std::to_string(r.batch)},
       {"parameters", std::to_string(r.parameters)},
       {"forward_gmacs_per_sample", fixed(r.forwardMacsPerSample / 1e9, 3)},
@@ -268,7 +271,9 @@ void writeCompileReport(std::ostream &os, const Result &r, Format format) {
     os << "{\n  \"schema\": \"dlc-bench/1\",\n  \"compile_only\": true";
     for (auto &[key, value] : rows)
       os << ",\n  " << jsonString(key) << ": "
-         << (key == "model" ? jsonString(value) : value);
+         << (key == "model" || key == "backend" || key == "precision" || key == "fusion"
+                 ? jsonString(value)
+                 : value);
     os << "\n}\n";
     return;
   }
