@@ -990,15 +990,16 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
 }
 
 const char *const kOptimizerBody = R"cuda(// The table the launcher uploads: one segment per parameter, in the
-// layout of packOptimizerTable (96 bytes).
+// layout of packOptimizerTable (104 bytes). `status`, under mixed
+// precision, is the loss scale's {gradient multiplier, skip flag}.
 struct DlcSegment {
   float *new_param, *new_state1, *new_state2;
-  const float *param, *grad, *state1, *state2;
+  const float *param, *grad, *state1, *state2, *status;
   long long n;
   float lr, momentum, weight_decay, beta1, beta2, epsilon;
   int adamw, nesterov;
 };
-static_assert(sizeof(DlcSegment) == 96, "DlcSegment must match packOptimizerTable");
+static_assert(sizeof(DlcSegment) == 104, "DlcSegment must match packOptimizerTable");
 
 // torch.optim's SGD (momentum buffer starts as the gradient) and AdamW,
 // as the CPU reference computes them.
@@ -1008,12 +1009,20 @@ DLC_KERNEL_NAME(const DlcSegment *__restrict__ table, int segments, long long st
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   for (int s = 0; s < segments; ++s) {
     const DlcSegment seg = table[s];
-    if (seg.adamw) {
+    const float factor = seg.status ? seg.status[0] : 1.f;
+    if (seg.status && seg.status[1] != 0.f) {
+      // A gradient overflowed: the step is skipped, the values kept.
+      for (long long i = first; i < seg.n; i += stride) {
+        seg.new_param[i] = seg.param[i];
+        seg.new_state1[i] = seg.state1[i];
+        if (seg.adamw) seg.new_state2[i] = seg.state2[i];
+      }
+    } else if (seg.adamw) {
       const double t = (double)(step + 1);
       const float c1 = (float)(1.0 - pow((double)seg.beta1, t));
       const float rc2 = (float)(1.0 / sqrt(1.0 - pow((double)seg.beta2, t)));
       for (long long i = first; i < seg.n; i += stride) {
-        const float g = seg.grad[i];
+        const float g = seg.grad[i] * factor;
         const float p = seg.param[i] * (1.f - seg.lr * seg.weight_decay);
         const float m = seg.beta1 * seg.state1[i] + (1.f - seg.beta1) * g;
         const float v = seg.beta2 * seg.state2[i] + (1.f - seg.beta2) * g * g;
@@ -1025,7 +1034,7 @@ DLC_KERNEL_NAME(const DlcSegment *__restrict__ table, int segments, long long st
     } else {
       for (long long i = first; i < seg.n; i += stride) {
         const float p = seg.param[i];
-        const float g = seg.grad[i] + seg.weight_decay * p;
+        const float g = seg.grad[i] * factor + seg.weight_decay * p;
         float m = seg.state1[i], d = g;
         if (seg.momentum != 0.f) {
           m = step == 0 ? g : seg.momentum * m + g;
@@ -1047,12 +1056,23 @@ StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &laun
     OptimizerSegment seg;
     seg.adamw = kernel.op == "adamw_update";
     size_t ins = seg.adamw ? 4 : 3, outs = seg.adamw ? 3 : 2;
-    if (kernel.inputs.size() != ins || kernel.outputs.size() != outs)
+    // An optional last operand: the loss scale's status (mixed precision).
+    bool scaled = kernel.inputs.size() == ins + 1;
+    if ((kernel.inputs.size() != ins && !scaled) || kernel.outputs.size() != outs)
       return Status(StatusCode::kInvalidArgument,
                     kernel.op + " with " + std::to_string(kernel.inputs.size()) +
                         " operands and " + std::to_string(kernel.outputs.size()) + " results");
-    for (int32_t id : kernel.inputs)
-      if (plan.buffers[id].dtype != DType::kF32 ||
+    if (scaled) {
+      seg.lossScaleStatus = kernel.inputs[ins];
+      const PlanBuffer &status = plan.buffers[seg.lossScaleStatus];
+      if (status.dtype != DType::kF32 || status.numElements() != 2)
+        return Status(StatusCode::kInvalidArgument,
+                      kernel.op + " with a loss-scale status '" + status.name + "' of type " +
+                          typeText(status) + ", not f32[2]");
+    }
+    for (size_t j = 0; j < ins; ++j)
+      if (int32_t id = kernel.inputs[j];
+          plan.buffers[id].dtype != DType::kF32 ||
           plan.buffers[id].numElements() != plan.buffers[kernel.inputs[0]].numElements())
         return Status(StatusCode::kInvalidArgument,
                       kernel.op + " of '" + plan.buffers[id].name + "' (" +
@@ -1221,7 +1241,7 @@ std::string packOptimizerTable(const std::vector<OptimizerSegment> &segments,
   };
   for (const OptimizerSegment &s : segments) {
     for (int32_t id : {s.newParam, s.newState1, s.newState2, s.param, s.grad, s.state1,
-                       s.state2}) {
+                       s.state2, s.lossScaleStatus}) {
       uint64_t a = id < 0 ? 0 : address(id);
       put(&a, 8);
     }

@@ -268,6 +268,40 @@ TEST(KernelCompiler, SecondCompileIsACacheHit) {
   std::system(("rm -rf " + dir).c_str());
 }
 
+TEST(KernelCompiler, HalfTypesLoadAsFloatAndCompile) {
+  // amp's pattern: f16 in, float math, f16 and bf16 out, 8 halves per access.
+  PlanBuilder p;
+  int32_t x = p.buffer("x", {4, 64}, kIn);
+  p.plan.buffers[x].dtype = DType::kF16;
+  p.plan.buffers[x].bytes = 4 * 64 * 2;
+  int32_t f = p.buffer("f", {4, 64}), r = p.buffer("r", {4, 64});
+  int32_t h = p.buffer("h", {4, 64}, kOut), bf = p.buffer("bf", {4, 64}, kOut);
+  for (int32_t id : {h, bf}) {
+    p.plan.buffers[id].dtype = id == h ? DType::kF16 : DType::kBF16;
+    p.plan.buffers[id].bytes = 4 * 64 * 2;
+  }
+  p.kernel("cast", {x}, {f}, 0, {{"to", std::string("f32")}});
+  p.kernel("relu", {f}, {r}, 0);
+  p.kernel("cast", {r}, {h}, 0, {{"to", std::string("f16")}});
+  p.kernel("cast", {r}, {bf}, 0, {{"to", std::string("bf16")}});
+  PlanKernels all = generatePlanKernels(p.plan);
+  ASSERT_TRUE(all.refused.empty()) << all.refused[0].second;
+  ASSERT_EQ(all.kernels.size(), 1u);
+  const std::string &source = all.kernels[0].source;
+  EXPECT_NE(source.find("#include <cuda_fp16.h>"), std::string::npos);
+  EXPECT_NE(source.find("#include <cuda_bf16.h>"), std::string::npos);
+  EXPECT_NE(source.find("const __half *__restrict__ in0"), std::string::npos) << source;
+  EXPECT_NE(source.find("dlc_ldv<8>(in0, base, in0_v);"), std::string::npos) << source;
+  EXPECT_NE(source.find("dlc_round_f16("), std::string::npos) << source;
+  if (!nvrtcBuilt())
+    GTEST_SKIP() << "needs NVRTC: " << nvrtcVersionString().status().toString();
+  KernelCompiler compiler("");
+  for (const char *arch : {"sm_80", "sm_90"}) {
+    auto cubin = compiler.compile(all.kernels[0].name, source, arch);
+    EXPECT_TRUE(cubin.isOk()) << cubin.status().toString();
+  }
+}
+
 TEST(KernelCompiler, ABrokenSourceNamesTheKernelWithNvrtcsLog) {
   if (!nvrtcBuilt())
     GTEST_SKIP() << "needs NVRTC: " << nvrtcVersionString().status().toString();
@@ -369,10 +403,12 @@ TEST(Codegen, OptimizerTableMatchesTheCpuReferenceOnTheHost) {
   int32_t v = p.buffer("v", {3, 11}, BufferRole::kParam), gv = p.buffer("gv", {3, 11}),
           m1 = p.buffer("m1", {3, 11}, BufferRole::kOptimizerState),
           m2 = p.buffer("m2", {3, 11}, BufferRole::kOptimizerState);
-  p.kernel("sgd_update", {w, gw, mw},
+  // Mixed precision's loss-scale status: {gradient multiplier, skip}.
+  int32_t status = p.buffer("status", {2});
+  p.kernel("sgd_update", {w, gw, mw, status},
            {p.buffer("w'", {37}, BufferRole::kUpdate), p.buffer("mw'", {37}, BufferRole::kUpdate)},
            0, {{"lr", 0.1}, {"momentum", 0.9}, {"weight_decay", 1e-4}, {"nesterov", int64_t(1)}});
-  p.kernel("adamw_update", {v, gv, m1, m2},
+  p.kernel("adamw_update", {v, gv, m1, m2, status},
            {p.buffer("v'", {3, 11}, BufferRole::kUpdate),
             p.buffer("m1'", {3, 11}, BufferRole::kUpdate),
             p.buffer("m2'", {3, 11}, BufferRole::kUpdate)},
@@ -400,9 +436,12 @@ TEST(Codegen, OptimizerTableMatchesTheCpuReferenceOnTheHost) {
   for (size_t i = 0; i < state.size(); ++i)
     for (int64_t e = 0; e < p.plan.buffers[i].numElements(); ++e)
       state[i].push_back(std::fabs(normal(rng)));
-  // Two steps: SGD's first step starts the momentum buffer at the gradient.
+  // SGD's first step starts the momentum buffer at the gradient; the
+  // second overflowed and is skipped; the third unscales by 1/4.
+  const float statuses[3][2] = {{0.5f, 0.f}, {0.5f, 1.f}, {0.25f, 0.f}};
   std::vector<std::vector<float>> mine = state;
-  for (int64_t step = 0; step < 2; ++step) {
+  for (int64_t step = 0; step < 3; ++step) {
+    state[status] = mine[status] = {statuses[step][0], statuses[step][1]};
     std::string table = packOptimizerTable(g.segments, [&](int32_t id) {
       return reinterpret_cast<uint64_t>(mine[id].data());
     });
