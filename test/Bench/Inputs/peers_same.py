@@ -124,23 +124,45 @@ def init(model, out):
         np.save(os.path.join(out, name + ".npy"), t.numpy())
 
 
-def check(model, src, dump):
-    m = peer_model(model)
-    mapping = names(model)
+def peer_step(model, src, dtype):
+    """One step of the peer from DIR: (loss, gradients, state after, lr)."""
+    m = peer_model(model).to(dtype)
     state = m.state_dict()
     with torch.no_grad():
-        for dlc, peer in mapping.items():
+        for dlc, peer in names(model).items():
             state[peer].copy_(torch.from_numpy(np.load(os.path.join(src, dlc + ".npy"))))
     batch = [torch.from_numpy(np.load(os.path.join(src, n + ".npy")))
              for n, _, _ in common.inputs_of(model, BATCH)]
+    batch = [t.to(dtype) if t.is_floating_point() else t for t in batch]
     params = dict(m.named_parameters())
     opt = torch_peer.make_optimizer(torch, m, common.optimizer_of(model))
     loss = m(*batch)
     loss.backward()
     grads = {n: p.grad.clone() for n, p in params.items()}
     opt.step()
-    state = m.state_dict()
+    return loss, grads, m.state_dict(), opt.param_groups[0]["lr"], params
+
+
+def check(model, src, dump):
+    """Against the peer in float32; with PEERS_SAME_REFERENCE=float64, against
+    the peer in float64, allowing each tensor twice the float32 peer's own
+    distance from it (deep batch-norm nets at tiny batches have gradients
+    that float32 cannot pin down to 1e-4)."""
+    mapping = names(model)
+    reference = os.environ.get("PEERS_SAME_REFERENCE", "float32")
+    loss, grads, state, lr, params = peer_step(model, src, getattr(torch, reference))
+    base = peer_step(model, src, torch.float32) if reference != "float32" else None
     failures, worst, compared = [], 0.0, 0
+
+    def allowed(label, theirs):
+        if base is None:
+            return TOLERANCE
+        kind, name = label.split(" ", 1)
+        mine = {"loss": lambda: base[0], "grad": lambda: base[1][mapping[name]],
+                "updated": lambda: base[2][mapping[name]],
+                "running": lambda: base[2][mapping[name]]}[kind]()
+        err = (mine.detach().double() - theirs).abs().max().item() / max(theirs.abs().max().item(), 1e-12)
+        return max(TOLERANCE, 2 * err)
 
     def load(name):
         return torch.from_numpy(np.load(os.path.join(dump, name))).double()
@@ -154,11 +176,11 @@ def check(model, src, dump):
             return
         err = (ours - theirs).abs().max().item() / max(theirs.abs().max().item(), 1e-12)
         worst = max(worst, err)
-        if not err <= TOLERANCE:
-            failures.append("%s: relative error %.3g" % (label, err))
+        bound = allowed(label, theirs)
+        if not err <= bound:
+            failures.append("%s: relative error %.3g > %.3g" % (label, err, bound))
 
-    compare("loss", load("loss.npy"), loss)
-    lr = opt.param_groups[0]["lr"]
+    compare("loss loss", load("loss.npy"), loss)
     for dlc, peer in mapping.items():
         if peer not in params:  # a buffer: the running statistics
             compare("running " + dlc, load(dlc + ".npy"), state[peer])
@@ -176,7 +198,8 @@ def check(model, src, dump):
     if covered != len(params):
         failures.append("the map covers %d of the peer's %d parameters" % (covered, len(params)))
     print("%s: %d tensors of the peer's step compared with dlc's, worst relative error %.3g "
-          "(tolerance %g)" % (model, compared, worst, TOLERANCE))
+          "(tolerance %s)" % (model, compared, worst, TOLERANCE if base is None else
+                              "twice the float32 peer's distance from the float64 peer"))
     for f in failures:
         print("MISMATCH " + f)
     return 1 if failures else 0
