@@ -41,6 +41,10 @@ using Shape = std::vector<int64_t>;
 constexpr int kBlockSize = 256;
 /// Bytes of one vector access: the widest global load (ld.global.v4.b32).
 constexpr int kVectorBytes = 16;
+/// Column reductions: outputs per block (one warp's worth of consecutive
+/// addresses) and the rows of threads that split each output's sum.
+constexpr int kColumnTile = 32;
+constexpr int kColumnRows = 8;
 
 int64_t numel(const Shape &s) {
   int64_t n = 1;
@@ -918,9 +922,28 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   }
   e.indent = 1;
   std::string rows = std::to_string(red.rows) + "LL", count = std::to_string(red.count) + "LL";
-  for (size_t a = 0; a < reductions.size(); ++a)
-    e.line("__shared__ float smem" + std::to_string(a) + "[32];");
-  e.open("for (long long o = blockIdx.x; o < " + rows + "; o += gridDim.x)");
+  // A column reduction (the reduced dimensions outermost: bias gradients)
+  // with enough outputs is tiled: 32 consecutive outputs per block, one per
+  // lane, so each warp's loads are coalesced; 8 rows of threads split the
+  // reduction and add through shared memory. Otherwise one block per output.
+  bool columns = rowsInner && !rowsOuter && red.rows >= kColumnTile;
+  auto combine = [&](size_t a, const std::string &x) {
+    std::string acc = "acc" + std::to_string(a);
+    bool isMax = plan.kernels[reductions[a]].op == "reduce_max";
+    return acc + " = " + (isMax ? "fmaxf(" + acc + ", " + x + ")" : acc + " + " + x) + ";";
+  };
+  if (columns) {
+    for (size_t a = 0; a < reductions.size(); ++a)
+      e.line("__shared__ float part" + std::to_string(a) + "[" + std::to_string(kColumnRows) +
+             "][" + std::to_string(kColumnTile + 1) + "];");
+    e.open("for (long long o0 = (long long)blockIdx.x * blockDim.x; o0 < " + rows +
+           "; o0 += (long long)gridDim.x * blockDim.x)");
+    e.line("const long long o = o0 + threadIdx.x;");
+  } else {
+    for (size_t a = 0; a < reductions.size(); ++a)
+      e.line("__shared__ float smem" + std::to_string(a) + "[32];");
+    e.open("for (long long o = blockIdx.x; o < " + rows + "; o += gridDim.x)");
+  }
   std::string base;
   if (!rowsOuter && !rowsInner) {
     std::string expr;
@@ -933,7 +956,12 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
     bool isMax = plan.kernels[reductions[a]].op == "reduce_max";
     e.line("float acc" + std::to_string(a) + " = " + (isMax ? "DLC_NEG_INF" : "0.f") + ";");
   }
-  e.open("for (long long r = threadIdx.x; r < " + count + "; r += blockDim.x)");
+  if (columns) {
+    e.open("if (o < " + rows + ")");
+    e.open("for (long long r = threadIdx.y; r < " + count + "; r += blockDim.y)");
+  } else {
+    e.open("for (long long r = threadIdx.x; r < " + count + "; r += blockDim.x)");
+  }
   if (rowsOuter)
     e.line("const long long ii = o * " + count + " + r;");
   else if (rowsInner)
@@ -944,22 +972,31 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
       expr += " + " + e.coord("r", redShape, d) + " * " + std::to_string(redStrides[d]) + "LL";
     e.line("const long long ii = " + expr + ";");
   }
-  for (size_t a = 0; a < reductions.size(); ++a) {
-    std::string x = e.value(plan.kernels[reductions[a]].inputs[0], "ii");
-    std::string acc = "acc" + std::to_string(a);
-    bool isMax = plan.kernels[reductions[a]].op == "reduce_max";
-    e.line(acc + " = " + (isMax ? "fmaxf(" + acc + ", " + x + ")" : acc + " + " + x) + ";");
-  }
+  for (size_t a = 0; a < reductions.size(); ++a)
+    e.line(combine(a, e.value(plan.kernels[reductions[a]].inputs[0], "ii")));
   for (int32_t id : inLoop)
     e.line("dlc_st(" + e.param(id) + ", ii, " + e.value(id, "ii") + ");");
   e.close();
-  for (size_t a = 0; a < reductions.size(); ++a) {
-    bool isMax = plan.kernels[reductions[a]].op == "reduce_max";
-    std::string acc = "acc" + std::to_string(a);
-    e.line(acc + " = dlc_block_reduce<" + std::to_string(block) + ", " +
-           (isMax ? "true" : "false") + ">(" + acc + ", smem" + std::to_string(a) + ");");
+  if (columns) {
+    e.close();
+    for (size_t a = 0; a < reductions.size(); ++a)
+      e.line("part" + std::to_string(a) + "[threadIdx.y][threadIdx.x] = acc" +
+             std::to_string(a) + ";");
+    e.line("__syncthreads();");
+    e.open("if (threadIdx.y == 0 && o < " + rows + ")");
+    e.open("for (int k = 1; k < (int)blockDim.y; ++k)");
+    for (size_t a = 0; a < reductions.size(); ++a)
+      e.line(combine(a, "part" + std::to_string(a) + "[k][threadIdx.x]"));
+    e.close();
+  } else {
+    for (size_t a = 0; a < reductions.size(); ++a) {
+      bool isMax = plan.kernels[reductions[a]].op == "reduce_max";
+      std::string acc = "acc" + std::to_string(a);
+      e.line(acc + " = dlc_block_reduce<" + std::to_string(block) + ", " +
+             (isMax ? "true" : "false") + ">(" + acc + ", smem" + std::to_string(a) + ");");
+    }
+    e.open("if (threadIdx.x == 0)");
   }
-  e.open("if (threadIdx.x == 0)");
   for (size_t a = 0; a < reductions.size(); ++a) {
     const PlanKernel &k = plan.kernels[reductions[a]];
     bool mean = k.op == "reduce_mean" || k.op == "global_avg_pool";
@@ -971,20 +1008,29 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   for (int32_t id : perRow)
     e.line("dlc_st(" + e.param(id) + ", o, " + e.value(id, "o") + ");");
   e.close();
+  if (columns)
+    e.line("__syncthreads(); // the partials are reused by the next tile");
   e.close();
   if (!e.error.empty())
     return Status(StatusCode::kInvalidArgument, e.error);
 
   std::ostringstream s;
-  s << "extern \"C\" __global__ void __launch_bounds__(" << block << ") DLC_KERNEL_NAME("
-    << paramList(e, flow, !anyOverlap) << ") {\n"
-    << "  // One block per output row: " << red.rows << " rows of " << red.count
-    << " elements" << (rowsOuter ? ", contiguous" : rowsInner ? ", strided by the row count" : "")
-    << ".\n"
-    << e.body << "}\n";
+  if (columns)
+    s << "extern \"C\" __global__ void __launch_bounds__(" << kColumnTile * kColumnRows
+      << ") DLC_KERNEL_NAME(" << paramList(e, flow, !anyOverlap) << ") {\n"
+      << "  // " << red.rows << " outputs in tiles of " << kColumnTile << " (blockDim.x), each "
+      << "summing " << red.count << " rows split over blockDim.y = " << kColumnRows << ".\n";
+  else
+    s << "extern \"C\" __global__ void __launch_bounds__(" << block << ") DLC_KERNEL_NAME("
+      << paramList(e, flow, !anyOverlap) << ") {\n"
+      << "  // One block per output row: " << red.rows << " rows of " << red.count
+      << " elements" << (rowsOuter ? ", contiguous" : rowsInner ? ", strided by the row count" : "")
+      << ".\n";
+  s << e.body << "}\n";
   g.args = e.params;
-  g.blockSize = block;
-  g.work = red.rows;
+  g.blockSize = columns ? kColumnTile : block;
+  g.blockSizeY = columns ? kColumnRows : 1;
+  g.work = columns ? (red.rows + kColumnTile - 1) / kColumnTile : red.rows;
   finish(g, plan, launch, e, s.str(), "reduce");
   return g;
 }

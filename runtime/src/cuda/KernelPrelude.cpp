@@ -28,6 +28,7 @@ const char *const kPrelude = R"prelude(#ifndef DLC_KERNEL_PRELUDE
 #define __forceinline__ inline
 #define __launch_bounds__(n)
 #define __shared__ static
+#define __syncthreads()
 #define DLC_DEVICE inline
 #define DLC_NEG_INF (-std::numeric_limits<float>::infinity())
 struct dlc_dim3 { unsigned x, y, z; };

@@ -85,9 +85,11 @@ struct GeneratedKernel {
   /// Loop and reduction kernels: the kernel's pointer parameters, in order,
   /// as buffer ids (inputs first, then outputs).
   std::vector<int32_t> args;
-  int blockSize = 256;
-  /// Threads the kernel can use (loop), output rows (reduction, one block
-  /// each), or elements over all segments (optimizer); the launcher caps
+  int blockSize = 256;  // blockDim.x
+  int blockSizeY = 1;   // blockDim.y: > 1 for tiled column reductions
+  /// Threads the kernel can use (loop), blocks (reduction: one per output
+  /// row, or per tile of 32 outputs), or elements over all segments
+  /// (optimizer); the launcher caps
   /// the grid to what fills the GPU, the grid-stride loops do the rest.
   int64_t work = 0;
   /// Optimizer kernels: the table; the parameters are
