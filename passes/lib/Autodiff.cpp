@@ -225,8 +225,10 @@ void AutodiffPass::runOnOperation() {
       continue;
     }
     std::string name = argName(step, i);
+    // Optimizer state is float32 whatever the parameter's precision.
+    Type stateType = cast<RankedTensorType>(param.getType()).clone(b.getF32Type());
     if (config->kind == "sgd") {
-      Value buffer = addStateArg(param.getType(), name + ".momentum_buffer");
+      Value buffer = addStateArg(stateType, name + ".momentum_buffer");
       auto update = SgdUpdateOp::create(
           b, loc, ValueRange{param, grad, buffer},
           {b.getNamedAttr("lr", b.getF32FloatAttr(config->get("lr", kDefaultSgdLr))),
@@ -237,8 +239,8 @@ void AutodiffPass::runOnOperation() {
       results.append({update.getNewParam(), update.getNewMomentumBuffer()});
       updateOf.append({int64_t(i), int64_t(cast<BlockArgument>(buffer).getArgNumber())});
     } else {
-      Value m = addStateArg(param.getType(), name + ".exp_avg");
-      Value v = addStateArg(param.getType(), name + ".exp_avg_sq");
+      Value m = addStateArg(stateType, name + ".exp_avg");
+      Value v = addStateArg(stateType, name + ".exp_avg_sq");
       auto update = AdamWUpdateOp::create(
           b, loc, ValueRange{param, grad, m, v},
           {b.getNamedAttr("lr", b.getF32FloatAttr(config->get("lr", kDefaultAdamWLr))),

@@ -1570,3 +1570,11 @@ func.func @seed_not_constant(%x: tensor<4xf32>) {
   %0 = train.relu %x {train.seed_gradient} : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @half_param_state(%p: tensor<4xf16>, %b: tensor<4xbf16>) {
+  // expected-error @+1 {{'train.sgd_update' op expects the momentum buffer of type 'tensor<4xf16>' or 'tensor<4xf32>', got 'tensor<4xbf16>'}}
+  %0:2 = train.sgd_update %p, %p, %b {lr = 0.1 : f32} : tensor<4xf16>, tensor<4xf16>, tensor<4xbf16>
+  return
+}

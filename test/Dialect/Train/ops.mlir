@@ -159,13 +159,13 @@ func.func @fused_group(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf3
 // with it, and the scale's own update.
 // CHECK-LABEL: func.func @loss_scaling
 // CHECK: %[[ST:.+]] = train.loss_scale_status %arg0, %arg2, %arg4 : tensor<f32>, tensor<4xf16>, tensor<4xf32>
-// CHECK: train.sgd_update %arg1, %arg2, %arg1 unscale(%[[ST]] : tensor<2xf32>) {lr = 1.000000e-01 : f32} : tensor<4xf16>, tensor<4xf16>, tensor<4xf16>
+// CHECK: train.sgd_update %arg1, %arg2, %arg4 unscale(%[[ST]] : tensor<2xf32>) {lr = 1.000000e-01 : f32} : tensor<4xf16>, tensor<4xf16>, tensor<4xf32>
 // CHECK: train.adamw_update %arg3, %arg4, %arg3, %arg3 unscale(%[[ST]] : tensor<2xf32>) {lr = 1.000000e-03 : f32} : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 // CHECK: train.update_loss_scale %arg0, %arg5, %[[ST]] {backoff_factor = 2.500000e-01 : f32, growth_interval = 100 : i64} : tensor<f32>, tensor<f32>, tensor<2xf32>
 // CHECK: train.constant {train.seed_gradient} dense<1.000000e+00> : tensor<f32>
 func.func @loss_scaling(%s: tensor<f32>, %p: tensor<4xf16>, %g: tensor<4xf16>, %q: tensor<4xf32>, %h: tensor<4xf32>, %n: tensor<f32>) {
   %st = train.loss_scale_status %s, %g, %h : tensor<f32>, tensor<4xf16>, tensor<4xf32>
-  %0:2 = train.sgd_update %p, %g, %p unscale(%st : tensor<2xf32>) {lr = 0.1 : f32} : tensor<4xf16>, tensor<4xf16>, tensor<4xf16>
+  %0:2 = train.sgd_update %p, %g, %h unscale(%st : tensor<2xf32>) {lr = 0.1 : f32} : tensor<4xf16>, tensor<4xf16>, tensor<4xf32>
   %1:3 = train.adamw_update %q, %h, %q, %q unscale(%st : tensor<2xf32>) {lr = 0.001 : f32} : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
   %2:2 = train.update_loss_scale %s, %n, %st {growth_interval = 100 : i64, backoff_factor = 0.25 : f32} : tensor<f32>, tensor<f32>, tensor<2xf32>
   %3 = train.constant {train.seed_gradient} dense<1.0> : tensor<f32>

@@ -198,6 +198,24 @@ LogicalResult checkStatus(const ShapeDiag &diag, Value status) {
     return diag.error("expects a loss-scale status of 2 elements, got ", type);
   return success();
 }
+
+/// Optimizer state has the parameter's type, or its shape in float32 (the
+/// state of a half-precision parameter is kept in float32, or Adam's second
+/// moment underflows).
+LogicalResult stateType(const ShapeDiag &diag, Value state, StringRef what,
+                        Type param) {
+  auto paramType = cast<RankedTensorType>(param);
+  auto type = cast<RankedTensorType>(state.getType());
+  if (type == paramType ||
+      (type.getShape() == paramType.getShape() && type.getElementType().isF32()))
+    return success();
+  if (paramType.getElementType().isF32())
+    return diag.error("expects ", what, " of type ", param, ", got ",
+                      state.getType());
+  return diag.error("expects ", what, " of type ", param, " or ",
+                    paramType.clone(Float32Type::get(param.getContext())),
+                    ", got ", state.getType());
+}
 } // namespace
 
 TRAIN_INFER(SgdUpdateOp)
@@ -205,10 +223,10 @@ TRAIN_INFER(SgdUpdateOp)
   if (failed(checkStatus(diag, adaptor.getScaleStatus())))
     return failure();
   if (failed(sameType(diag, adaptor.getGrad(), "the gradient", param)) ||
-      failed(sameType(diag, adaptor.getMomentumBuffer(), "the momentum buffer",
-                      param)))
+      failed(stateType(diag, adaptor.getMomentumBuffer(), "the momentum buffer",
+                       param)))
     return failure();
-  types.append({param, param});
+  types.append({param, adaptor.getMomentumBuffer().getType()});
   return success();
 TRAIN_INFER_END
 
@@ -217,10 +235,10 @@ TRAIN_INFER(AdamWUpdateOp)
   if (failed(checkStatus(diag, adaptor.getScaleStatus())))
     return failure();
   if (failed(sameType(diag, adaptor.getGrad(), "the gradient", param)) ||
-      failed(sameType(diag, adaptor.getExpAvg(), "exp_avg", param)) ||
-      failed(sameType(diag, adaptor.getExpAvgSq(), "exp_avg_sq", param)))
+      failed(stateType(diag, adaptor.getExpAvg(), "exp_avg", param)) ||
+      failed(stateType(diag, adaptor.getExpAvgSq(), "exp_avg_sq", param)))
     return failure();
-  types.append({param, param, param});
+  types.append({param, adaptor.getExpAvg().getType(), adaptor.getExpAvgSq().getType()});
   return success();
 TRAIN_INFER_END
 
