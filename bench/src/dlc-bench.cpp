@@ -85,6 +85,11 @@ cl::opt<std::string> precisionList("precision",
              "list sweeps, e.g. fp32,amp. The op lists are in dlc-opt "
              "--help's dlc-auto-mixed-precision and in docs/MixedPrecision.md"),
     cl::init("fp32"), cl::cat(category));
+cl::opt<std::string> gpusList("gpus",
+    cl::desc("GPUs (data-parallel ranks) per configuration, or a comma-separated "
+             "list to sweep for speed-up and scaling efficiency (default 1); counts "
+             "above 1 need the data-parallel work and are refused until it lands"),
+    cl::init("1"), cl::cat(category));
 cl::opt<bool> ampShortForm("amp", cl::desc("short for --precision amp"),
                            cl::init(false), cl::cat(category));
 cl::opt<double> lossScale("loss-scale",
@@ -596,6 +601,17 @@ int main(int argc, char **argv) {
   }
   if (backend != "cpu")
     return fail("unknown --backend '" + backend + "' (cpu or cuda)");
+  for (const std::string &item : splitList(gpusList)) {
+    char *end = nullptr;
+    long long value = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end || value < 1)
+      return fail("--gpus expects positive integers, got '" + item + "'");
+    if (value > 1)
+      return fail("--gpus " + item +
+                  ": running on several GPUs or ranks needs the data-parallel "
+                  "work (gradient all-reduce across ranks), which is not "
+                  "implemented yet; only --gpus 1 runs");
+  }
   size_t configs = batches.size() * precisions.size() * fusions.size();
   bool fromPlan = llvm::StringRef(modelPath).ends_with(".plan");
   if (configs > 1 && (fromPlan || !emitPlan.empty() || !dumpOut.empty()))

@@ -84,6 +84,8 @@ private:
   /// The fused group being lowered, if any, and the next group's number.
   std::optional<rt::PlanAttrs> groupAttrs;
   int64_t nextGroup = 0;
+  /// Each fused group's first and last kernel.
+  std::vector<std::pair<int64_t, int64_t>> groupRanges;
 };
 
 FailureOr<int32_t> PlanBuilder::addBuffer(Value value, StringRef name,
@@ -236,12 +238,14 @@ LogicalResult PlanBuilder::addFusedGroup(train::FusedOp fused) {
   groupAttrs = rt::PlanAttrs{{"fusion.group", nextGroup++},
                              {"fusion.kind", fused.getKind().str()},
                              {"fusion.strategy", fused.getStrategy().str()}};
+  int64_t first = static_cast<int64_t>(plan->kernels.size());
   for (Operation &op : body.without_terminator())
     if (failed(addKernel(&op))) {
       groupAttrs.reset();
       return failure();
     }
   groupAttrs.reset();
+  groupRanges.push_back({first, static_cast<int64_t>(plan->kernels.size()) - 1});
   auto yield = cast<train::YieldOp>(body.getTerminator());
   for (auto [result, value] : llvm::zip(fused.getResults(), yield.getValues()))
     bufferOf[result] = bufferOf.lookup(value);
@@ -292,6 +296,21 @@ LogicalResult PlanBuilder::build(rt::Plan &result, PlanStats *stats) {
 }
 
 LogicalResult PlanBuilder::assignOffsets(PlanStats *stats) {
+  // A group is one kernel on a GPU: everything it reads or writes lives
+  // from its first op to its last, or the planner could give an output the
+  // bytes of an input another op of the group still reads. (After the
+  // in-place decisions: an update in a group writes each element where the
+  // same thread read it.)
+  for (auto [first, last] : groupRanges)
+    for (int64_t k = first; k <= last; ++k)
+      for (const std::vector<int32_t> *ids :
+           {&plan->kernels[k].inputs, &plan->kernels[k].outputs})
+        for (int32_t id : *ids) {
+          int32_t storage = storageOf[id];
+          firstUse[storage] =
+              firstUse[storage] < 0 ? first : std::min(firstUse[storage], first);
+          lastUse[storage] = std::max(lastUse[storage], last);
+        }
   // One lifetime per storage owner; views extend their owner's lifetime.
   size_t n = plan->buffers.size();
   int64_t end = std::max<int64_t>(static_cast<int64_t>(plan->kernels.size()) - 1, 0);
