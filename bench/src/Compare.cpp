@@ -8,6 +8,8 @@
 #include "Compare.h"
 #include "Json.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -19,6 +21,9 @@ namespace {
 
 struct Measured {
   double median = 0, min = 0, max = 0;
+  /// What was run (model, precision, gpus, batch) and by what (backend and
+  /// fusion): reports of two frameworks pair on the first.
+  std::string workload, runner;
 };
 
 /// Configuration key -> samples/s, from a single report or a sweep.
@@ -38,8 +43,13 @@ bool load(const std::string &path, std::map<std::string, Measured> &out,
       return false;
     }
     std::string key = configurationKey(r);
+    auto text = [&](llvm::StringRef k) { return r.getString(k).value_or("?").str(); };
     Measured m{*sps->getNumber("median"), sps->getNumber("min").value_or(0),
-               sps->getNumber("max").value_or(0)};
+               sps->getNumber("max").value_or(0),
+               text("model") + " " + text("precision") + " gpus " +
+                   std::to_string(r.getInteger("gpus").value_or(1)) + " batch " +
+                   std::to_string(r.getInteger("batch").value_or(0)),
+               text("backend") + " " + text("fusion")};
     if (!out.count(key))
       order.push_back(key);
     out[key] = m;
@@ -55,6 +65,30 @@ int runCompare(const std::string &before, const std::string &after,
   std::vector<std::string> order, orderB;
   if (!load(before, a, order, errors) || !load(after, b, orderB, errors))
     return 1;
+  // Two frameworks' reports (dlc and a peer) share no configuration: pair
+  // every result of one with every result of the other that ran the same
+  // workload, named "workload: before-runner -> after-runner".
+  bool shared = llvm::any_of(order, [&](const std::string &k) { return b.count(k) > 0; });
+  if (!shared) {
+    std::map<std::string, Measured> pairedA, pairedB;
+    std::vector<std::string> pairedOrder;
+    for (const std::string &ka : order)
+      for (const std::string &kb : orderB)
+        if (a[ka].workload == b[kb].workload) {
+          std::string key = a[ka].workload + ": " + a[ka].runner + " -> " + b[kb].runner;
+          pairedA[key] = a[ka];
+          pairedB[key] = b[kb];
+          pairedOrder.push_back(key);
+        }
+    if (!pairedOrder.empty()) {
+      a = std::move(pairedA);
+      b = std::move(pairedB);
+      order = std::move(pairedOrder);
+      orderB.clear();
+      os << "(no configuration in both reports: results of the same model, "
+            "precision, gpus and batch are paired)\n";
+    }
+  }
   size_t width = 13;
   for (const std::string &key : order)
     width = std::max(width, key.size());
@@ -82,7 +116,9 @@ int runCompare(const std::string &before, const std::string &after,
     if (!a.count(key))
       os << std::left << std::setw(width + 2) << key << "  only in " << after << "\n";
   if (!compared) {
-    errors << "dlc-bench compare: error: the reports share no configuration\n";
+    errors << "dlc-bench compare: error: the reports share no configuration, "
+              "and no result of one ran the same model, precision, gpus and batch "
+              "as a result of the other\n";
     return 1;
   }
   return 0;
