@@ -51,7 +51,25 @@ struct FuseOptimizerUpdatesPass final
             << "optimizer updates not fused (" << kKind << "): " << decision.reason();
         continue;
       }
-      createFusedGroup(updates, kKind, strategy);
+      // Mixed precision: the cast of each half-precision gradient to its
+      // float32 master's type runs in the update's loop (XLA fuses the
+      // convert into its consumer).
+      SmallVector<Operation *> ops(updates.begin(), updates.end());
+      if (fuseGradientCasts) {
+        for (Operation *update : updates)
+          if (auto cast = update->getOperand(1).getDefiningOp<CastOp>();
+              cast && cast->getBlock() == block && cast->hasOneUse() &&
+              !cast->getParentOfType<FusedOp>())
+            ops.push_back(cast);
+        llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+        if (FusionDecision withCasts = canFormGroup(ops); !withCasts) {
+          updates.back()->emitRemark() << "gradient casts not fused (" << kKind
+                                       << "): " << withCasts.reason();
+          ops.assign(updates.begin(), updates.end());
+        }
+      }
+      numGradientCasts += ops.size() - updates.size();
+      createFusedGroup(ops, kKind, strategy);
       ++numGroups;
       numUpdates += updates.size();
     }

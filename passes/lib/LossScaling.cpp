@@ -104,9 +104,21 @@ struct LossScalingPass final
     seed->erase();
 
     OpBuilder b(updates.front());
+    // A gradient widened from half precision overflowed iff its half value
+    // did (widening is exact): check the half value, which is fewer bytes
+    // and leaves the cast to the update alone (dlc-fuse-optimizer-updates
+    // can then run it in the update's loop).
     SmallVector<Value> grads;
-    for (Operation *update : updates)
-      grads.push_back(update->getOperand(1));
+    for (Operation *update : updates) {
+      Value grad = update->getOperand(1);
+      if (auto widen = grad.getDefiningOp<CastOp>();
+          widen && cast<RankedTensorType>(widen.getInput().getType())
+                           .getElementType()
+                           .getIntOrFloatBitWidth() < 32 &&
+          cast<RankedTensorType>(grad.getType()).getElementType().isF32())
+        grad = widen.getInput();
+      grads.push_back(grad);
+    }
     Value status = LossScaleStatusOp::create(b, step.getLoc(), scale, grads);
     for (Operation *update : updates) {
       if (auto sgd = dyn_cast<SgdUpdateOp>(update))

@@ -27,3 +27,23 @@ func.func @one_update(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>, %
   %p2, %m2, %v2 = train.adamw_update %p, %g, %m, %v {lr = 1.0e-3 : f32} : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
   return %p2, %m2, %v2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Mixed precision: each half-precision gradient's cast to its float32
+// master's type runs inside the update group (XLA fuses the convert into
+// its consumer).
+// CHECK-LABEL: func.func @gradient_casts
+// CHECK: train.fused "optimizer_horizontal"(%arg0, %arg2, %arg4, %arg1, %arg3, %arg5) {strategy = "xla"}
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: train.cast
+// CHECK-NEXT: train.sgd_update
+// CHECK-NEXT: train.cast
+// CHECK-NEXT: train.sgd_update
+func.func @gradient_casts(%g: tensor<4xf16>, %h: tensor<8xf16>, %p: tensor<4xf32>, %q: tensor<8xf32>, %b: tensor<4xf32>, %c: tensor<8xf32>) -> (tensor<4xf32>, tensor<8xf32>) {
+  %gf = train.cast %g to f32 : tensor<4xf16>
+  %p2, %b2 = train.sgd_update %p, %gf, %b {lr = 0.1 : f32} : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  %hf = train.cast %h to f32 : tensor<8xf16>
+  %q2, %c2 = train.sgd_update %q, %hf, %c {lr = 0.1 : f32} : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+  return %p2, %q2 : tensor<4xf32>, tensor<8xf32>
+}

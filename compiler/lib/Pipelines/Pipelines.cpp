@@ -21,6 +21,7 @@ const FusionKindInfo mlir::dlc::kFusionKinds[] = {
     // PaddlePaddle's BuildStrategy.fuse_all_optimizer_ops; XLA's horizontal
     // fusion.
     {"optimizer-horizontal", "paddle xla", "every optimizer update in one kernel"},
+    {"cast-horizontal", "xla", "every parameter's cast to half precision in one kernel"},
 };
 const size_t mlir::dlc::kNumFusionKinds = std::size(kFusionKinds);
 
@@ -64,7 +65,7 @@ LogicalResult mlir::dlc::buildFusionPipeline(OpPassManager &pm,
     if (enabled("elewise-act"))
       pm.addPass(createFuseElementwiseActivationPass({options.explain}));
     if (enabled("optimizer-horizontal"))
-      pm.addPass(createFuseOptimizerUpdatesPass({"paddle"}));
+      pm.addPass(createFuseOptimizerUpdatesPass({"paddle", /*fuseGradientCasts=*/false}));
   } else if (strategy == "xla") {
     // Epilogues first: an activation that belongs in a GEMM's epilogue
     // must not be taken by a loop fusion.
@@ -74,6 +75,8 @@ LogicalResult mlir::dlc::buildFusionPipeline(OpPassManager &pm,
       pm.addPass(createFuseProducerConsumerPass({options.explain}));
     if (enabled("optimizer-horizontal"))
       pm.addPass(createFuseOptimizerUpdatesPass());
+    if (enabled("cast-horizontal"))
+      pm.addPass(createFuseParameterCastsPass({options.explain}));
   }
   return success();
 }

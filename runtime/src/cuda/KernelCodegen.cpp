@@ -1036,16 +1036,48 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
 }
 
 const char *const kOptimizerBody = R"cuda(// The table the launcher uploads: one segment per parameter, in the
-// layout of packOptimizerTable (104 bytes). `status`, under mixed
+// layout of packOptimizerTable (112 bytes). `status`, under mixed
 // precision, is the loss scale's {gradient multiplier, skip flag}.
+// `grad` is f32, or f16 / bf16 (grad_dtype 1 / 2) when the group widens a
+// half-precision gradient to its float32 master's type on the fly.
 struct DlcSegment {
   float *new_param, *new_state1, *new_state2;
-  const float *param, *grad, *state1, *state2, *status;
+  const float *param;
+  const void *grad;
+  const float *state1, *state2, *status;
   long long n;
   float lr, momentum, weight_decay, beta1, beta2, epsilon;
-  int adamw, nesterov;
+  int adamw, nesterov, grad_dtype, pad;
 };
-static_assert(sizeof(DlcSegment) == 104, "DlcSegment must match packOptimizerTable");
+static_assert(sizeof(DlcSegment) == 112, "DlcSegment must match packOptimizerTable");
+
+#if !defined(__CUDACC__)
+#include <string.h>
+#endif
+DLC_DEVICE float dlc_bits_to_float(unsigned int b) {
+#if defined(__CUDACC__)
+  return __uint_as_float(b);
+#else
+  float f;
+  memcpy(&f, &b, sizeof f);
+  return f;
+#endif
+}
+// Exact widening of an IEEE binary16, subnormals included (Half.h).
+DLC_DEVICE float dlc_f16_bits_to_float(unsigned short h) {
+  const unsigned int sign = (unsigned int)(h & 0x8000) << 16;
+  const unsigned int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  if (e == 0x1f) return dlc_bits_to_float(sign | 0x7f800000u | (m << 13));
+  if (e == 0) { const float v = (float)m * (1.0f / 16777216.0f); return sign ? -v : v; }
+  return dlc_bits_to_float(sign | ((e + 112) << 23) | (m << 13));
+}
+DLC_DEVICE float dlc_grad(const DlcSegment &seg, long long i) {
+  if (seg.grad_dtype == 1)
+    return dlc_f16_bits_to_float(((const unsigned short *)seg.grad)[i]);
+  if (seg.grad_dtype == 2)
+    return dlc_bits_to_float((unsigned int)((const unsigned short *)seg.grad)[i] << 16);
+  return ((const float *)seg.grad)[i];
+}
 
 // torch.optim's SGD (momentum buffer starts as the gradient) and AdamW,
 // as the CPU reference computes them.
@@ -1068,7 +1100,7 @@ DLC_KERNEL_NAME(const DlcSegment *__restrict__ table, int segments, long long st
       const float c1 = (float)(1.0 - pow((double)seg.beta1, t));
       const float rc2 = (float)(1.0 / sqrt(1.0 - pow((double)seg.beta2, t)));
       for (long long i = first; i < seg.n; i += stride) {
-        const float g = seg.grad[i] * factor;
+        const float g = dlc_grad(seg, i) * factor;
         const float p = seg.param[i] * (1.f - seg.lr * seg.weight_decay);
         const float m = seg.beta1 * seg.state1[i] + (1.f - seg.beta1) * g;
         const float v = seg.beta2 * seg.state2[i] + (1.f - seg.beta2) * g * g;
@@ -1080,7 +1112,7 @@ DLC_KERNEL_NAME(const DlcSegment *__restrict__ table, int segments, long long st
     } else {
       for (long long i = first; i < seg.n; i += stride) {
         const float p = seg.param[i];
-        const float g = seg.grad[i] * factor + seg.weight_decay * p;
+        const float g = dlc_grad(seg, i) * factor + seg.weight_decay * p;
         float m = seg.state1[i], d = g;
         if (seg.momentum != 0.f) {
           m = step == 0 ? g : seg.momentum * m + g;
@@ -1097,8 +1129,23 @@ DLC_KERNEL_NAME(const DlcSegment *__restrict__ table, int segments, long long st
 StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &launch) {
   GeneratedKernel g;
   g.form = KernelForm::kOptimizer;
+  // Casts in the group widen a half-precision gradient for one update:
+  // the update reads the half value and widens it itself.
+  std::map<int32_t, int32_t> widened; // cast output -> its half input
+  for (size_t k : launch.kernels)
+    if (const PlanKernel &kernel = plan.kernels[k]; kernel.op == "cast") {
+      const PlanBuffer &in = plan.buffers[kernel.inputs[0]];
+      if ((in.dtype != DType::kF16 && in.dtype != DType::kBF16) ||
+          plan.buffers[kernel.outputs[0]].dtype != DType::kF32)
+        return Status(StatusCode::kInvalidArgument,
+                      "a cast of '" + in.name + "' (" + typeText(in) +
+                          ") in an optimizer group: only half-to-f32 gradient casts fuse");
+      widened[kernel.outputs[0]] = kernel.inputs[0];
+    }
   for (size_t k : launch.kernels) {
     const PlanKernel &kernel = plan.kernels[k];
+    if (kernel.op == "cast")
+      continue;
     OptimizerSegment seg;
     seg.adamw = kernel.op == "adamw_update";
     size_t ins = seg.adamw ? 4 : 3, outs = seg.adamw ? 3 : 2;
@@ -1126,6 +1173,10 @@ StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &laun
                           "): the optimizer kernel updates f32 tensors of one size");
     seg.param = kernel.inputs[0];
     seg.grad = kernel.inputs[1];
+    if (auto it = widened.find(seg.grad); it != widened.end()) {
+      seg.grad = it->second;
+      seg.gradDtype = plan.buffers[seg.grad].dtype == DType::kF16 ? 1 : 2;
+    }
     seg.state1 = kernel.inputs[2];
     seg.newParam = kernel.outputs[0];
     seg.newState1 = kernel.outputs[1];
@@ -1196,6 +1247,29 @@ std::vector<Launch> planLaunches(const Plan &plan) {
 }
 
 namespace {
+/// Every op of the launch is an optimizer update or a cast whose result
+/// only an update of the launch reads, as its gradient.
+bool onlyUpdatesAndTheirGradientCasts(const Launch &launch, const Plan &plan) {
+  for (size_t k : launch.kernels) {
+    const PlanKernel &kernel = plan.kernels[k];
+    if (isOptimizer(kernel.op))
+      continue;
+    if (kernel.op != "cast")
+      return false;
+    int32_t out = kernel.outputs[0];
+    for (size_t j = 0; j < plan.kernels.size(); ++j) {
+      const PlanKernel &reader = plan.kernels[j];
+      for (size_t i = 0; i < reader.inputs.size(); ++i)
+        if (reader.inputs[i] == out &&
+            (!isOptimizer(reader.op) || i != 1 ||
+             std::find(launch.kernels.begin(), launch.kernels.end(), j) ==
+                 launch.kernels.end()))
+          return false;
+    }
+  }
+  return true;
+}
+
 StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
                                    const PlanIndex &index) {
   if (launch.kernels.empty())
@@ -1214,7 +1288,10 @@ StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
     if (isReduction(op))
       reductions.push_back(k);
   }
-  if (allOptimizer)
+  // Mixed precision: a horizontal update group may hold the casts of its
+  // half-precision gradients (dlc-fuse-optimizer-updates).
+  bool castsForUpdates = anyOptimizer && onlyUpdatesAndTheirGradientCasts(launch, plan);
+  if (allOptimizer || castsForUpdates)
     return generateOptimizer(plan, launch);
   if (anyOptimizer)
     return Status(StatusCode::kInvalidArgument,
@@ -1297,9 +1374,11 @@ std::string packOptimizerTable(const std::vector<OptimizerSegment> &segments,
       float f = static_cast<float>(v);
       put(&f, 4);
     }
-    int32_t adamw = s.adamw, nesterov = s.nesterov;
+    int32_t adamw = s.adamw, nesterov = s.nesterov, gradDtype = s.gradDtype, pad = 0;
     put(&adamw, 4);
     put(&nesterov, 4);
+    put(&gradDtype, 4);
+    put(&pad, 4);
   }
   return bytes;
 }

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dlc/runtime/Half.h"
 #include "dlc/runtime/cpu/CpuExecutor.h"
 #include "dlc/runtime/cuda/KernelCodegen.h"
 #include "dlc/runtime/cuda/KernelCompiler.h"
@@ -487,6 +488,95 @@ TEST(Codegen, OptimizerTableMatchesTheCpuReferenceOnTheHost) {
       mine[t] = mine[f];
     }
   }
+  dlclose(library);
+  std::system(("rm -rf " + dir).c_str());
+#endif
+}
+
+// Mixed precision: a horizontal update group holding the casts of its
+// half-precision gradients reads the half values and widens them itself;
+// on the host it matches the CPU reference run on the widened gradients.
+TEST(Codegen, OptimizerWidensFusedGradientCastsOnTheHost) {
+#ifndef DLC_HOST_CXX
+  GTEST_SKIP() << "needs the host C++ compiler's path (DLC_HOST_CXX) at build time";
+#else
+  PlanBuilder p;
+  int32_t w = p.buffer("w", {37}, BufferRole::kParam), mw = p.buffer("mw", {37}, BufferRole::kOptimizerState);
+  int32_t gh = p.buffer("gh", {37});
+  p.plan.buffers[gh].dtype = DType::kF16;
+  int32_t gw = p.buffer("gw", {37});
+  int32_t v = p.buffer("v", {5}, BufferRole::kParam), mv = p.buffer("mv", {5}, BufferRole::kOptimizerState);
+  int32_t gb = p.buffer("gb", {5});
+  p.plan.buffers[gb].dtype = DType::kBF16;
+  int32_t gv = p.buffer("gv", {5});
+  int32_t nw = p.buffer("w'", {37}, BufferRole::kUpdate), nmw = p.buffer("mw'", {37}, BufferRole::kUpdate);
+  int32_t nv = p.buffer("v'", {5}, BufferRole::kUpdate), nmv = p.buffer("mv'", {5}, BufferRole::kUpdate);
+  p.kernel("cast", {gh}, {gw}, 0, {{"to", std::string("f32")}});
+  p.kernel("sgd_update", {w, gw, mw}, {nw, nmw}, 0, {{"lr", 0.1}, {"momentum", 0.9}});
+  p.kernel("cast", {gb}, {gv}, 0, {{"to", std::string("f32")}});
+  p.kernel("sgd_update", {v, gv, mv}, {nv, nmv}, 0, {{"lr", 0.1}, {"momentum", 0.9}});
+  PlanKernels all = generatePlanKernels(p.plan);
+  ASSERT_EQ(all.kernels.size(), 1u) << (all.refused.empty() ? "" : all.refused[0].second);
+  const GeneratedKernel &g = all.kernels[0];
+  ASSERT_EQ(g.form, KernelForm::kOptimizer);
+  ASSERT_EQ(g.segments.size(), 2u);
+  EXPECT_EQ(g.segments[0].grad, gh);
+  EXPECT_EQ(g.segments[0].gradDtype, 1);
+  EXPECT_EQ(g.segments[1].grad, gb);
+  EXPECT_EQ(g.segments[1].gradDtype, 2);
+  std::string dir = tempDir();
+  {
+    std::ofstream(dir + "/opt.cpp") << g.source;
+  }
+  std::string command = std::string(DLC_HOST_CXX) + " -std=c++17 -O1 -shared -fPIC -o " + dir +
+                        "/opt.so " + dir + "/opt.cpp 2> " + dir + "/log.txt";
+  ASSERT_EQ(std::system(command.c_str()), 0) << std::ifstream(dir + "/log.txt").rdbuf();
+  void *library = dlopen((dir + "/opt.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << dlerror();
+  auto kernel = reinterpret_cast<void (*)(const void *, int, long long)>(dlsym(library, g.name.c_str()));
+  ASSERT_NE(kernel, nullptr);
+
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::vector<std::vector<float>> f(p.plan.buffers.size());
+  for (size_t i = 0; i < f.size(); ++i)
+    for (int64_t e = 0; e < p.plan.buffers[i].numElements(); ++e)
+      f[i].push_back(normal(rng));
+  // The half gradients as the kernel reads them, and widened for the
+  // reference (subnormals and a large value included).
+  f[gh][0] = 3e-6f;
+  f[gh][1] = -60000.f;
+  std::vector<uint16_t> halfBits(37), bfBits(5);
+  for (int e = 0; e < 37; ++e) {
+    halfBits[e] = floatToHalf(f[gh][e]);
+    f[gw][e] = halfToFloat(halfBits[e]);
+  }
+  for (int e = 0; e < 5; ++e) {
+    bfBits[e] = floatToBfloat16(f[gb][e]);
+    f[gv][e] = bfloat16ToFloat(bfBits[e]);
+  }
+  std::vector<std::vector<float>> mine = f;
+  std::string table = packOptimizerTable(g.segments, [&](int32_t id) {
+    if (id == gh) return reinterpret_cast<uint64_t>(halfBits.data());
+    if (id == gb) return reinterpret_cast<uint64_t>(bfBits.data());
+    return reinterpret_cast<uint64_t>(mine[id].data());
+  });
+  kernel(table.data(), 2, 1);
+  for (const PlanKernel &k : p.plan.kernels) {
+    if (k.op == "cast")
+      continue; // the widened values are in place already
+    std::vector<cpu::TensorRef> in, out;
+    for (int32_t id : k.inputs)
+      in.push_back({f[id].data(), DType::kF32, &p.plan.buffers[id].shape});
+    for (int32_t id : k.outputs)
+      out.push_back({f[id].data(), DType::kF32, &p.plan.buffers[id].shape});
+    cpu::KernelContext context(k, in, out, 1);
+    ASSERT_TRUE(cpu::cpuKernels().at(k.op)(context).isOk());
+  }
+  for (int32_t id : {nw, nmw, nv, nmv})
+    for (size_t e = 0; e < f[id].size(); ++e)
+      ASSERT_NEAR(mine[id][e], f[id][e], 1e-5f * (1.f + std::fabs(f[id][e])))
+          << p.plan.buffers[id].name << "[" << e << "]";
   dlclose(library);
   std::system(("rm -rf " + dir).c_str());
 #endif

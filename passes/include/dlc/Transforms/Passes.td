@@ -221,8 +221,12 @@ def FuseOptimizerUpdatesPass : Pass<"dlc-fuse-optimizer-updates", "::mlir::Modul
     Option<"strategy", "strategy", "std::string", /*default=*/"\"xla\"",
            "the strategy the groups are credited to: xla, or paddle (PaddlePaddle's "
            "BuildStrategy.fuse_all_optimizer_ops does the same)">,
+    Option<"fuseGradientCasts", "fuse-gradient-casts", "bool", /*default=*/"true",
+           "also run each gradient's cast to its master parameter's type (mixed "
+           "precision) inside the group, as XLA fuses a convert into its consumer">,
   ];
   let statistics = [
+    Statistic<"numGradientCasts", "gradient-casts", "Number of gradient casts moved into groups">,
     Statistic<"numGroups", "groups", "Number of horizontal groups formed">,
     Statistic<"numUpdates", "updates", "Number of updates moved into groups">,
   ];
@@ -409,6 +413,45 @@ def LossScalingPass : Pass<"dlc-loss-scaling", "::mlir::ModuleOp"> {
   ];
   let statistics = [
     Statistic<"numUpdates", "unscaled-updates", "Number of optimizer updates given the status">,
+  ];
+  let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
+}
+
+def FuseParameterCastsPass : Pass<"dlc-fuse-parameter-casts", "::mlir::ModuleOp"> {
+  let summary = "casts every parameter to half precision in one kernel (XLA's horizontal loop fusion)";
+  let description = [{
+    With float32 master weights, AMP casts each parameter a GEMM or
+    convolution reads to half precision at the start of every step, one
+    small independent kernel per parameter. This pass puts every cast of a
+    function argument in the entry block into one `cast_horizontal` group
+    (strategy `xla`), placed where the last of them is; all their readers
+    must follow it.
+
+    Before:
+
+    ```mlir
+    %wh = train.cast %w to f16 : tensor<16x8xf32>
+    %vh = train.cast %v to f16 : tensor<4x16xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %c:2 = train.fused "cast_horizontal" (%w, %v) {strategy = "xla"} : ... {
+    ^bb0(%0: tensor<16x8xf32>, %1: tensor<4x16xf32>):
+      %wh = train.cast %0 to f16 : tensor<16x8xf32>
+      %vh = train.cast %1 to f16 : tensor<4x16xf32>
+      train.yield %wh, %vh : tensor<16x8xf16>, tensor<4x16xf16>
+    }
+    ```
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "emit a remark when the casts cannot form a group, with the reason">,
+  ];
+  let statistics = [
+    Statistic<"numGroups", "groups", "Number of horizontal cast groups formed">,
+    Statistic<"numCasts", "casts", "Number of casts moved into groups">,
   ];
   let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
 }

@@ -68,6 +68,9 @@ struct OptimizerSegment {
   int32_t newParam = -1, newState1 = -1, newState2 = -1;
   /// Mixed precision: the loss scale's {gradient multiplier, skip flag}.
   int32_t lossScaleStatus = -1;
+  /// The gradient's type: 0 f32, 1 f16, 2 bf16 (a half-precision gradient
+  /// the kernel widens itself, where the group fused its cast).
+  int32_t gradDtype = 0;
   int64_t elements = 0;
   double lr = 0, momentum = 0, weightDecay = 0, beta1 = 0, beta2 = 0,
          epsilon = 0;
@@ -110,7 +113,7 @@ struct PlanKernels {
 PlanKernels generatePlanKernels(const Plan &plan);
 
 /// The optimizer kernel's table as the device reads it (struct DlcSegment
-/// in the source: 104 bytes per segment), with each buffer id turned into a
+/// in the source: 112 bytes per segment), with each buffer id turned into a
 /// device address by `address`.
 std::string packOptimizerTable(const std::vector<OptimizerSegment> &segments,
                                const std::function<uint64_t(int32_t)> &address);
