@@ -40,6 +40,9 @@ struct Result {
   int64_t memoryBytesPerStep = 0; // each kernel's inputs read, outputs written once
   std::map<std::string, int64_t> fusedGroups; // by kind
   std::map<std::string, int64_t> kernelsByKind; // library / generated / hand-written
+  /// --backend cuda: launches by the path that ran them (generated,
+  /// cublaslt, cudnn, host-fallback); empty on the CPU.
+  std::map<std::string, int64_t> launchesByPath;
   /// The peak the model-FLOP utilization is against, in TFLOP/s; 0 unknown.
   double peakTflops = 0;
   /// Where it came from: "<gpu> <unit>" from --gpu, or "--peak-tflops".
@@ -65,6 +68,11 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
                   Format format);
 /// The report of --compile-only: the compiled step's counts, no timings.
 void writeCompileReport(std::ostream &os, const Result &result, Format format);
+/// Several --compile-only configurations side by side (table, CSV or
+/// Markdown): one row each, with kernels and bytes relative to the first
+/// configuration of the same model, precision and batch.
+void writeCompileSweep(std::ostream &os, const std::vector<Result> &results,
+                       Format format);
 
 } // namespace dlc::bench
 

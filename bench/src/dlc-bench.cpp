@@ -662,7 +662,12 @@ int main(int argc, char **argv) {
     os = &jsonReport;
     reportFormat = bench::Format::kJson;
   }
-  if (compileOnly) {
+  bool sideBySide = results.size() > 1 && (*reportFormat == bench::Format::kTable ||
+                                            *reportFormat == bench::Format::kCsv ||
+                                            *reportFormat == bench::Format::kMarkdown);
+  if (compileOnly && sideBySide) {
+    bench::writeCompileSweep(*os, results, *reportFormat);
+  } else if (compileOnly) {
     bool wrap = *reportFormat == bench::Format::kJson && results.size() > 1;
     if (wrap)
       *os << "{\"results\": [\n";
