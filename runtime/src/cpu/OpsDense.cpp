@@ -199,13 +199,27 @@ Status matmul(const KernelContext &c) {
     }
     const float *Ab = A + ai * ra * ca, *Bb = B + bi * rb * cb;
     float *Yr = Y + (batch * m + i) * n;
-    for (int64_t j = 0; j < n; ++j) {
-      double sum = 0;
-      for (int64_t p = 0; p < k; ++p)
-        sum += double(ta ? Ab[p * ca + i] : Ab[i * ca + p]) *
-               (tb ? Bb[j * cb + p] : Bb[p * cb + j]);
-      Yr[j] = static_cast<float>(sum);
+    if (tb) {
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < k; ++p)
+          sum += double(ta ? Ab[p * ca + i] : Ab[i * ca + p]) * Bb[j * cb + p];
+        Yr[j] = static_cast<float>(sum);
+      }
+      return;
     }
+    // B row-major: walk its rows contiguously, accumulating the whole output
+    // row. Each output still sums its products over p in order, in double,
+    // so the result is bit-identical to the dot-product order.
+    std::vector<double> acc(n, 0.0);
+    for (int64_t p = 0; p < k; ++p) {
+      double av = ta ? Ab[p * ca + i] : Ab[i * ca + p];
+      const float *Brow = Bb + p * cb;
+      for (int64_t j = 0; j < n; ++j)
+        acc[j] += av * Brow[j];
+    }
+    for (int64_t j = 0; j < n; ++j)
+      Yr[j] = static_cast<float>(acc[j]);
   });
   return Status::ok();
 }
