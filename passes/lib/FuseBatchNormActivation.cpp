@@ -64,12 +64,7 @@ struct FuseBatchNormActivationPass final
   using Base::Base;
 
   void runOnOperation() override {
-    struct Candidate {
-      SmallVector<Operation *> ops;
-      StringRef kind;
-    };
-    SmallVector<Candidate> groups;
-    DenseSet<Operation *> taken;
+    GroupCandidates groups(explain);
     bool noBnAct = llvm::is_contained(disabled, "bn-act");
     bool noBnAddAct = llvm::is_contained(disabled, "bn-add-act");
     for (const std::string &kind : disabled)
@@ -79,22 +74,12 @@ struct FuseBatchNormActivationPass final
             << "' to disable (bn-act, bn-add-act)";
         return signalPassFailure();
       }
-    auto consider = [&](Candidate c, FusionDecision decision, Operation *at) {
-      bool addForm = c.kind.contains("add");
+    auto consider = [&](SmallVector<Operation *> ops, StringRef kind,
+                        FusionDecision decision, Operation *at) {
+      bool addForm = kind.contains("add");
       if (decision && ((addForm && noBnAddAct) || (!addForm && noBnAct)))
         decision = FusionDecision::refuse("disabled by the user");
-      if (decision)
-        decision = canFormGroup(c.ops);
-      for (Operation *op : c.ops)
-        if (decision && taken.contains(op))
-          decision = FusionDecision::refuse("already in another group");
-      if (!decision) {
-        if (explain)
-          at->emitRemark() << "not fused (" << c.kind << "): " << decision.reason();
-        return;
-      }
-      taken.insert(c.ops.begin(), c.ops.end());
-      groups.push_back(std::move(c));
+      groups.consider(std::move(ops), kind, decision, at);
     };
 
     getOperation().walk([&](Operation *op) {
@@ -105,7 +90,7 @@ struct FuseBatchNormActivationPass final
           FusionDecision d = paddleGate(bn.getInput(), relaxGate);
           if (d)
             d = onlyReader(bn.getOutput(), relu, "batch-norm output");
-          consider({{bn, relu}, "bn_act"}, d, relu);
+          consider({bn, relu}, "bn_act", d, relu);
         } else if (auto add = dyn_cast_or_null<AddOp>(producer)) {
           for (Value side : {add.getLhs(), add.getRhs()}) {
             auto bn = side.getDefiningOp<BatchNormOp>();
@@ -116,7 +101,7 @@ struct FuseBatchNormActivationPass final
               d = onlyReader(bn.getOutput(), add, "batch-norm output");
             if (d)
               d = onlyReader(add.getOutput(), relu, "sum");
-            consider({{bn, add, relu}, "bn_add_act"}, d, relu);
+            consider({bn, add, relu}, "bn_add_act", d, relu);
             break;
           }
         }
@@ -129,13 +114,11 @@ struct FuseBatchNormActivationPass final
         if (!reluBackward)
           return;
         bool shortcut = !reluBackward.getOutput().hasOneUse();
-        consider({{reluBackward, bnBackward}, shortcut ? "bn_add_act_grad" : "bn_act_grad"},
+        consider({reluBackward, bnBackward}, shortcut ? "bn_add_act_grad" : "bn_act_grad",
                  paddleGate(bnBackward.getInput(), relaxGate), bnBackward);
       }
     });
-    for (Candidate &c : groups)
-      createFusedGroup(c.ops, c.kind, kStrategy);
-    numFused += groups.size();
+    numFused += groups.createAll(kStrategy);
   }
 };
 

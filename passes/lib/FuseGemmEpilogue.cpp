@@ -60,27 +60,7 @@ struct FuseGemmEpiloguePass final
   using Base::Base;
 
   void runOnOperation() override {
-    struct Candidate {
-      SmallVector<Operation *> ops;
-      StringRef kind;
-    };
-    SmallVector<Candidate> groups;
-    DenseSet<Operation *> taken;
-    auto consider = [&](Candidate c, FusionDecision decision, Operation *at) {
-      for (Operation *op : c.ops)
-        if (decision && taken.contains(op))
-          decision = FusionDecision::refuse("already in another group");
-      if (decision)
-        decision = canFormGroup(c.ops);
-      if (!decision) {
-        if (explain)
-          at->emitRemark() << "not fused (" << c.kind << "): " << decision.reason();
-        return;
-      }
-      taken.insert(c.ops.begin(), c.ops.end());
-      groups.push_back(std::move(c));
-    };
-
+    GroupCandidates groups(explain);
     getOperation().walk([&](Operation *op) {
       if (op->getParentOfType<FusedOp>())
         return;
@@ -89,14 +69,14 @@ struct FuseGemmEpiloguePass final
         Operation *producer = op->getOperand(0).getDefiningOp();
         if (isa_and_nonnull<LinearOp>(producer)) {
           // cuBLASLt writes the pre-activation as its auxiliary output.
-          consider({{producer, op}, "gemm_bias_act"},
-                   canFuseProducerIntoConsumer(producer, op, /*allowMultiOutput=*/true),
-                   op);
+          groups.consider({producer, op}, "gemm_bias_act",
+                          canFuseProducerIntoConsumer(producer, op, /*allowMultiOutput=*/true),
+                          op);
         } else if (auto conv = dyn_cast_or_null<Conv2dOp>(producer);
                    conv && conv.getBias() && isa<ReluOp>(op)) {
-          consider({{conv, op}, "conv_bias_act"},
-                   canFuseProducerIntoConsumer(conv, op, /*allowMultiOutput=*/false),
-                   op);
+          groups.consider({conv, op}, "conv_bias_act",
+                          canFuseProducerIntoConsumer(conv, op, /*allowMultiOutput=*/false),
+                          op);
         }
         return;
       }
@@ -117,12 +97,10 @@ struct FuseGemmEpiloguePass final
           bias->moveAfter(op);
           ops.push_back(bias);
         }
-        consider({ops, "gemm_dact_bgrad"}, decision, op);
+        groups.consider(ops, "gemm_dact_bgrad", decision, op);
       }
     });
-    for (Candidate &c : groups)
-      createFusedGroup(c.ops, c.kind, kStrategy);
-    numGroups += groups.size();
+    numGroups += groups.createAll(kStrategy);
   }
 };
 

@@ -45,3 +45,26 @@ FusedOp mlir::dlc::createFusedGroup(ArrayRef<Operation *> ops, StringRef kind,
     op->erase();
   return fused;
 }
+
+bool GroupCandidates::consider(SmallVector<Operation *> ops, StringRef kind,
+                               FusionDecision decision, Operation *at) {
+  for (Operation *op : ops)
+    if (decision && taken.contains(op))
+      decision = FusionDecision::refuse("already in another group");
+  if (decision)
+    decision = canFormGroup(ops);
+  if (!decision) {
+    if (explain)
+      at->emitRemark() << "not fused (" << kind << "): " << decision.reason();
+    return false;
+  }
+  taken.insert(ops.begin(), ops.end());
+  kept.push_back({std::move(ops), kind.str()});
+  return true;
+}
+
+unsigned GroupCandidates::createAll(StringRef strategy) {
+  for (auto &[ops, kind] : kept)
+    createFusedGroup(ops, kind, strategy);
+  return kept.size();
+}

@@ -9,6 +9,9 @@
 #define DLC_TRANSFORMS_FUSIONREWRITE_H
 
 #include "dlc/Dialect/Train/IR/TrainOps.h"
+#include "dlc/Transforms/FusionUtils.h"
+
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::dlc {
 
@@ -18,6 +21,27 @@ namespace mlir::dlc {
 /// outside the group, in op order.
 train::FusedOp createFusedGroup(ArrayRef<Operation *> ops, StringRef kind,
                                 StringRef strategy);
+
+/// The candidate groups of a pattern-matching fusion pass, collected before
+/// any rewriting: a candidate is kept unless its pattern's own decision
+/// refuses it, one of its ops is in a kept candidate already, or
+/// canFormGroup refuses; with `explain`, each refusal is a remark on the op
+/// the pattern matched at.
+class GroupCandidates {
+public:
+  explicit GroupCandidates(bool explain) : explain(explain) {}
+
+  /// Returns whether the candidate was kept.
+  bool consider(SmallVector<Operation *> ops, StringRef kind,
+                FusionDecision decision, Operation *at);
+  /// Replaces every kept candidate by its group; returns how many.
+  unsigned createAll(StringRef strategy);
+
+private:
+  bool explain;
+  SmallVector<std::pair<SmallVector<Operation *>, std::string>> kept;
+  DenseSet<Operation *> taken;
+};
 
 } // namespace mlir::dlc
 
