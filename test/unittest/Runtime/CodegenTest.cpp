@@ -158,6 +158,26 @@ std::string tempDir() {
   return dir ? dir : "";
 }
 
+#ifdef DLC_HOST_CXX
+using OptimizerKernel = void (*)(const void *, int, long long);
+
+/// Compiles a generated optimizer kernel as plain C++ into a shared library
+/// in `dir` and finds its entry point.
+void compileOptimizerOnHost(const GeneratedKernel &g, const std::string &dir,
+                            void *&library, OptimizerKernel &kernel) {
+  {
+    std::ofstream(dir + "/opt.cpp") << g.source;
+  }
+  std::string command = std::string(DLC_HOST_CXX) + " -std=c++17 -O1 -shared -fPIC -o " + dir +
+                        "/opt.so " + dir + "/opt.cpp 2> " + dir + "/log.txt";
+  ASSERT_EQ(std::system(command.c_str()), 0) << std::ifstream(dir + "/log.txt").rdbuf();
+  library = dlopen((dir + "/opt.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << dlerror();
+  kernel = reinterpret_cast<OptimizerKernel>(dlsym(library, g.name.c_str()));
+  ASSERT_NE(kernel, nullptr);
+}
+#endif
+
 } // namespace
 
 TEST(Codegen, EveryLaunchOfTheFormsPlanIsGenerated) {
@@ -434,16 +454,9 @@ TEST(Codegen, OptimizerTableMatchesTheCpuReferenceOnTheHost) {
   ASSERT_EQ(g.form, KernelForm::kOptimizer);
   ASSERT_EQ(g.segments.size(), 2u);
   std::string dir = tempDir();
-  {
-    std::ofstream(dir + "/opt.cpp") << g.source;
-  }
-  std::string command = std::string(DLC_HOST_CXX) + " -std=c++17 -O1 -shared -fPIC -o " + dir +
-                        "/opt.so " + dir + "/opt.cpp 2> " + dir + "/log.txt";
-  ASSERT_EQ(std::system(command.c_str()), 0) << std::ifstream(dir + "/log.txt").rdbuf();
-  void *library = dlopen((dir + "/opt.so").c_str(), RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(library, nullptr) << dlerror();
-  auto kernel = reinterpret_cast<void (*)(const void *, int, long long)>(dlsym(library, g.name.c_str()));
-  ASSERT_NE(kernel, nullptr);
+  void *library = nullptr;
+  OptimizerKernel kernel = nullptr;
+  ASSERT_NO_FATAL_FAILURE(compileOptimizerOnHost(g, dir, library, kernel));
 
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.f, 1.f);
@@ -525,16 +538,9 @@ TEST(Codegen, OptimizerWidensFusedGradientCastsOnTheHost) {
   EXPECT_EQ(g.segments[1].grad, gb);
   EXPECT_EQ(g.segments[1].gradDtype, 2);
   std::string dir = tempDir();
-  {
-    std::ofstream(dir + "/opt.cpp") << g.source;
-  }
-  std::string command = std::string(DLC_HOST_CXX) + " -std=c++17 -O1 -shared -fPIC -o " + dir +
-                        "/opt.so " + dir + "/opt.cpp 2> " + dir + "/log.txt";
-  ASSERT_EQ(std::system(command.c_str()), 0) << std::ifstream(dir + "/log.txt").rdbuf();
-  void *library = dlopen((dir + "/opt.so").c_str(), RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(library, nullptr) << dlerror();
-  auto kernel = reinterpret_cast<void (*)(const void *, int, long long)>(dlsym(library, g.name.c_str()));
-  ASSERT_NE(kernel, nullptr);
+  void *library = nullptr;
+  OptimizerKernel kernel = nullptr;
+  ASSERT_NO_FATAL_FAILURE(compileOptimizerOnHost(g, dir, library, kernel));
 
   std::mt19937 rng(5);
   std::normal_distribution<float> normal(0.f, 1.f);
