@@ -109,8 +109,10 @@ void writeJson(std::ostream &os, const Result &r) {
      << "  \"kernels_per_step\": " << r.kernelsPerStep << ",\n"
      << "  \"memory_bytes_per_step\": " << r.memoryBytesPerStep << ",\n"
      << "  \"fused_groups\": " << countsJson(r.fusedGroups) << ",\n"
-     << "  \"kernels_by_kind\": " << countsJson(r.kernelsByKind) << ",\n"
-     << "  \"achieved_tflops\": " << num(r.achievedTflops()) << ",\n"
+     << "  \"kernels_by_kind\": " << countsJson(r.kernelsByKind) << ",\n";
+  if (!r.launchesByPath.empty())
+    os << "  \"launches_by_path\": " << countsJson(r.launchesByPath) << ",\n";
+  os << "  \"achieved_tflops\": " << num(r.achievedTflops()) << ",\n"
      << "  \"peak_tflops\": " << (r.peakTflops > 0 ? num(r.peakTflops) : "null") << ",\n"
      << "  \"mfu\": "
      << (r.peakTflops > 0 ? num(r.achievedTflops() / r.peakTflops) : "null") << ",\n"
@@ -248,6 +250,14 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
   os << "median of " << r.repeats << " repeats of " << r.steps
      << " timed steps after " << r.warmup << " warm-up steps; "
      << r.threads << " CPU threads\n";
+  // The CUDA backend says how much of the step ran where.
+  for (const Result &x : results)
+    if (!x.launchesByPath.empty()) {
+      os << x.fusion << " batch " << x.batch << ": launches by path:";
+      for (auto &[path, count] : x.launchesByPath)
+        os << " " << path << " " << count;
+      os << "\n";
+    }
 }
 
 void writeCompileReport(std::ostream &os, const Result &r, Format format) {

@@ -185,42 +185,47 @@ std::string CpuExecutor::bytesOf(int32_t id) const {
   return std::string(reinterpret_cast<const char *>(arena_ + b.offset), b.bytes);
 }
 
-Status CpuExecutor::step() {
+Status CpuExecutor::runKernel(size_t k, int64_t step) {
   if (scratch_.size() < static_cast<size_t>(scratchElements_))
     scratch_.resize(scratchElements_);
-  for (size_t k = 0; k < plan_.kernels.size(); ++k) {
-    const PlanKernel &kernel = plan_.kernels[k];
-    std::vector<TensorRef> inputs, outputs;
-    float *scratch = scratch_.data();
-    // A half-precision buffer is seen widened to float; results are rounded
-    // into their buffers after the kernel ran.
-    auto widened = [&](int32_t id, bool read) {
-      TensorRef r = ref(id);
-      if (!isHalf(r.dtype))
-        return r;
-      int64_t n = r.numElements();
-      if (read)
-        widenToFloat(r.data, r.dtype, scratch, n);
-      r.data = scratch;
-      r.dtype = DType::kF32;
-      scratch += n;
+  const PlanKernel &kernel = plan_.kernels[k];
+  std::vector<TensorRef> inputs, outputs;
+  float *scratch = scratch_.data();
+  // A half-precision buffer is seen widened to float; results are rounded
+  // into their buffers after the kernel ran.
+  auto widened = [&](int32_t id, bool read) {
+    TensorRef r = ref(id);
+    if (!isHalf(r.dtype))
       return r;
-    };
-    for (int32_t id : kernel.inputs)
-      inputs.push_back(widened(id, true));
-    for (int32_t id : kernel.outputs)
-      outputs.push_back(widened(id, false));
-    std::vector<TensorRef> results = halfScratch_[k] ? outputs : std::vector<TensorRef>();
-    KernelContext context(kernel, std::move(inputs), std::move(outputs), stepCounter);
-    if (Status status = kernels_[k](context); !status.isOk())
-      return Status(status.code(), "step " + std::to_string(stepCounter) +
-                                       ", kernel #" + std::to_string(k) + ": " +
-                                       status.message());
-    for (size_t o = 0; o < results.size(); ++o) {
-      const PlanBuffer &b = plan_.buffers[kernel.outputs[o]];
-      if (isHalf(b.dtype))
-        roundFromFloat(results[o].f32(), b.dtype, arena_ + b.offset, b.numElements());
-    }
+    int64_t n = r.numElements();
+    if (read)
+      widenToFloat(r.data, r.dtype, scratch, n);
+    r.data = scratch;
+    r.dtype = DType::kF32;
+    scratch += n;
+    return r;
+  };
+  for (int32_t id : kernel.inputs)
+    inputs.push_back(widened(id, true));
+  for (int32_t id : kernel.outputs)
+    outputs.push_back(widened(id, false));
+  std::vector<TensorRef> results = halfScratch_[k] ? outputs : std::vector<TensorRef>();
+  KernelContext context(kernel, std::move(inputs), std::move(outputs), step);
+  if (Status status = kernels_[k](context); !status.isOk())
+    return Status(status.code(), "step " + std::to_string(step) + ", kernel #" +
+                                     std::to_string(k) + ": " + status.message());
+  for (size_t o = 0; o < results.size(); ++o) {
+    const PlanBuffer &b = plan_.buffers[kernel.outputs[o]];
+    if (isHalf(b.dtype))
+      roundFromFloat(results[o].f32(), b.dtype, arena_ + b.offset, b.numElements());
+  }
+  return Status::ok();
+}
+
+Status CpuExecutor::step() {
+  for (size_t k = 0; k < plan_.kernels.size(); ++k) {
+    if (Status status = runKernel(k, stepCounter); !status.isOk())
+      return status;
     if (observer_)
       observer_(k);
   }

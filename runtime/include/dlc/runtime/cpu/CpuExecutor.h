@@ -9,6 +9,7 @@
 #ifndef DLC_RUNTIME_CPU_CPUEXECUTOR_H
 #define DLC_RUNTIME_CPU_CPUEXECUTOR_H
 
+#include "dlc/runtime/Executor.h"
 #include "dlc/runtime/Plan.h"
 
 #include <cstdint>
@@ -75,39 +76,36 @@ void roundFromFloat(const float *from, DType dtype, void *to, int64_t n);
 /// Every CPU kernel, by plan op name.
 const KernelRegistry &cpuKernels();
 
-class CpuExecutor {
+class CpuExecutor : public Executor {
 public:
   /// Refuses a plan with a kernel the CPU backend lacks or an element type
   /// it does not run, naming both.
   static StatusOr<std::unique_ptr<CpuExecutor>> create(Plan plan);
 
-  /// Fills parameters, state and optimizer state from their initializers
-  /// (PyTorch's formulas) with a generator seeded by `seed`, and constants
-  /// from their bytes. Resets the step counter.
-  Status initialize(uint64_t seed);
-  /// Fills inputs with N(0, 1) and labels / indices uniformly in the range
-  /// their consuming kernel accepts (classes, vocabulary rows).
-  Status fillSyntheticBatch(uint64_t seed);
+  const char *backendName() const override { return "cpu"; }
+  Status initialize(uint64_t seed) override;
+  Status fillSyntheticBatch(uint64_t seed) override;
 
-  Status write(const std::string &name, const void *data, size_t bytes);
-  Status read(const std::string &name, void *data, size_t bytes) const;
-  /// The buffer of that name, or null.
-  const PlanBuffer *buffer(const std::string &name) const;
-  /// The current bytes of buffer `id`.
-  std::string bytesOf(int32_t id) const;
+  Status write(const std::string &name, const void *data, size_t bytes) override;
+  Status read(const std::string &name, void *data, size_t bytes) const override;
+  const PlanBuffer *buffer(const std::string &name) const override;
+  std::string bytesOf(int32_t id) const override;
 
-  /// Called after each kernel of a step, with its index; lets a caller
-  /// capture values that later kernels overwrite (gradients, activations).
-  void setKernelObserver(std::function<void(size_t)> observer) {
+  void setKernelObserver(std::function<void(size_t)> observer) override {
     observer_ = std::move(observer);
   }
 
-  /// Runs one training step.
-  Status step();
-  /// The loss the last step computed.
-  float loss() const;
-  int64_t stepsRun() const { return stepCounter; }
-  const Plan &plan() const { return plan_; }
+  Status step() override;
+  float loss() const override;
+  int64_t stepsRun() const override { return stepCounter; }
+  const Plan &plan() const override { return plan_; }
+
+  /// Runs kernel `k` of the plan alone, as step `step` would: the CUDA
+  /// backend's host fallback runs the kernels it has no device code for
+  /// through this, on a host copy of their buffers.
+  Status runKernel(size_t k, int64_t step);
+  /// The arena: buffer b lives at hostArena() + b.offset.
+  unsigned char *hostArena() { return arena_; }
 
 private:
   explicit CpuExecutor(Plan plan);

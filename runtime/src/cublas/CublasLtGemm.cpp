@@ -1,0 +1,222 @@
+//===- CublasLtGemm.cpp - matmul and linear through cuBLASLt --------------===//
+
+#include "CublasLtGemm.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace dlc::rt::cublas {
+
+Status cublasCheck(cublasStatus_t status, const char *call, const std::string &where) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return Status::ok();
+  StatusCode code = status == CUBLAS_STATUS_ALLOC_FAILED ? StatusCode::kResourceExhausted
+                                                         : StatusCode::kInternal;
+  return Status(code, std::string(call) + ": " + cublasLtGetStatusName(status) + " (" +
+                          cublasLtGetStatusString(status) + ") in " + where);
+}
+
+#define DLC_CUBLAS(call, where)                                                \
+  do {                                                                         \
+    if (Status s_ = cublasCheck((call), #call, where); !s_.isOk())             \
+      return s_;                                                               \
+  } while (0)
+
+namespace {
+
+bool toCudaType(DType dtype, cudaDataType_t &type) {
+  switch (dtype) {
+  case DType::kF32: type = CUDA_R_32F; return true;
+  case DType::kF16: type = CUDA_R_16F; return true;
+  case DType::kBF16: type = CUDA_R_16BF; return true;
+  default: return false;
+  }
+}
+
+int64_t product(const std::vector<int64_t> &dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+/// The batch stride of an operand whose leading dimensions are `batch`
+/// against the output's `out`: a whole matrix per output batch, or 0 when
+/// the operand is one matrix shared by every batch; -1 when it broadcasts
+/// some dimensions only (one strided batch cannot express it).
+int64_t batchStride(std::vector<int64_t> batch, const std::vector<int64_t> &out,
+                    int64_t matrixElements) {
+  if (product(batch) == 1)
+    return 0;
+  while (batch.size() < out.size())
+    batch.insert(batch.begin(), 1);
+  return batch == out ? matrixElements : -1;
+}
+
+} // namespace
+
+Status Gemm::plan(cublasLtHandle_t handle, const Plan &plan, const PlanKernel &kernel,
+                  bool allowTf32, const std::string &where, std::unique_ptr<Gemm> &gemm,
+                  std::string &refusal) {
+  gemm.reset();
+  const bool linear = kernel.op == "linear";
+  if ((kernel.op != "matmul" && !linear) || kernel.outputs.size() != 1 ||
+      kernel.inputs.size() < 2) {
+    refusal = kernel.op + " is not a matmul or linear of two operands";
+    return Status::ok();
+  }
+  const PlanBuffer &lhs = plan.buffers[kernel.inputs[0]];
+  const PlanBuffer &rhs = plan.buffers[kernel.inputs[1]];
+  const PlanBuffer &out = plan.buffers[kernel.outputs[0]];
+  const PlanBuffer *bias = linear && kernel.inputs.size() > 2
+                               ? &plan.buffers[kernel.inputs[2]]
+                               : nullptr;
+  cudaDataType_t abType, dType, biasType = CUDA_R_32F;
+  if (!toCudaType(lhs.dtype, abType) || !toCudaType(out.dtype, dType) ||
+      rhs.dtype != lhs.dtype || (bias && !toCudaType(bias->dtype, biasType))) {
+    refusal = std::string("operands of ") + dtypeName(lhs.dtype) + " and " +
+              dtypeName(rhs.dtype) + ", result " + dtypeName(out.dtype);
+    return Status::ok();
+  }
+  if (lhs.shape.size() < 2 || rhs.shape.size() < 2 || out.shape.size() < 2) {
+    refusal = "an operand of rank below 2";
+    return Status::ok();
+  }
+  auto intAttr = [&](const char *name) {
+    auto it = kernel.attrs.find(name);
+    const int64_t *v = it == kernel.attrs.end() ? nullptr : std::get_if<int64_t>(&it->second);
+    return v && *v != 0;
+  };
+
+  // Row-major sizes: Y[m, n] = op(L)[m, k] op(R)[k, n], `batches` times.
+  // Linear: Y[rows, out] = X[rows, in] W[out, in]^T.
+  bool ta = !linear && intAttr("transpose_lhs");
+  bool tb = linear || intAttr("transpose_rhs");
+  int64_t lr = lhs.shape[lhs.shape.size() - 2], lc = lhs.shape.back();
+  int64_t rr = rhs.shape[rhs.shape.size() - 2], rc = rhs.shape.back();
+  int64_t m, k, n, batches = 1, lStride = 0, rStride = 0, dStride = 0;
+  if (linear) {
+    k = lc;
+    m = product(lhs.shape) / k;
+    lr = m;
+    n = rr;
+  } else {
+    m = ta ? lc : lr;
+    k = ta ? lr : lc;
+    n = tb ? rr : rc;
+    std::vector<int64_t> outBatch(out.shape.begin(), out.shape.end() - 2);
+    batches = product(outBatch);
+    lStride = batchStride({lhs.shape.begin(), lhs.shape.end() - 2}, outBatch, lr * lc);
+    rStride = batchStride({rhs.shape.begin(), rhs.shape.end() - 2}, outBatch, rr * rc);
+    dStride = m * n;
+    if (lStride < 0 || rStride < 0) {
+      refusal = "batch dimensions that broadcast partly";
+      return Status::ok();
+    }
+  }
+
+  std::unique_ptr<Gemm> g(new Gemm());
+  g->where_ = where;
+  // Half operands accumulate in fp32; fp32 stays fp32 unless TF32 is allowed.
+  cublasComputeType_t compute =
+      abType == CUDA_R_32F && allowTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  DLC_CUBLAS(cublasLtMatmulDescCreate(&g->desc_, compute, CUDA_R_32F), where);
+  // cuBLASLt's A is the plan's right operand, its B the left one (see the
+  // header): column-major A is R^T as stored, so R's transpose flag applies.
+  cublasOperation_t opA = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  DLC_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_TRANSA, &opA,
+                                            sizeof(opA)),
+             where);
+  DLC_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_TRANSB, &opB,
+                                            sizeof(opB)),
+             where);
+  if (bias) {
+    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    DLC_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                              &epilogue, sizeof(epilogue)),
+               where);
+    DLC_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                              &biasType, sizeof(biasType)),
+               where);
+    g->biasOffset_ = bias->offset;
+  }
+  // Stored column-major: R as rc x rr (ld rc), L as lc x lr (ld lc), D as
+  // n x m (ld n).
+  DLC_CUBLAS(cublasLtMatrixLayoutCreate(&g->a_, abType, rc, rr, rc), where);
+  DLC_CUBLAS(cublasLtMatrixLayoutCreate(&g->b_, abType, lc, lr, lc), where);
+  DLC_CUBLAS(cublasLtMatrixLayoutCreate(&g->c_, dType, n, m, n), where);
+  if (batches > 1) {
+    int32_t count = static_cast<int32_t>(batches);
+    struct {
+      cublasLtMatrixLayout_t layout;
+      int64_t stride;
+    } layouts[] = {{g->a_, rStride}, {g->b_, lStride}, {g->c_, dStride}};
+    for (auto &l : layouts) {
+      DLC_CUBLAS(cublasLtMatrixLayoutSetAttribute(l.layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                  &count, sizeof(count)),
+                 where);
+      DLC_CUBLAS(cublasLtMatrixLayoutSetAttribute(
+                     l.layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &l.stride,
+                     sizeof(l.stride)),
+                 where);
+    }
+  }
+  g->aOffset_ = rhs.offset;
+  g->bOffset_ = lhs.offset;
+  g->dOffset_ = out.offset;
+
+  cublasLtMatmulPreference_t preference = nullptr;
+  DLC_CUBLAS(cublasLtMatmulPreferenceCreate(&preference), where);
+  uint64_t maxWorkspace = kGemmWorkspaceBytes;
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &maxWorkspace,
+      sizeof(maxWorkspace));
+  if (status == CUBLAS_STATUS_SUCCESS)
+    status = cublasLtMatmulAlgoGetHeuristic(handle, g->desc_, g->a_, g->b_, g->c_, g->c_,
+                                            preference, 1, &result, &found);
+  cublasLtMatmulPreferenceDestroy(preference);
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && !found)) {
+    refusal = "cuBLASLt has no algorithm for it (cublasLtMatmulAlgoGetHeuristic: " +
+              std::string(cublasLtGetStatusName(status)) + ")";
+    return Status::ok();
+  }
+  DLC_CUBLAS(status, where);
+  g->algo_ = result.algo;
+  g->workspace_ = result.workspaceSize;
+  gemm = std::move(g);
+  return Status::ok();
+}
+
+Gemm::~Gemm() {
+  // Destruction cannot fail usefully; the handles are released regardless.
+  if (a_)
+    cublasLtMatrixLayoutDestroy(a_);
+  if (b_)
+    cublasLtMatrixLayoutDestroy(b_);
+  if (c_)
+    cublasLtMatrixLayoutDestroy(c_);
+  if (desc_)
+    cublasLtMatmulDescDestroy(desc_);
+}
+
+Status Gemm::run(cublasLtHandle_t handle, unsigned char *arena, void *workspace,
+                 size_t workspaceBytes, cudaStream_t stream) const {
+  if (biasOffset_ >= 0) {
+    const void *bias = arena + biasOffset_;
+    DLC_CUBLAS(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                              sizeof(bias)),
+               where_);
+  }
+  const float one = 1.0f, zero = 0.0f;
+  void *d = arena + dOffset_;
+  DLC_CUBLAS(cublasLtMatmul(handle, desc_, &one, arena + aOffset_, a_, arena + bOffset_, b_,
+                            &zero, d, c_, d, c_, &algo_, workspace,
+                            std::min(workspaceBytes, kGemmWorkspaceBytes), stream),
+             where_);
+  return Status::ok();
+}
+
+} // namespace dlc::rt::cublas

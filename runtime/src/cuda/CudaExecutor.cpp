@@ -1,0 +1,541 @@
+//===- CudaExecutor.cpp - run a plan on one CUDA GPU ----------------------===//
+//
+// Everything a step needs is decided and prepared in create(): the arena,
+// each launch's path, the generated kernels' cubins (loaded once), the
+// cuBLASLt and cuDNN descriptors and algorithms, one workspace sized to
+// the largest need, and the optimizer kernels' segment tables. step() only
+// enqueues. The host fallback runs through a CPU executor over a host
+// mirror of the arena, so the CPU backend's kernels, initializers and
+// half-precision handling are used as they are, never copied.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/runtime/cuda/CudaExecutor.h"
+
+#include "../cublas/CublasLtGemm.h"
+#include "../cudnn/CudnnConv.h"
+#include "CudaCheck.h"
+#include "dlc/runtime/Device.h"
+#include "dlc/runtime/cpu/CpuExecutor.h"
+#include "dlc/runtime/cuda/KernelCodegen.h"
+#include "dlc/runtime/cuda/KernelCompiler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+namespace dlc::rt::cuda {
+
+namespace {
+
+/// Blocks a generated kernel's grid is capped at, per multiprocessor: a few
+/// waves of resident blocks; the kernels' grid-stride loops do the rest.
+constexpr int64_t kBlocksPerMultiprocessor = 32;
+/// The optimizer tables' alignment in their device allocation (DlcSegment
+/// holds 8-byte pointers; 16 keeps every table on a vector boundary).
+constexpr size_t kTableAlignment = 16;
+
+const char *const kPaths[] = {"generated", "cublaslt", "cudnn", "host-fallback"};
+
+bool envFlag(const char *name) {
+  const char *value = std::getenv(name);
+  return value && std::string(value) == "1";
+}
+
+/// "launch #5 (elewise_act, group 2, kernels #7-#8: add, relu)".
+std::string launchLabel(const Plan &plan, const Launch &launch) {
+  std::string text = "launch #" + std::to_string(launch.index) + " (" + launch.kind;
+  if (launch.group >= 0)
+    text += ", group " + std::to_string(launch.group);
+  text += launch.kernels.size() > 1 ? ", kernels #" : ", kernel #";
+  text += std::to_string(launch.kernels.front());
+  if (launch.kernels.size() > 1)
+    text += "-#" + std::to_string(launch.kernels.back());
+  text += ": op";
+  text += launch.kernels.size() > 1 ? "s " : " ";
+  for (size_t i = 0; i < launch.kernels.size(); ++i)
+    text += (i ? ", " : "") + plan.kernels[launch.kernels[i]].op;
+  return text + ")";
+}
+
+/// One launch as the step runs it.
+struct LaunchStep {
+  Launch launch;
+  LaunchPath path;
+  // generated
+  KernelForm form = KernelForm::kLoop;
+  std::string kernelName;
+  cudaKernel_t kernel = nullptr;
+  dim3 grid, block;
+  std::vector<void *> pointers; // loop and reduction kernels' parameters
+  size_t tableOffset = 0;       // optimizer: its table in Impl::tables
+  int segments = 0;
+  // library
+  std::unique_ptr<cublas::Gemm> gemm;
+  std::unique_ptr<cudnn::Conv> conv;
+  // host fallback: buffers copied down (inputs and outputs, so that bytes
+  // a kernel leaves alone keep their device values) and copied back up.
+  std::vector<int32_t> hostReads, hostWrites;
+};
+
+} // namespace
+
+struct CudaExecutor::Impl {
+  CudaDeviceInfo device;
+  std::string deviceName;
+  /// The host mirror: the CPU backend over a host copy of the arena. Its
+  /// plan is the plan.
+  std::unique_ptr<cpu::CpuExecutor> host;
+  cudaStream_t stream = nullptr;
+  unsigned char *arena = nullptr;
+  void *workspace = nullptr;
+  size_t workspaceBytes = 0;
+  unsigned char *tables = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  bool stepRecorded = false;
+  cublasLtHandle_t lt = nullptr;
+  cudnnHandle_t dnn = nullptr;
+  std::map<std::string, cudaLibrary_t> libraries;
+  std::vector<LaunchStep> launches;
+  std::vector<LaunchPath> paths;
+  std::function<void(size_t)> observer;
+  /// DLC_CUDA_SYNC=1: wait after every launch, so an asynchronous fault is
+  /// reported against the launch that caused it (debugging).
+  bool syncEachLaunch = false;
+  int64_t stepCounter = 0;
+
+  ~Impl();
+  const Plan &plan() const { return host->plan(); }
+  Status prepareLaunch(const Launch &launch, KernelCompiler &compiler, bool allowTf32,
+                       cudnn::AlgorithmCache &algorithms, std::string &tableBytes);
+  Status runLaunch(LaunchStep &step);
+  Status runOnHost(LaunchStep &step);
+  /// Copies buffers between the host mirror and the device, then waits.
+  Status upload(const std::vector<int32_t> &ids, const std::string &why);
+  Status download(const std::vector<int32_t> &ids, const std::string &why);
+};
+
+CudaExecutor::Impl::~Impl() {
+  // Teardown cannot report; every resource is released whatever fails.
+  if (stream)
+    (void)cudaStreamSynchronize(stream);
+  launches.clear(); // descriptors before their library handles
+  for (auto &[name, library] : libraries)
+    (void)cudaLibraryUnload(library);
+  if (lt)
+    cublasLtDestroy(lt);
+  if (dnn)
+    cudnnDestroy(dnn);
+  if (start)
+    (void)cudaEventDestroy(start);
+  if (stop)
+    (void)cudaEventDestroy(stop);
+  (void)cudaFree(tables);
+  (void)cudaFree(workspace);
+  (void)cudaFree(arena);
+  if (stream)
+    (void)cudaStreamDestroy(stream);
+}
+
+//===----------------------------------------------------------------------===//
+// create: device, arena, paths
+//===----------------------------------------------------------------------===//
+
+CudaExecutor::CudaExecutor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CudaExecutor::~CudaExecutor() = default;
+
+StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan) {
+  if (Status status = validatePlan(plan); !status.isOk())
+    return status;
+  auto devices = listCudaDevices();
+  if (!devices.isOk())
+    return devices.status();
+  auto impl = std::make_unique<Impl>();
+  impl->device = devices->front();
+  std::string arch = "sm_" + std::to_string(impl->device.computeMajor) +
+                     std::to_string(impl->device.computeMinor);
+  impl->deviceName = impl->device.name + " (" + arch + ")";
+  impl->syncEachLaunch = envFlag("DLC_CUDA_SYNC");
+  DLC_RETURN_IF_ERROR(cudaCheck(cudaSetDevice(impl->device.ordinal), "cudaSetDevice"));
+  DLC_RETURN_IF_ERROR(cudaCheck(cudaStreamCreate(&impl->stream), "cudaStreamCreate"));
+
+  // The arena first: a plan that does not fit is refused before the host
+  // mirror is allocated.
+  size_t arenaBytes = static_cast<size_t>(std::max<int64_t>(plan.arenaBytes, 1));
+  if (cudaError_t error = cudaMalloc(reinterpret_cast<void **>(&impl->arena), arenaBytes);
+      error != cudaSuccess) {
+    Status failed = cudaCheck(error, "cudaMalloc");
+    size_t freeBytes = 0, totalBytes = 0;
+    std::string memory =
+        cudaMemGetInfo(&freeBytes, &totalBytes) == cudaSuccess
+            ? std::to_string(freeBytes) + " bytes free of " + std::to_string(totalBytes)
+            : "free memory unknown (cudaMemGetInfo failed)";
+    return Status(StatusCode::kResourceExhausted,
+                  "cannot allocate the plan's arena on " + impl->deviceName + ": planned peak " +
+                      std::to_string(plan.arenaBytes) + " bytes, the device has " + memory +
+                      " (" + failed.message() + ")");
+  }
+  // Zeroed, as the CPU backend's arena is, so both start from equal bytes.
+  DLC_RETURN_IF_ERROR(cudaCheck(cudaMemsetAsync(impl->arena, 0, arenaBytes, impl->stream),
+                                "cudaMemsetAsync", "the arena"));
+
+  auto host = cpu::CpuExecutor::create(std::move(plan));
+  if (!host.isOk())
+    return Status(host.status().code(), "the CUDA backend's host fallback: " +
+                                            host.status().message());
+  impl->host = std::move(*host);
+  DLC_RETURN_IF_ERROR(cudaCheck(cudaEventCreate(&impl->start), "cudaEventCreate"));
+  DLC_RETURN_IF_ERROR(cudaCheck(cudaEventCreate(&impl->stop), "cudaEventCreate"));
+
+  KernelCompiler compiler;
+  bool allowTf32 = envFlag("DLC_CUDA_TF32");
+  cudnn::AlgorithmCache algorithms;
+  std::string tableBytes;
+  for (const Launch &launch : planLaunches(impl->plan()))
+    DLC_RETURN_IF_ERROR(impl->prepareLaunch(launch, compiler, allowTf32, algorithms, tableBytes));
+
+  // One workspace for every library call, sized to the largest need.
+  for (const LaunchStep &l : impl->launches)
+    impl->workspaceBytes = std::max({impl->workspaceBytes,
+                                     l.gemm ? l.gemm->workspaceBytes() : size_t(0),
+                                     l.conv ? l.conv->workspaceBytes() : size_t(0)});
+  if (impl->workspaceBytes)
+    DLC_RETURN_IF_ERROR(cudaCheck(cudaMalloc(&impl->workspace, impl->workspaceBytes),
+                                  "cudaMalloc",
+                                  "the " + std::to_string(impl->workspaceBytes) +
+                                      "-byte cuBLASLt / cuDNN workspace"));
+  if (!tableBytes.empty()) {
+    DLC_RETURN_IF_ERROR(cudaCheck(
+        cudaMalloc(reinterpret_cast<void **>(&impl->tables), tableBytes.size()), "cudaMalloc",
+        "the optimizer kernels' segment tables"));
+    DLC_RETURN_IF_ERROR(cudaCheck(cudaMemcpy(impl->tables, tableBytes.data(),
+                                             tableBytes.size(), cudaMemcpyHostToDevice),
+                                  "cudaMemcpy", "the optimizer kernels' segment tables"));
+  }
+  DLC_RETURN_IF_ERROR(
+      cudaCheck(cudaStreamSynchronize(impl->stream), "cudaStreamSynchronize", "create()"));
+  for (const LaunchStep &l : impl->launches)
+    impl->paths.push_back(l.path);
+  return std::unique_ptr<CudaExecutor>(new CudaExecutor(std::move(impl)));
+}
+
+Status CudaExecutor::Impl::prepareLaunch(const Launch &launch, KernelCompiler &compiler,
+                                         bool allowTf32, cudnn::AlgorithmCache &algorithms,
+                                         std::string &tableBytes) {
+  const Plan &p = plan();
+  LaunchStep step;
+  step.launch = launch;
+  step.path.label = launchLabel(p, launch);
+  const std::string &where = step.path.label;
+  std::string reason;
+
+  // Generated code first: fused groups, element-wise and reduction ops, and
+  // the optimizer updates the generator covers.
+  if (launch.implementation != "library") {
+    auto generated = generateKernel(p, launch);
+    if (generated.isOk()) {
+      const GeneratedKernel &g = *generated;
+      step.path.path = "generated";
+      step.form = g.form;
+      step.kernelName = g.name;
+      std::string kernelWhere = where + ", kernel " + g.name;
+      auto library = libraries.find(g.name);
+      if (library == libraries.end()) {
+        std::string arch = "sm_" + std::to_string(device.computeMajor) +
+                           std::to_string(device.computeMinor);
+        auto cubin = compiler.compile(g.name, g.source, arch);
+        if (!cubin.isOk())
+          return Status(cubin.status().code(), where + ": " + cubin.status().message());
+        cudaLibrary_t loaded = nullptr;
+        DLC_RETURN_IF_ERROR(cudaCheck(cudaLibraryLoadData(&loaded, cubin->data(), nullptr,
+                                                          nullptr, 0, nullptr, nullptr, 0),
+                                      "cudaLibraryLoadData", kernelWhere));
+        library = libraries.emplace(g.name, loaded).first;
+      }
+      DLC_RETURN_IF_ERROR(cudaCheck(
+          cudaLibraryGetKernel(&step.kernel, library->second, g.name.c_str()),
+          "cudaLibraryGetKernel", kernelWhere));
+      int64_t threads = int64_t(g.blockSize) * g.blockSizeY;
+      int64_t blocks = g.form == KernelForm::kReduction ? g.work
+                                                        : (g.work + threads - 1) / threads;
+      int64_t cap = int64_t(device.multiprocessors) * kBlocksPerMultiprocessor;
+      step.grid = dim3(static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, cap)));
+      step.block = dim3(g.blockSize, g.blockSizeY);
+      if (g.form == KernelForm::kOptimizer) {
+        tableBytes.resize((tableBytes.size() + kTableAlignment - 1) / kTableAlignment *
+                          kTableAlignment);
+        step.tableOffset = tableBytes.size();
+        step.segments = static_cast<int>(g.segments.size());
+        tableBytes += packOptimizerTable(g.segments, [&](int32_t id) {
+          return reinterpret_cast<uint64_t>(arena + p.buffers[id].offset);
+        });
+      } else {
+        for (int32_t id : g.args)
+          step.pointers.push_back(arena + p.buffers[id].offset);
+      }
+      launches.push_back(std::move(step));
+      return Status::ok();
+    }
+    reason = "not generated: " + generated.status().message();
+  } else if (launch.kernels.size() == 1) {
+    const PlanKernel &kernel = p.kernels[launch.kernels.front()];
+    std::string refusal;
+    if (kernel.op == "matmul" || kernel.op == "linear") {
+      if (!lt)
+        DLC_RETURN_IF_ERROR(
+            cublas::cublasCheck(cublasLtCreate(&lt), "cublasLtCreate", where));
+      DLC_RETURN_IF_ERROR(
+          cublas::Gemm::plan(lt, p, kernel, allowTf32, where, step.gemm, refusal));
+      if (step.gemm)
+        step.path.path = "cublaslt";
+      else
+        reason = "cuBLASLt refuses it: " + refusal;
+    } else if (kernel.op.rfind("conv2d", 0) == 0) {
+      if (!dnn) {
+        DLC_RETURN_IF_ERROR(cudnn::cudnnCheck(cudnnCreate(&dnn), "cudnnCreate", where));
+        DLC_RETURN_IF_ERROR(
+            cudnn::cudnnCheck(cudnnSetStream(dnn, stream), "cudnnSetStream", where));
+      }
+      DLC_RETURN_IF_ERROR(cudnn::Conv::plan(dnn, p, kernel, allowTf32, where, algorithms,
+                                            step.conv, refusal));
+      if (step.conv)
+        step.path.path = "cudnn";
+      else
+        reason = "cuDNN refuses it: " + refusal;
+    } else {
+      reason = kernel.op + " has no device path yet";
+    }
+    if (step.gemm || step.conv) {
+      launches.push_back(std::move(step));
+      return Status::ok();
+    }
+  } else {
+    reason = "a library launch of several kernels";
+  }
+
+  step.path.path = "host-fallback";
+  step.path.reason = reason;
+  for (size_t k : launch.kernels)
+    for (const std::vector<int32_t> *ids : {&p.kernels[k].inputs, &p.kernels[k].outputs})
+      for (int32_t id : *ids) {
+        if (std::find(step.hostReads.begin(), step.hostReads.end(), id) ==
+            step.hostReads.end())
+          step.hostReads.push_back(id);
+        if (ids == &p.kernels[k].outputs &&
+            std::find(step.hostWrites.begin(), step.hostWrites.end(), id) ==
+                step.hostWrites.end())
+          step.hostWrites.push_back(id);
+      }
+  launches.push_back(std::move(step));
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// The step
+//===----------------------------------------------------------------------===//
+
+Status CudaExecutor::Impl::runLaunch(LaunchStep &step) {
+  const std::string &where = step.path.label;
+  if (step.gemm)
+    return step.gemm->run(lt, arena, workspace, workspaceBytes, stream);
+  if (step.conv)
+    return step.conv->run(dnn, arena, workspace, workspaceBytes);
+  if (!step.kernel)
+    return runOnHost(step);
+  std::vector<void *> args;
+  void *table = tables + step.tableOffset;
+  long long stepIndex = stepCounter;
+  if (step.form == KernelForm::kOptimizer) {
+    // (const DlcSegment *table, int segments, long long step)
+    args = {&table, &step.segments, &stepIndex};
+  } else {
+    for (void *&pointer : step.pointers)
+      args.push_back(&pointer);
+  }
+  return cudaCheck(cudaLaunchKernel(reinterpret_cast<const void *>(step.kernel), step.grid,
+                                    step.block, args.data(), 0, stream),
+                   "cudaLaunchKernel", where + ", kernel " + step.kernelName);
+}
+
+Status CudaExecutor::Impl::download(const std::vector<int32_t> &ids, const std::string &why) {
+  unsigned char *mirror = host->hostArena();
+  for (int32_t id : ids) {
+    const PlanBuffer &b = plan().buffers[id];
+    DLC_RETURN_IF_ERROR(cudaCheck(cudaMemcpyAsync(mirror + b.offset, arena + b.offset, b.bytes,
+                                                  cudaMemcpyDeviceToHost, stream),
+                                  "cudaMemcpyAsync", why + ", buffer '" + b.name + "'"));
+  }
+  return cudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize", why);
+}
+
+Status CudaExecutor::Impl::upload(const std::vector<int32_t> &ids, const std::string &why) {
+  unsigned char *mirror = host->hostArena();
+  for (int32_t id : ids) {
+    const PlanBuffer &b = plan().buffers[id];
+    DLC_RETURN_IF_ERROR(cudaCheck(cudaMemcpyAsync(arena + b.offset, mirror + b.offset, b.bytes,
+                                                  cudaMemcpyHostToDevice, stream),
+                                  "cudaMemcpyAsync", why + ", buffer '" + b.name + "'"));
+  }
+  // The mirror is pageable memory, rewritten by the next fallback.
+  return cudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize", why);
+}
+
+Status CudaExecutor::Impl::runOnHost(LaunchStep &step) {
+  const std::string &where = step.path.label + " on the host";
+  DLC_RETURN_IF_ERROR(download(step.hostReads, where));
+  for (size_t k : step.launch.kernels)
+    if (Status s = host->runKernel(k, stepCounter); !s.isOk())
+      return Status(s.code(), step.path.label + " (host fallback): " + s.message());
+  return upload(step.hostWrites, where);
+}
+
+Status CudaExecutor::step() {
+  Impl &d = *impl_;
+  DLC_RETURN_IF_ERROR(cudaCheck(cudaEventRecord(d.start, d.stream), "cudaEventRecord",
+                                "the start of step " + std::to_string(d.stepCounter)));
+  for (LaunchStep &launch : d.launches) {
+    if (Status s = d.runLaunch(launch); !s.isOk())
+      return Status(s.code(), "step " + std::to_string(d.stepCounter) + ": " + s.message());
+    if (d.syncEachLaunch || d.observer)
+      DLC_RETURN_IF_ERROR(cudaCheck(cudaStreamSynchronize(d.stream), "cudaStreamSynchronize",
+                                    "step " + std::to_string(d.stepCounter) + ", after " +
+                                        launch.path.label));
+    if (d.observer)
+      for (size_t k : launch.launch.kernels)
+        d.observer(k);
+  }
+  DLC_RETURN_IF_ERROR(cudaCheck(cudaEventRecord(d.stop, d.stream), "cudaEventRecord",
+                                "the end of step " + std::to_string(d.stepCounter)));
+  d.stepRecorded = true;
+  ++d.stepCounter;
+  return Status::ok();
+}
+
+Status CudaExecutor::synchronize() {
+  return cudaCheck(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize",
+                   "step " + std::to_string(impl_->stepCounter - 1));
+}
+
+StatusOr<float> CudaExecutor::stepMs() const {
+  if (!impl_->stepRecorded)
+    return Status(StatusCode::kInvalidArgument, "stepMs(): no step has run");
+  DLC_RETURN_IF_ERROR(
+      cudaCheck(cudaEventSynchronize(impl_->stop), "cudaEventSynchronize", "stepMs()"));
+  float ms = 0;
+  DLC_RETURN_IF_ERROR(cudaCheck(cudaEventElapsedTime(&ms, impl_->start, impl_->stop),
+                                "cudaEventElapsedTime", "stepMs()"));
+  return ms;
+}
+
+//===----------------------------------------------------------------------===//
+// Values in and out
+//===----------------------------------------------------------------------===//
+
+Status CudaExecutor::initialize(uint64_t seed) {
+  // The CPU backend's initializers fill the mirror; the persistent buffers
+  // go up as they are (half precision already rounded).
+  DLC_RETURN_IF_ERROR(impl_->host->initialize(seed));
+  std::vector<int32_t> ids;
+  const Plan &p = impl_->plan();
+  for (size_t i = 0; i < p.buffers.size(); ++i)
+    switch (p.buffers[i].role) {
+    case BufferRole::kParam:
+    case BufferRole::kState:
+    case BufferRole::kOptimizerState:
+    case BufferRole::kConstant:
+      ids.push_back(static_cast<int32_t>(i));
+      break;
+    default:
+      break;
+    }
+  impl_->stepCounter = 0;
+  return impl_->upload(ids, "initialize()");
+}
+
+Status CudaExecutor::fillSyntheticBatch(uint64_t seed) {
+  DLC_RETURN_IF_ERROR(impl_->host->fillSyntheticBatch(seed));
+  std::vector<int32_t> ids;
+  const Plan &p = impl_->plan();
+  for (size_t i = 0; i < p.buffers.size(); ++i)
+    if (p.buffers[i].role == BufferRole::kInput || p.buffers[i].role == BufferRole::kLabel)
+      ids.push_back(static_cast<int32_t>(i));
+  return impl_->upload(ids, "fillSyntheticBatch()");
+}
+
+namespace {
+/// The named buffer, if it exists and holds exactly `bytes`.
+StatusOr<const PlanBuffer *> sizedBuffer(const Executor &exec, const std::string &name,
+                                         size_t bytes) {
+  const PlanBuffer *b = exec.buffer(name);
+  if (!b)
+    return Status(StatusCode::kInvalidArgument, "the plan has no buffer '" + name + "'");
+  if (static_cast<int64_t>(bytes) != b->bytes)
+    return Status(StatusCode::kInvalidArgument,
+                  "buffer '" + name + "' holds " + std::to_string(b->bytes) + " bytes, not " +
+                      std::to_string(bytes));
+  return b;
+}
+} // namespace
+
+Status CudaExecutor::write(const std::string &name, const void *data, size_t bytes) {
+  auto b = sizedBuffer(*this, name, bytes);
+  if (!b.isOk())
+    return b.status();
+  DLC_RETURN_IF_ERROR(cudaCheck(cudaMemcpyAsync(impl_->arena + (*b)->offset, data, bytes,
+                                                cudaMemcpyHostToDevice, impl_->stream),
+                                "cudaMemcpyAsync", "write('" + name + "')"));
+  return cudaCheck(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize",
+                   "write('" + name + "')");
+}
+
+Status CudaExecutor::read(const std::string &name, void *data, size_t bytes) const {
+  auto b = sizedBuffer(*this, name, bytes);
+  if (!b.isOk())
+    return b.status();
+  DLC_RETURN_IF_ERROR(cudaCheck(cudaMemcpyAsync(data, impl_->arena + (*b)->offset, bytes,
+                                                cudaMemcpyDeviceToHost, impl_->stream),
+                                "cudaMemcpyAsync", "read('" + name + "')"));
+  return cudaCheck(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize",
+                   "read('" + name + "')");
+}
+
+const PlanBuffer *CudaExecutor::buffer(const std::string &name) const {
+  return impl_->host->buffer(name);
+}
+
+std::string CudaExecutor::bytesOf(int32_t id) const {
+  const PlanBuffer &b = plan().buffers.at(id);
+  std::string bytes(b.bytes, '\0');
+  // A failing copy gives an empty string: the caller's size check sees it,
+  // and the next step() or synchronize() reports the device's error.
+  if (!read(b.name, bytes.data(), bytes.size()).isOk())
+    return std::string();
+  return bytes;
+}
+
+void CudaExecutor::setKernelObserver(std::function<void(size_t)> observer) {
+  impl_->observer = std::move(observer);
+}
+
+float CudaExecutor::loss() const {
+  float value = NAN;
+  (void)read("loss", &value, sizeof(value));
+  return value;
+}
+
+int64_t CudaExecutor::stepsRun() const { return impl_->stepCounter; }
+const Plan &CudaExecutor::plan() const { return impl_->plan(); }
+const std::vector<LaunchPath> &CudaExecutor::launchPaths() const { return impl_->paths; }
+const std::string &CudaExecutor::deviceName() const { return impl_->deviceName; }
+
+std::map<std::string, int64_t> CudaExecutor::launchesByPath() const {
+  std::map<std::string, int64_t> counts;
+  for (const char *path : kPaths)
+    counts[path] = 0;
+  for (const LaunchPath &l : impl_->paths)
+    ++counts[l.path];
+  return counts;
+}
+
+} // namespace dlc::rt::cuda

@@ -1,0 +1,241 @@
+//===- CudaExecutorTest.cpp - the CUDA backend against the CPU reference --===//
+//
+// Without a GPU, creating a CUDA executor must be a clean kUnavailable
+// status. With one, a small hand-built plan that takes every path (a
+// generated add + relu group, cuBLASLt matmuls and a linear, cuDNN's three
+// convolutions, softmax on the host fallback) must compute what the CPU
+// executor computes from the same inputs, and a plan larger than the
+// device must be refused with both sizes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/runtime/Device.h"
+#include "dlc/runtime/Half.h"
+#include "dlc/runtime/cpu/CpuExecutor.h"
+#include "dlc/runtime/cuda/CudaExecutor.h"
+#include "dlc/runtime/cuda/KernelCodegen.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+using namespace dlc::rt;
+
+namespace {
+
+/// Builds a plan buffer by buffer, each at the next 256-byte boundary.
+struct PlanBuilder {
+  Plan plan;
+  int32_t add(const std::string &name, DType dtype, std::vector<int64_t> shape,
+              BufferRole role) {
+    PlanBuffer b;
+    b.name = name;
+    b.dtype = dtype;
+    b.shape = std::move(shape);
+    b.role = role;
+    b.bytes = b.numElements() * dtypeBytes(dtype);
+    b.offset = plan.arenaBytes;
+    plan.arenaBytes += (b.bytes + 255) / 256 * 256;
+    plan.buffers.push_back(std::move(b));
+    return static_cast<int32_t>(plan.buffers.size() - 1);
+  }
+  void kernel(const std::string &op, std::vector<int32_t> in, std::vector<int32_t> out,
+              PlanAttrs attrs = {}) {
+    plan.kernels.push_back(PlanKernel{op, std::move(in), std::move(out), std::move(attrs)});
+  }
+};
+
+/// One launch per path: add + relu fused (generated), matmul, matmul with
+/// a transposed right operand and linear (cuBLASLt), conv2d with bias and
+/// both its gradients (cuDNN), softmax (host fallback).
+Plan everyPathPlan(DType t) {
+  PlanBuilder p;
+  p.plan.model = "cuda_paths";
+  p.plan.batch = 4;
+  p.plan.precision = t == DType::kF32 ? "fp32" : "fp16";
+  p.plan.fusion = "paddle";
+  const BufferRole in = BufferRole::kInput, tmp = BufferRole::kTemporary;
+  int32_t x = p.add("x", t, {4, 8}, in), y = p.add("y", t, {4, 8}, in);
+  int32_t s = p.add("s", t, {4, 8}, tmp), r = p.add("r", t, {4, 8}, tmp);
+  int32_t w = p.add("w", t, {8, 16}, in), m = p.add("m", t, {4, 16}, tmp);
+  int32_t wt = p.add("wt", t, {16, 8}, in), mt = p.add("mt", t, {4, 16}, tmp);
+  int32_t bias = p.add("b", t, {16}, in), l = p.add("l", t, {4, 16}, tmp);
+  int32_t prob = p.add("p", t, {4, 16}, tmp);
+  int32_t img = p.add("img", t, {2, 3, 8, 8}, in), filt = p.add("filt", t, {4, 3, 3, 3}, in);
+  int32_t cb = p.add("cb", t, {4}, in), c = p.add("c", t, {2, 4, 8, 8}, tmp);
+  int32_t dy = p.add("dy", t, {2, 4, 8, 8}, in), dx = p.add("dx", t, {2, 3, 8, 8}, tmp);
+  int32_t dw = p.add("dw", t, {4, 3, 3, 3}, tmp);
+  PlanAttrs group = {{"fusion.group", int64_t(0)}, {"fusion.kind", std::string("elewise_act")}};
+  p.kernel("add", {x, y}, {s}, group);
+  p.kernel("relu", {s}, {r}, group);
+  p.kernel("matmul", {r, w}, {m});
+  p.kernel("matmul", {r, wt}, {mt}, {{"transpose_rhs", int64_t(1)}});
+  p.kernel("linear", {r, wt, bias}, {l});
+  p.kernel("softmax", {l}, {prob}, {{"axis", int64_t(-1)}});
+  PlanAttrs conv = {{"stride", std::vector<int64_t>{1, 1}},
+                    {"padding", std::vector<int64_t>{1, 1}},
+                    {"dilation", std::vector<int64_t>{1, 1}},
+                    {"groups", int64_t(1)}};
+  p.kernel("conv2d", {img, filt, cb}, {c}, conv);
+  p.kernel("conv2d_backward_data", {dy, filt}, {dx}, conv);
+  p.kernel("conv2d_backward_filter", {dy, img}, {dw}, conv);
+  return p.plan;
+}
+
+std::vector<float> asFloats(const std::string &bytes, DType dtype) {
+  size_t n = bytes.size() / dtypeBytes(dtype);
+  std::vector<float> values(n);
+  if (cpu::isHalf(dtype))
+    cpu::widenToFloat(bytes.data(), dtype, values.data(), n);
+  else
+    std::memcpy(values.data(), bytes.data(), bytes.size());
+  return values;
+}
+
+/// Writes the same N(0, 1) values (rounded to the buffer's type) into
+/// every input of both executors.
+void writeRandomInputs(Executor &a, Executor &b, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const PlanBuffer &buffer : a.plan().buffers) {
+    if (buffer.role != BufferRole::kInput)
+      continue;
+    std::vector<float> values(buffer.numElements());
+    for (float &v : values)
+      v = normal(rng);
+    std::string bytes(buffer.bytes, '\0');
+    if (cpu::isHalf(buffer.dtype))
+      cpu::roundFromFloat(values.data(), buffer.dtype, bytes.data(), buffer.numElements());
+    else
+      std::memcpy(bytes.data(), values.data(), bytes.size());
+    ASSERT_TRUE(a.write(buffer.name, bytes.data(), bytes.size()).isOk());
+    ASSERT_TRUE(b.write(buffer.name, bytes.data(), bytes.size()).isOk());
+  }
+}
+
+/// One step on both backends; every result within `tolerance` of the CPU's,
+/// relative to the largest magnitude of the CPU's result.
+void expectMatchesCpu(DType dtype, double tolerance) {
+  auto devices = listCudaDevices();
+  if (!devices.isOk())
+    GTEST_SKIP() << "needs a GPU: " << devices.status().toString();
+  Plan plan = everyPathPlan(dtype);
+  ASSERT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
+  auto cpuExec = cpu::CpuExecutor::create(plan);
+  ASSERT_TRUE(cpuExec.isOk()) << cpuExec.status().toString();
+  auto gpuExec = cuda::CudaExecutor::create(plan);
+  ASSERT_TRUE(gpuExec.isOk()) << gpuExec.status().toString();
+  cuda::CudaExecutor &gpu = **gpuExec;
+  for (const cuda::LaunchPath &l : gpu.launchPaths())
+    std::cerr << "  " << l.path << ": " << l.label
+              << (l.reason.empty() ? "" : " -- " + l.reason) << "\n";
+  std::map<std::string, int64_t> expected = {
+      {"generated", 1}, {"cublaslt", 3}, {"cudnn", 3}, {"host-fallback", 1}};
+  EXPECT_EQ(gpu.launchesByPath(), expected);
+
+  writeRandomInputs(**cpuExec, gpu, 7);
+  ASSERT_TRUE((*cpuExec)->step().isOk());
+  Status stepped = gpu.step();
+  ASSERT_TRUE(stepped.isOk()) << stepped.toString();
+  ASSERT_TRUE(gpu.synchronize().isOk());
+  auto ms = gpu.stepMs();
+  ASSERT_TRUE(ms.isOk()) << ms.status().toString();
+  EXPECT_GT(*ms, 0.0f);
+  EXPECT_EQ(gpu.stepsRun(), 1);
+
+  for (size_t id = 0; id < plan.buffers.size(); ++id) {
+    const PlanBuffer &b = plan.buffers[id];
+    if (b.role != BufferRole::kTemporary || b.name == "s")
+      continue; // s lives inside the fused group: never written to memory
+    std::vector<float> want = asFloats((*cpuExec)->bytesOf(id), b.dtype);
+    std::vector<float> got = asFloats(gpu.bytesOf(id), b.dtype);
+    ASSERT_EQ(got.size(), want.size()) << b.name;
+    double scale = 1e-30, worst = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      scale = std::max(scale, std::fabs(double(want[i])));
+      worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
+    }
+    EXPECT_LE(worst / scale, tolerance)
+        << b.name << ": largest difference " << worst << " against magnitude " << scale;
+  }
+}
+
+} // namespace
+
+TEST(CudaExecutor, WithoutAGpuCreateIsUnavailable) {
+  auto devices = listCudaDevices();
+  if (devices.isOk())
+    GTEST_SKIP() << "a CUDA device is present: " << devices->front().name;
+  auto exec = cuda::CudaExecutor::create(everyPathPlan(DType::kF32));
+  ASSERT_FALSE(exec.isOk());
+  EXPECT_EQ(exec.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(exec.status().message().rfind("no CUDA device", 0), 0u)
+      << exec.status().toString();
+  // Exactly listCudaDevices' status, unchanged.
+  EXPECT_EQ(exec.status().message(), devices.status().message());
+}
+
+// Runs everywhere: the test plan's launches are the ones the GPU tests
+// expect on each path (only the generated group is the generator's).
+TEST(CudaExecutor, TheTestPlanHasOneLaunchPerOp) {
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    Plan plan = everyPathPlan(dtype);
+    ASSERT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
+    std::vector<cuda::Launch> launches = cuda::planLaunches(plan);
+    ASSERT_EQ(launches.size(), 8u);
+    EXPECT_EQ(launches[0].kernels.size(), 2u);
+    cuda::GenerateDecision group = cuda::isGeneratable(plan, launches[0]);
+    EXPECT_TRUE(group.ok) << group.reason;
+    EXPECT_FALSE(cuda::isGeneratable(plan, launches[4]).ok) << "softmax";
+    EXPECT_TRUE(cpu::CpuExecutor::create(plan).isOk());
+  }
+}
+
+TEST(CudaExecutor, EveryPathMatchesTheCpuFp32) { expectMatchesCpu(DType::kF32, 1e-5); }
+
+TEST(CudaExecutor, EveryPathMatchesTheCpuFp16) { expectMatchesCpu(DType::kF16, 1e-2); }
+
+TEST(CudaExecutor, InitializesParametersAsTheCpuDoes) {
+  auto devices = listCudaDevices();
+  if (!devices.isOk())
+    GTEST_SKIP() << "needs a GPU: " << devices.status().toString();
+  PlanBuilder p;
+  p.plan.model = "init";
+  int32_t w = p.add("w", DType::kF32, {64, 32}, BufferRole::kParam);
+  int32_t h = p.add("h", DType::kF16, {64, 32}, BufferRole::kParam);
+  for (int32_t id : {w, h})
+    p.plan.buffers[id].init = {{"init", std::string("kaiming_uniform")}};
+  int32_t out = p.add("out", DType::kF32, {64, 32}, BufferRole::kTemporary);
+  p.kernel("relu", {w}, {out});
+  auto cpuExec = cpu::CpuExecutor::create(p.plan);
+  ASSERT_TRUE(cpuExec.isOk()) << cpuExec.status().toString();
+  auto gpuExec = cuda::CudaExecutor::create(p.plan);
+  ASSERT_TRUE(gpuExec.isOk()) << gpuExec.status().toString();
+  ASSERT_TRUE((*cpuExec)->initialize(3).isOk());
+  Status initialized = (*gpuExec)->initialize(3);
+  ASSERT_TRUE(initialized.isOk()) << initialized.toString();
+  for (int32_t id : {w, h})
+    EXPECT_EQ((*gpuExec)->bytesOf(id), (*cpuExec)->bytesOf(id)) << p.plan.buffers[id].name;
+}
+
+TEST(CudaExecutor, AnArenaLargerThanTheDeviceNamesBothSizes) {
+  auto devices = listCudaDevices();
+  if (!devices.isOk())
+    GTEST_SKIP() << "needs a GPU: " << devices.status().toString();
+  PlanBuilder p;
+  p.plan.model = "too_big";
+  int32_t x = p.add("x", DType::kF32, {16}, BufferRole::kInput);
+  int32_t y = p.add("y", DType::kF32, {16}, BufferRole::kTemporary);
+  p.kernel("relu", {x}, {y});
+  p.plan.arenaBytes = static_cast<int64_t>(devices->front().totalMemoryBytes) * 2;
+  auto exec = cuda::CudaExecutor::create(p.plan);
+  ASSERT_FALSE(exec.isOk());
+  EXPECT_EQ(exec.status().code(), StatusCode::kResourceExhausted);
+  const std::string &message = exec.status().message();
+  EXPECT_NE(message.find("planned peak " + std::to_string(p.plan.arenaBytes) + " bytes"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("bytes free of"), std::string::npos) << message;
+}
