@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The CUDA backend's checks, on a machine with a GPU.
+#
+# Needs: an NVIDIA GPU and driver; CUDA 13 (NVRTC, cuBLASLt) under
+# /usr/local/cuda; cuDNN 9 there or in the Python environment's
+# nvidia-cudnn-cu* package (its lib/ is put on LD_LIBRARY_PATH below, as are
+# nvidia.cublas's and nvidia.cuda_nvrtc's when the toolkit lacks them).
+# The GPU machine has no MLIR, so binaries and plans come from a dev machine:
+#   build/bin/DLCRuntimeTests   self-contained (GoogleTest linked in); else it
+#                               is rebuilt here from runtime/ (cmake, ninja,
+#                               GoogleTest needed; no MLIR)
+#   build/bin/dlc-bench         needs libLLVM.so.22.1: put its directory in
+#                               DLC_LLVM_LIB; without it the plans are skipped
+#   plans/*.plan                dev$ build/bin/dlc-bench models/mlp.mlir --batch 64 \
+#                                      --compile-only --emit-plan plans/mlp.plan
+# Usage: bench/gpu/run_gpu_tests.sh [PLAN_DIR]          (default: plans)
+# DLC_CUDA_SYNC=1 waits after every launch, so a device fault names its
+# launch; DLC_CUDA_TF32=1 lets fp32 GEMMs and convolutions use TF32.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+PLANS=${1:-plans}
+status=0
+
+# Vendor libraries the toolkit lacks, from Python's nvidia packages.
+pylib() { python3 -c "import nvidia.$1, os; print(os.path.join(os.path.dirname(nvidia.$1.__file__), 'lib'))" 2>/dev/null; }
+for want in "libcudnn.so.9 cudnn" "libcublasLt.so.13 cublas" "libnvrtc.so.13 cuda_nvrtc"; do
+  set -- $want
+  if ! ls /usr/local/cuda/lib64/$1 >/dev/null 2>&1 && dir=$(pylib $2) && [ -d "$dir" ]; then
+    export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  fi
+done
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+[ -n "${DLC_LLVM_LIB:-}" ] && export LD_LIBRARY_PATH="$DLC_LLVM_LIB:$LD_LIBRARY_PATH"
+echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+
+TESTS=build/bin/DLCRuntimeTests
+if ! "$TESTS" --gtest_list_tests >/dev/null 2>&1; then
+  # Rebuild the runtime and its tests without MLIR (they never include it).
+  B=build-gpu; mkdir -p $B/src
+  CUDNN_ROOT=$(dirname "$(pylib cudnn)" 2>/dev/null || true)
+  cat > $B/src/CMakeLists.txt <<CMAKE
+cmake_minimum_required(VERSION 3.20)
+project(dlc_runtime_only LANGUAGES C CXX CUDA)
+set(CMAKE_CXX_STANDARD 17)
+set(CMAKE_RUNTIME_OUTPUT_DIRECTORY \${CMAKE_BINARY_DIR}/bin)
+find_package(CUDAToolkit REQUIRED)
+find_package(GTest REQUIRED)
+set(DLC_ENABLE_CUDA ON)
+set(DLC_CUDNN_ROOT "$CUDNN_ROOT")
+add_subdirectory($PWD/runtime runtime)
+file(GLOB tests $PWD/test/unittest/Runtime/*Test.cpp)
+add_executable(DLCRuntimeTests \${tests})
+target_link_libraries(DLCRuntimeTests PRIVATE dlc_runtime GTest::gtest GTest::gtest_main \${CMAKE_DL_LIBS})
+target_compile_definitions(DLCRuntimeTests PRIVATE DLC_HOST_CXX="\${CMAKE_CXX_COMPILER}")
+CMAKE
+  cmake -S $B/src -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc && cmake --build $B --target DLCRuntimeTests || exit 1
+  TESTS=$B/bin/DLCRuntimeTests
+fi
+readelf -d "$TESTS" | grep -q 'libcuda\.so' && { echo "error: $TESTS links the driver library" >&2; status=1; }
+"$TESTS" --gtest_filter='CudaExecutor*:CudaDevice*:Codegen*' || status=1
+
+BENCH=build/bin/dlc-bench
+if "$BENCH" --help >/dev/null 2>&1; then
+  for plan in "$PLANS"/*.plan; do
+    [ -e "$plan" ] || continue
+    echo "== $plan"
+    "$BENCH" "$plan" --backend cuda --warmup 3 --steps 10 --repeats 2 --format json \
+      -o "${plan%.plan}.cuda.json" || { status=1; continue; }
+    grep -A5 '"launches_by_path"' "${plan%.plan}.cuda.json"
+    grep -A1 '"loss"' "${plan%.plan}.cuda.json"
+    "$BENCH" "$plan" --backend cpu --warmup 3 --steps 10 --repeats 1 --format json | grep -A1 '"loss"'
+  done
+else
+  echo "skipped the plans: $BENCH does not start here (libLLVM.so.22.1? set DLC_LLVM_LIB)" >&2
+fi
+exit $status
