@@ -82,7 +82,8 @@ cl::opt<double> lr("lr", cl::desc("learning rate; default: the model's"),
 cl::opt<std::string> precisionList("precision",
     cl::desc("fp32 (default), amp (fp16 compute, fp32 master weights, dynamic loss "
              "scaling), amp-bf16 (bf16 compute, fp32 master weights, no scaling) or fp16 "
-             "(pure fp16 parameters and compute, dynamic loss scaling); a comma-separated "
+             "(pure fp16 parameters and compute, fp32 optimizer state, dynamic loss "
+             "scaling); a comma-separated "
              "list sweeps, e.g. fp32,amp. The op lists are in dlc-opt "
              "--help's dlc-auto-mixed-precision and in docs/MixedPrecision.md"),
     cl::init("fp32"), cl::cat(category));
@@ -101,8 +102,9 @@ cl::opt<int64_t> lossScaleGrowthInterval("loss-scale-growth-interval",
     cl::init(2000), cl::cat(category));
 cl::opt<std::string> fusionList("fusion",
     cl::desc("none (one kernel per op, default), paddle (PaddlePaddle's batch-norm + "
-             "activation and element-wise + activation fusions) or xla (GEMM / conv "
-             "epilogues, greedy loop and reduction fusion, one kernel for the optimizer); "
+             "activation and element-wise + activation fusions, and one kernel for the "
+             "optimizer updates) or xla (GEMM / conv epilogues, greedy loop and reduction "
+             "fusion, one kernel for the optimizer updates and one for the weight casts); "
              "a comma-separated list sweeps, e.g. none,paddle,xla"),
     cl::init("none"), cl::cat(category));
 cl::opt<std::string> pipeline("pipeline",
