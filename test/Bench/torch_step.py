@@ -7,6 +7,11 @@
                                     compares loss, every gradient, every
                                     updated parameter and running statistic
                                     with dlc's dump in OUT
+  torch_step.py check-bf16 MODEL DIR OUT TOL
+                                    the same step under PyTorch's CPU
+                                    autocast to bfloat16, against dlc's
+                                    --precision amp-bf16 dump, within TOL
+                                    relative
 
 The models mirror models/*.mlir op for op, written with torch.nn.functional
 so that the parameter names are the models' train.name. Dropout is absent:
@@ -180,13 +185,20 @@ def init(name, out):
         np.save(os.path.join(out, iname + ".npy"), value)
 
 
-def check(name, src, dump):
+def check(name, src, dump, tolerance=TOLERANCE, autocast=None):
     forward, params, state, inputs, make_opt = models()[name]
     load = lambda n: torch.from_numpy(np.load(os.path.join(src, n + ".npy")))
     p = {n: load(n).requires_grad_(True) for n in params}
     p.update({n: load(n) for n in state})
     args = [load(n) for n in inputs]
-    loss = forward(p, *args)
+    if autocast is None:
+        loss = forward(p, *args)
+    else:
+        # torch.autocast keeps float32 master weights and casts where an op
+        # of its lower-precision list reads them, as dlc's amp-bf16 does.
+        with torch.autocast("cpu", dtype=autocast):
+            loss = forward(p, *args)
+        loss = loss.float()
     loss.backward()
     grads = {n: p[n].grad.clone() for n in params}
     opt = make_opt([p[n] for n in params])
@@ -204,7 +216,7 @@ def check(name, src, dump):
         scale = max(theirs.abs().max().item(), 1e-12)
         err = (ours.double() - theirs.double()).abs().max().item() / scale
         worst = max(worst, err)
-        if not err <= TOLERANCE:
+        if not err <= tolerance:
             failures.append("%s: relative error %.3g" % (label, err))
 
     def bounded(label, ours_file, theirs, bound):
@@ -226,7 +238,7 @@ def check(name, src, dump):
     for n in state:
         compare("running " + n, n + ".npy", p[n])
     print("%s: %d tensors compared, worst relative error %.3g (tolerance %g)"
-          % (name, 1 + 2 * len(params) + len(state), worst, TOLERANCE))
+          % (name, 1 + 2 * len(params) + len(state), worst, tolerance))
     for f in failures:
         print("MISMATCH " + f)
     return 1 if failures else 0
@@ -237,5 +249,8 @@ if __name__ == "__main__":
         init(sys.argv[2], sys.argv[3])
     elif len(sys.argv) >= 5 and sys.argv[1] == "check":
         sys.exit(check(sys.argv[2], sys.argv[3], sys.argv[4]))
+    elif len(sys.argv) >= 6 and sys.argv[1] == "check-bf16":
+        sys.exit(check(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]),
+                       autocast=torch.bfloat16))
     else:
         sys.exit(__doc__)
