@@ -17,6 +17,7 @@
 #include "CudaCheck.h"
 #include "dlc/runtime/Device.h"
 #include "dlc/runtime/cpu/CpuExecutor.h"
+#include "dlc/runtime/cuda/HandKernels.h"
 #include "dlc/runtime/cuda/KernelCodegen.h"
 #include "dlc/runtime/cuda/KernelCompiler.h"
 
@@ -36,7 +37,8 @@ constexpr int64_t kBlocksPerMultiprocessor = 32;
 /// holds 8-byte pointers; 16 keeps every table on a vector boundary).
 constexpr size_t kTableAlignment = 16;
 
-const char *const kPaths[] = {"generated", "cublaslt", "cudnn", "host-fallback"};
+const char *const kPaths[] = {"generated", "cublaslt", "cudnn", "hand-written",
+                               "host-fallback"};
 
 bool envFlag(const char *name) {
   const char *value = std::getenv(name);
@@ -71,6 +73,9 @@ struct LaunchStep {
   std::vector<void *> pointers; // loop and reduction kernels' parameters
   size_t tableOffset = 0;       // optimizer: its table in Impl::tables
   int segments = 0;
+  // hand-written: the kernel's one parameter block (pointers filled in)
+  bool hand = false;
+  HandKernelArgs handArgs;
   // library
   std::unique_ptr<cublas::Gemm> gemm;
   std::unique_ptr<cudnn::Conv> conv;
@@ -109,6 +114,10 @@ struct CudaExecutor::Impl {
   const Plan &plan() const { return host->plan(); }
   Status prepareLaunch(const Launch &launch, KernelCompiler &compiler, bool allowTf32,
                        cudnn::AlgorithmCache &algorithms, std::string &tableBytes);
+  /// A single kernel's hand-written launch; false (with `reason`) when
+  /// HandKernels refuses it.
+  StatusOr<bool> prepareHandWritten(const Launch &launch, KernelCompiler &compiler,
+                                    LaunchStep &step, std::string &reason);
   Status runLaunch(LaunchStep &step);
   Status runOnHost(LaunchStep &step);
   /// Copies buffers between the host mirror and the device, then waits.
@@ -314,6 +323,16 @@ Status CudaExecutor::Impl::prepareLaunch(const Launch &launch, KernelCompiler &c
     reason = "a library launch of several kernels";
   }
 
+  if (launch.kernels.size() == 1) {
+    auto hand = prepareHandWritten(launch, compiler, step, reason);
+    if (!hand.isOk())
+      return hand.status();
+    if (*hand) {
+      launches.push_back(std::move(step));
+      return Status::ok();
+    }
+  }
+
   step.path.path = "host-fallback";
   step.path.reason = reason;
   for (size_t k : launch.kernels)
@@ -331,6 +350,47 @@ Status CudaExecutor::Impl::prepareLaunch(const Launch &launch, KernelCompiler &c
   return Status::ok();
 }
 
+StatusOr<bool> CudaExecutor::Impl::prepareHandWritten(const Launch &launch,
+                                                      KernelCompiler &compiler,
+                                                      LaunchStep &step, std::string &reason) {
+  const Plan &p = plan();
+  auto hand = planHandKernel(p, p.kernels[launch.kernels.front()]);
+  if (!hand.isOk()) {
+    reason += "; not hand-written: " + hand.status().message();
+    return false;
+  }
+  const std::string &where = step.path.label;
+  // One library per family, compiled (or found in the disk cache) once.
+  std::string libraryKey = "dlc_hw_" + hand->family;
+  auto library = libraries.find(libraryKey);
+  if (library == libraries.end()) {
+    std::string arch =
+        "sm_" + std::to_string(device.computeMajor) + std::to_string(device.computeMinor);
+    auto cubin = compiler.compile(libraryKey, handKernelSource(hand->family), arch);
+    if (!cubin.isOk())
+      return Status(cubin.status().code(), where + ": " + cubin.status().message());
+    cudaLibrary_t loaded = nullptr;
+    DLC_RETURN_IF_ERROR(cudaCheck(cudaLibraryLoadData(&loaded, cubin->data(), nullptr, nullptr,
+                                                      0, nullptr, nullptr, 0),
+                                  "cudaLibraryLoadData", where + ", " + libraryKey));
+    library = libraries.emplace(libraryKey, loaded).first;
+  }
+  DLC_RETURN_IF_ERROR(
+      cudaCheck(cudaLibraryGetKernel(&step.kernel, library->second, hand->name.c_str()),
+                "cudaLibraryGetKernel", where + ", kernel " + hand->name));
+  step.path.path = "hand-written";
+  step.hand = true;
+  step.kernelName = hand->name;
+  step.handArgs = hand->args;
+  for (size_t i = 0; i < hand->buffers.size(); ++i)
+    step.handArgs.p[i] =
+        hand->buffers[i] < 0 ? nullptr : arena + p.buffers[hand->buffers[i]].offset;
+  int64_t cap = int64_t(device.multiprocessors) * kBlocksPerMultiprocessor;
+  step.grid = dim3(static_cast<unsigned>(std::clamp<int64_t>(hand->blocks, 1, cap)));
+  step.block = dim3(hand->blockSize);
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // The step
 //===----------------------------------------------------------------------===//
@@ -346,7 +406,10 @@ Status CudaExecutor::Impl::runLaunch(LaunchStep &step) {
   std::vector<void *> args;
   void *table = tables + step.tableOffset;
   long long stepIndex = stepCounter;
-  if (step.form == KernelForm::kOptimizer) {
+  if (step.hand) {
+    // (DlcHandArgs a, long long step)
+    args = {&step.handArgs, &stepIndex};
+  } else if (step.form == KernelForm::kOptimizer) {
     // (const DlcSegment *table, int segments, long long step)
     args = {&table, &step.segments, &stepIndex};
   } else {

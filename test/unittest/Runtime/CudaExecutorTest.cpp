@@ -132,7 +132,8 @@ void expectMatchesCpu(DType dtype, double tolerance) {
     std::cerr << "  " << l.path << ": " << l.label
               << (l.reason.empty() ? "" : " -- " + l.reason) << "\n";
   std::map<std::string, int64_t> expected = {
-      {"generated", 1}, {"cublaslt", 3}, {"cudnn", 3}, {"host-fallback", 1}};
+      {"generated", 1}, {"cublaslt", 3}, {"cudnn", 3}, {"hand-written", 1},
+      {"host-fallback", 0}};
   EXPECT_EQ(gpu.launchesByPath(), expected);
 
   writeRandomInputs(**cpuExec, gpu, 7);

@@ -9,9 +9,12 @@
 //                  device's sm_XY, loaded with cudaLibraryLoadData;
 //   cublaslt       matmul / linear (fp32; f16 / bf16 with fp32 accumulation);
 //   cudnn          conv2d and its data and filter gradients;
-//   host-fallback  everything else (pooling, softmax, norms, embeddings,
-//                  losses, resizing, dropout, fused groups holding library
-//                  ops): the launch's buffers are copied to the host, the
+//   hand-written   a single softmax, layer norm, cross-entropy, embedding,
+//                  dropout, 2-d pooling or optimizer update, and their
+//                  gradients: HandKernels.h's NVRTC kernels;
+//   host-fallback  everything else (batch norm, resizing, fused groups
+//                  holding library ops, shapes the hand-written kernels
+//                  refuse): the launch's buffers are copied to the host, the
 //                  CPU backend's kernels run on them, the results go back.
 //                  Slow, but every plan runs and matches the CPU reference.
 //
@@ -38,7 +41,7 @@ namespace dlc::rt::cuda {
 
 /// How one launch runs, and why it is not on a faster path.
 struct LaunchPath {
-  std::string path;   // "generated", "cublaslt", "cudnn" or "host-fallback"
+  std::string path;   // "generated", "cublaslt", "cudnn", "hand-written" or "host-fallback"
   std::string label;  // "launch #3 (conv2d, kernel #3)"
   std::string reason; // host-fallback: why no device path took it
 };

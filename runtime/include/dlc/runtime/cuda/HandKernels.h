@@ -1,0 +1,60 @@
+//===- HandKernels.h - hand-written CUDA kernels for single ops -*- C++ -*-===//
+//
+// The ops the kernel generator does not write and no vendor library covers
+// (softmax, layer norm, cross-entropy, embeddings, dropout, pooling, single
+// optimizer updates) have hand-written CUDA C++ kernels, kept as NVRTC
+// source strings under runtime/src/cuda/handwritten/, one per op family.
+// planHandKernel() decides, for one plan kernel, which kernel runs it and
+// with what parameters, or refuses with a reason (the executor then falls
+// back to the host). Every kernel takes (DlcHandArgs a, long long step);
+// HandKernelArgs is DlcHandArgs' host twin, same layout.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_RUNTIME_CUDA_HANDKERNELS_H
+#define DLC_RUNTIME_CUDA_HANDKERNELS_H
+
+#include "dlc/runtime/Plan.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dlc::rt::cuda {
+
+/// The kernels' one parameter block (struct DlcHandArgs in the sources).
+struct HandKernelArgs {
+  void *p[8] = {};      // buffers: the caller fills them from `buffers`
+  int32_t t[8] = {};    // element types: 0 f32, 1 f16, 2 bf16, 3 i32, 4 i64
+  int64_t i[24] = {};   // integer attributes and shapes
+  double f[8] = {};     // float attributes
+};
+static_assert(sizeof(HandKernelArgs) == 64 + 32 + 192 + 64, "DlcHandArgs' layout");
+
+/// One plan kernel as a hand-written launch.
+struct HandKernel {
+  std::string family;  // "softmax": the source it is in (handKernelSource)
+  std::string name;    // "dlc_hw_softmax": its extern "C" entry point
+  /// Buffer ids for HandKernelArgs::p, in order; -1 for an absent optional
+  /// operand (its pointer stays null).
+  std::vector<int32_t> buffers;
+  HandKernelArgs args;  // t, i and f filled in; p left to the caller
+  int blockSize = 256;  // blockDim.x, a power of two
+  /// Blocks the kernel can use; the launcher may cap it (grid-stride loops
+  /// cover the rest), never raise it.
+  int64_t blocks = 1;
+};
+
+/// The kernel for `kernel` of `plan`, or kInvalidArgument saying why there
+/// is none (op not covered, a shape or element type it does not handle).
+StatusOr<HandKernel> planHandKernel(const Plan &plan, const PlanKernel &kernel);
+
+/// The families, and each one's complete source (prelude included).
+const std::vector<std::string> &handKernelFamilies();
+std::string handKernelSource(const std::string &family);
+/// The ops planHandKernel can take.
+const std::vector<std::string> &handKernelOps();
+
+} // namespace dlc::rt::cuda
+
+#endif // DLC_RUNTIME_CUDA_HANDKERNELS_H

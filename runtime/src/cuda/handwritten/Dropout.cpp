@@ -1,0 +1,40 @@
+//===- Dropout.cpp - dropout with the CPU's counter-based mask ------------===//
+//
+// The keep decision is the CPU's keepElement (runtime/src/cpu/OpsDense.cpp):
+// splitmix64 finalizers over (seed, step, element index), the top 53 bits
+// as a double in [0, 1) compared with the rate. Integer arithmetic and one
+// exact conversion, so the device's mask is the CPU's bit for bit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Sources.h"
+
+namespace dlc::rt::cuda::handwritten {
+
+const char *dropoutBody() {
+  return R"src(
+DLC_DEVICE unsigned long long dlc_hw_mix(unsigned long long z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// p: x, y. i: n, seed. f: rate.
+extern "C" __global__ void __launch_bounds__(1024)
+dlc_hw_dropout(const DlcHandArgs a, long long step) {
+  const long long n = a.i[0];
+  const unsigned long long seed = (unsigned long long)a.i[1];
+  const double rate = a.f[0];
+  const float scale = (float)(1.0 / (1.0 - rate));
+  const unsigned long long base = dlc_hw_mix(seed * 0x9e3779b97f4a7c15ull + (unsigned long long)step);
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    unsigned long long h = dlc_hw_mix(base + (unsigned long long)i);
+    bool keep = (double)(h >> 11) * (1.0 / 9007199254740992.0) >= rate;
+    dlc_hw_st(a, 1, i, keep ? dlc_hw_ld(a, 0, i) * scale : 0.0f);
+  }
+}
+)src";
+}
+
+} // namespace dlc::rt::cuda::handwritten

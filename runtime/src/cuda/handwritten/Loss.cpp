@@ -1,0 +1,86 @@
+//===- Loss.cpp - softmax cross-entropy and its gradient ------------------===//
+//
+// The loss is one scalar: a single block walks the positions in order,
+// threads over the classes, and thread 0 adds each position's term in the
+// CPU's order (so the sum over positions is the CPU's, in double). A label
+// outside [0, classes) that is not ignore_index, an error on the CPU, makes
+// the loss NaN. The gradient runs one block per position; every block
+// first counts the labels that are not ignored (the mean's divisor).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Sources.h"
+
+namespace dlc::rt::cuda::handwritten {
+
+const char *lossBody() {
+  return R"src(
+/// Position (o, in)'s maximum logit and sum of exp(logit - max), in double.
+DLC_DEVICE void dlc_hw_logsumexp(const DlcHandArgs &a, int k, long long o, long long in,
+                                 long long classes, long long inner, double *smem,
+                                 double &mx, double &sum) {
+  mx = DLC_NEG_INF;
+  for (long long c = threadIdx.x; c < classes; c += blockDim.x) {
+    double v = dlc_hw_ld(a, k, (o * classes + c) * inner + in);
+    mx = mx < v ? v : mx;
+  }
+  mx = dlc_hw_block_max(mx, smem);
+  sum = 0;
+  for (long long c = threadIdx.x; c < classes; c += blockDim.x)
+    sum += exp(dlc_hw_ld(a, k, (o * classes + c) * inner + in) - mx);
+  sum = dlc_hw_block_sum(sum, smem);
+}
+
+// p: logits, labels, loss. i: outer, classes, inner, ignore_index.
+extern "C" __global__ void __launch_bounds__(1024)
+dlc_hw_softmax_cross_entropy(const DlcHandArgs a, long long step) {
+  __shared__ double smem[1024];
+  if (blockIdx.x != 0) return;
+  const long long outer = a.i[0], classes = a.i[1], inner = a.i[2], ignore = a.i[3];
+  double total = 0;
+  long long counted = 0;
+  bool bad = false;
+  for (long long pos = 0; pos < outer * inner; ++pos) {
+    const long long o = pos / inner, in = pos % inner, label = dlc_hw_index(a, 1, pos);
+    if (label == ignore) continue;
+    if (label < 0 || label >= classes) { bad = true; continue; }
+    double mx, sum;
+    dlc_hw_logsumexp(a, 0, o, in, classes, inner, smem, mx, sum);
+    total += mx + log(sum) - dlc_hw_ld(a, 0, (o * classes + label) * inner + in);
+    ++counted;
+  }
+  if (threadIdx.x == 0)
+    dlc_hw_st(a, 2, 0, bad ? DLC_HW_NAN : counted ? (float)(total / counted) : 0.0f);
+}
+
+// p: dloss, logits, labels, dlogits. i: outer, classes, inner, ignore_index.
+extern "C" __global__ void __launch_bounds__(1024)
+dlc_hw_softmax_cross_entropy_backward(const DlcHandArgs a, long long step) {
+  __shared__ double smem[1024];
+  const long long outer = a.i[0], classes = a.i[1], inner = a.i[2], ignore = a.i[3];
+  const long long positions = outer * inner;
+  double part = 0;
+  for (long long pos = threadIdx.x; pos < positions; pos += blockDim.x)
+    part += dlc_hw_index(a, 2, pos) != ignore ? 1.0 : 0.0;
+  const double counted = dlc_hw_block_sum(part, smem); // exact: whole numbers
+  const double dloss = dlc_hw_ld(a, 0, 0);
+  for (long long pos = blockIdx.x; pos < positions; pos += gridDim.x) {
+    const long long o = pos / inner, in = pos % inner, label = dlc_hw_index(a, 2, pos);
+    if (label == ignore || counted == 0) {
+      for (long long c = threadIdx.x; c < classes; c += blockDim.x)
+        dlc_hw_st(a, 3, (o * classes + c) * inner + in, 0.0f);
+      continue;
+    }
+    double mx, sum;
+    dlc_hw_logsumexp(a, 1, o, in, classes, inner, smem, mx, sum);
+    for (long long c = threadIdx.x; c < classes; c += blockDim.x) {
+      long long at = (o * classes + c) * inner + in;
+      double p = exp(dlc_hw_ld(a, 1, at) - mx) / sum - (c == label ? 1.0 : 0.0);
+      dlc_hw_st(a, 3, at, (float)(dloss * p / counted));
+    }
+  }
+}
+)src";
+}
+
+} // namespace dlc::rt::cuda::handwritten

@@ -1,0 +1,74 @@
+//===- Optimizer.cpp - one parameter's SGD or AdamW update ----------------===//
+//
+// The CPU's formulas (torch.optim semantics) element by element in double,
+// for the single updates the generator's grouped optimizer kernel does not
+// take. The loss-scale status operand ({gradient multiplier, skip flag})
+// is optional; a skipped step copies parameter and state through.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Sources.h"
+
+namespace dlc::rt::cuda::handwritten {
+
+const char *optimizerBody() {
+  return R"src(
+// p: param, grad, momentum, status (or null), new param, new momentum.
+// i: n, has_status, nesterov. f: lr, momentum, weight_decay.
+extern "C" __global__ void __launch_bounds__(1024)
+dlc_hw_sgd_update(const DlcHandArgs a, long long step) {
+  const long long n = a.i[0];
+  const bool hasStatus = a.i[1] != 0, nesterov = a.i[2] != 0, first = step == 0;
+  const double lr = a.f[0], momentum = a.f[1], decay = a.f[2];
+  const double factor = hasStatus ? (double)dlc_hw_ld(a, 3, 0) : 1.0;
+  const bool skip = hasStatus && dlc_hw_ld(a, 3, 1) != 0.0f;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    const float P = dlc_hw_ld(a, 0, i), M = dlc_hw_ld(a, 2, i);
+    if (skip) {
+      dlc_hw_st(a, 4, i, P);
+      dlc_hw_st(a, 5, i, M);
+      continue;
+    }
+    double p = P, g = dlc_hw_ld(a, 1, i) * factor + decay * p, m = M, d = g;
+    if (momentum != 0) {
+      m = first ? g : momentum * m + g;
+      d = nesterov ? g + momentum * m : m;
+    }
+    dlc_hw_st(a, 5, i, (float)m);
+    dlc_hw_st(a, 4, i, (float)(p - lr * d));
+  }
+}
+
+// p: param, grad, m, v, status (or null), new param, new m, new v.
+// i: n, has_status. f: lr, beta1, beta2, epsilon, weight_decay.
+extern "C" __global__ void __launch_bounds__(1024)
+dlc_hw_adamw_update(const DlcHandArgs a, long long step) {
+  const long long n = a.i[0];
+  const bool hasStatus = a.i[1] != 0;
+  const double lr = a.f[0], b1 = a.f[1], b2 = a.f[2], eps = a.f[3], decay = a.f[4];
+  const double t = (double)(step + 1);
+  const double correction1 = 1 - pow(b1, t), correction2 = 1 - pow(b2, t);
+  const double factor = hasStatus ? (double)dlc_hw_ld(a, 4, 0) : 1.0;
+  const bool skip = hasStatus && dlc_hw_ld(a, 4, 1) != 0.0f;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    const float P = dlc_hw_ld(a, 0, i), M = dlc_hw_ld(a, 2, i), V = dlc_hw_ld(a, 3, i);
+    if (skip) {
+      dlc_hw_st(a, 5, i, P);
+      dlc_hw_st(a, 6, i, M);
+      dlc_hw_st(a, 7, i, V);
+      continue;
+    }
+    double p = P * (1 - lr * decay), g = dlc_hw_ld(a, 1, i) * factor;
+    double m = b1 * M + (1 - b1) * g, v = b2 * V + (1 - b2) * g * g;
+    double denom = sqrt(v) / sqrt(correction2) + eps;
+    dlc_hw_st(a, 6, i, (float)m);
+    dlc_hw_st(a, 7, i, (float)v);
+    dlc_hw_st(a, 5, i, (float)(p - lr / correction1 * m / denom));
+  }
+}
+)src";
+}
+
+} // namespace dlc::rt::cuda::handwritten

@@ -1,0 +1,134 @@
+//===- Pool.cpp - max and average 2-d pooling and their gradients ---------===//
+//
+// The windows of runtime/src/cpu/Pool.cpp: start at o * stride - pad,
+// clipped to the input, the divisor clipped to the padded input with
+// count_include_pad. Forward: one thread per output. Backward: one thread
+// per input element, gathering from the output windows that contain it in
+// the CPU's (oy, ox) order, in double, so no atomics and the CPU's sums bit
+// for bit; max pooling recomputes each window's first maximum (a NaN wins).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Sources.h"
+
+namespace dlc::rt::cuda::handwritten {
+
+const char *poolBody() {
+  return R"src(
+// i: n, c, h, w, kh, kw, stride_h, stride_w, pad_h, pad_w,
+//    count_include_pad, out_h, out_w.
+struct DlcWindow { long long begin, end, padded; };
+DLC_DEVICE DlcWindow dlc_hw_window(long long o, long long in, long long k, long long s, long long pad) {
+  long long b = o * s - pad, e = b + k < in + pad ? b + k : in + pad;
+  DlcWindow w;
+  w.padded = e - b;
+  w.begin = b > 0 ? b : 0;
+  w.end = e < in ? e : in;
+  return w;
+}
+/// The window's first maximum, as a plane index.
+DLC_DEVICE long long dlc_hw_argmax(const DlcHandArgs &a, int k, long long plane, long long w,
+                                   DlcWindow wy, DlcWindow wx) {
+  long long best = wy.begin * w + wx.begin;
+  float bestValue = DLC_NEG_INF;
+  for (long long iy = wy.begin; iy < wy.end; ++iy)
+    for (long long ix = wx.begin; ix < wx.end; ++ix) {
+      float v = dlc_hw_ld(a, k, plane + iy * w + ix);
+      if (v > bestValue || dlc_hw_isnan(v)) { bestValue = v; best = iy * w + ix; }
+    }
+  return best;
+}
+DLC_DEVICE double dlc_hw_divisor(const DlcHandArgs &a, DlcWindow wy, DlcWindow wx) {
+  return a.i[10] ? double(wy.padded * wx.padded)
+                 : double((wy.end - wy.begin) * (wx.end - wx.begin));
+}
+/// The outputs along one axis whose windows contain input position i.
+DLC_DEVICE void dlc_hw_covering(long long i, long long k, long long s, long long pad,
+                                long long out, long long &lo, long long &hi) {
+  long long first = i + pad - k + 1;
+  lo = first <= 0 ? 0 : (first + s - 1) / s;
+  hi = (i + pad) / s;
+  if (hi > out - 1) hi = out - 1;
+}
+
+#define DLC_HW_POOL_GEOMETRY                                                   \
+  const long long n = a.i[0], ch = a.i[1], h = a.i[2], w = a.i[3];             \
+  const long long kh = a.i[4], kw = a.i[5], sh = a.i[6], sw = a.i[7];          \
+  const long long ph = a.i[8], pw = a.i[9], oh = a.i[11], ow = a.i[12];
+
+// p: x, y.
+extern "C" __global__ void __launch_bounds__(1024)
+dlc_hw_max_pool2d(const DlcHandArgs a, long long step) {
+  DLC_HW_POOL_GEOMETRY
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n * ch * oh * ow;
+       e += (long long)gridDim.x * blockDim.x) {
+    const long long ox = e % ow, oy = (e / ow) % oh, nc = e / (ow * oh);
+    DlcWindow wy = dlc_hw_window(oy, h, kh, sh, ph), wx = dlc_hw_window(ox, w, kw, sw, pw);
+    dlc_hw_st(a, 1, e, dlc_hw_ld(a, 0, nc * h * w + dlc_hw_argmax(a, 0, nc * h * w, w, wy, wx)));
+  }
+}
+
+// p: dy, x, dx.
+extern "C" __global__ void __launch_bounds__(1024)
+dlc_hw_max_pool2d_backward(const DlcHandArgs a, long long step) {
+  DLC_HW_POOL_GEOMETRY
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n * ch * h * w;
+       e += (long long)gridDim.x * blockDim.x) {
+    const long long ix = e % w, iy = (e / w) % h, nc = e / (w * h);
+    long long ylo, yhi, xlo, xhi;
+    dlc_hw_covering(iy, kh, sh, ph, oh, ylo, yhi);
+    dlc_hw_covering(ix, kw, sw, pw, ow, xlo, xhi);
+    double acc = 0;
+    for (long long oy = ylo; oy <= yhi; ++oy) {
+      DlcWindow wy = dlc_hw_window(oy, h, kh, sh, ph);
+      for (long long ox = xlo; ox <= xhi; ++ox) {
+        DlcWindow wx = dlc_hw_window(ox, w, kw, sw, pw);
+        if (dlc_hw_argmax(a, 1, nc * h * w, w, wy, wx) == iy * w + ix)
+          acc += dlc_hw_ld(a, 0, (nc * oh + oy) * ow + ox);
+      }
+    }
+    dlc_hw_st(a, 2, e, (float)acc);
+  }
+}
+
+// p: x, y.
+extern "C" __global__ void __launch_bounds__(1024)
+dlc_hw_avg_pool2d(const DlcHandArgs a, long long step) {
+  DLC_HW_POOL_GEOMETRY
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n * ch * oh * ow;
+       e += (long long)gridDim.x * blockDim.x) {
+    const long long ox = e % ow, oy = (e / ow) % oh, nc = e / (ow * oh);
+    DlcWindow wy = dlc_hw_window(oy, h, kh, sh, ph), wx = dlc_hw_window(ox, w, kw, sw, pw);
+    double sum = 0;
+    for (long long iy = wy.begin; iy < wy.end; ++iy)
+      for (long long ix = wx.begin; ix < wx.end; ++ix)
+        sum += dlc_hw_ld(a, 0, nc * h * w + iy * w + ix);
+    dlc_hw_st(a, 1, e, (float)(sum / dlc_hw_divisor(a, wy, wx)));
+  }
+}
+
+// p: dy, dx.
+extern "C" __global__ void __launch_bounds__(1024)
+dlc_hw_avg_pool2d_backward(const DlcHandArgs a, long long step) {
+  DLC_HW_POOL_GEOMETRY
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n * ch * h * w;
+       e += (long long)gridDim.x * blockDim.x) {
+    const long long ix = e % w, iy = (e / w) % h, nc = e / (w * h);
+    long long ylo, yhi, xlo, xhi;
+    dlc_hw_covering(iy, kh, sh, ph, oh, ylo, yhi);
+    dlc_hw_covering(ix, kw, sw, pw, ow, xlo, xhi);
+    double acc = 0;
+    for (long long oy = ylo; oy <= yhi; ++oy) {
+      DlcWindow wy = dlc_hw_window(oy, h, kh, sh, ph);
+      for (long long ox = xlo; ox <= xhi; ++ox) {
+        DlcWindow wx = dlc_hw_window(ox, w, kw, sw, pw);
+        acc += dlc_hw_ld(a, 0, (nc * oh + oy) * ow + ox) / dlc_hw_divisor(a, wy, wx);
+      }
+    }
+    dlc_hw_st(a, 1, e, (float)acc);
+  }
+}
+)src";
+}
+
+} // namespace dlc::rt::cuda::handwritten

@@ -1,0 +1,583 @@
+//===- HandKernelsTest.cpp - hand-written CUDA kernels against the CPU ----===//
+//
+// Every hand-written kernel, on random inputs, for a few shapes and
+// attribute combinations, against the CPU reference kernel:
+//   - on the host: the kernel sources compile as plain C++ (one block of one
+//     thread, the prelude's host layer), run here, no GPU needed;
+//   - under NVRTC: every family compiles for sm_80 and sm_90;
+//   - on a GPU, through the CUDA executor (its "hand-written" path).
+// float32 results agree within 1e-5 relative: the kernels compute in double
+// where the CPU does, and only the order of a block reduction's additions
+// differs (one thread here: a tree of one slot). Dropout masks, gathers,
+// the embedding gradient (float sums in the CPU's order) and max pooling
+// agree bit for bit. Half outputs agree within one unit in the last place.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/runtime/Half.h"
+#include "dlc/runtime/cpu/CpuExecutor.h"
+#include "dlc/runtime/cuda/CudaExecutor.h"
+#include "dlc/runtime/cuda/HandKernels.h"
+#include "dlc/runtime/cuda/KernelCompiler.h"
+#include "dlc/runtime/Device.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <set>
+#include <unistd.h>
+
+using namespace dlc::rt;
+using namespace dlc::rt::cuda;
+
+namespace {
+
+constexpr BufferRole kIn = BufferRole::kInput, kOut = BufferRole::kGradient;
+
+/// One kernel on one plan, with how closely it must match.
+struct Case {
+  std::string label;
+  Plan plan;
+  int64_t step = 0;
+  bool exact = false;
+  /// Buffers given fixed values (labels, indices, loss-scale status).
+  std::map<int32_t, std::vector<double>> fixed;
+  /// Integer buffers without fixed values: uniform in [0, bound).
+  std::map<int32_t, int64_t> intBound;
+
+  int32_t buffer(const std::string &name, DType dtype, std::vector<int64_t> shape,
+                 BufferRole role) {
+    PlanBuffer b;
+    b.name = name;
+    b.dtype = dtype;
+    b.shape = std::move(shape);
+    b.role = role;
+    b.bytes = b.numElements() * dtypeBytes(dtype);
+    b.offset = plan.arenaBytes;
+    plan.arenaBytes += (b.bytes + 255) / 256 * 256;
+    plan.buffers.push_back(b);
+    return static_cast<int32_t>(plan.buffers.size() - 1);
+  }
+  void kernel(const std::string &op, std::vector<int32_t> in, std::vector<int32_t> out,
+              PlanAttrs attrs = {}) {
+    plan.kernels.push_back(PlanKernel{op, std::move(in), std::move(out), std::move(attrs)});
+  }
+  const PlanKernel &theKernel() const { return plan.kernels.front(); }
+};
+
+bool isFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
+
+float roundTo(DType t, float v) {
+  if (t == DType::kF16)
+    return halfToFloat(floatToHalf(v));
+  if (t == DType::kBF16)
+    return bfloat16ToFloat(floatToBfloat16(v));
+  return v;
+}
+
+/// A buffer's values as floats (float buffers) and its bytes in its type.
+struct Values {
+  std::vector<std::vector<float>> f;     // float view (the reference's)
+  std::vector<std::vector<int64_t>> ix;  // integer buffers
+  std::vector<std::string> bytes;        // in the buffer's own type
+};
+
+std::string encode(const PlanBuffer &b, const std::vector<float> &f,
+                   const std::vector<int64_t> &ix) {
+  std::string bytes(b.bytes, '\0');
+  for (int64_t e = 0; e < b.numElements(); ++e)
+    switch (b.dtype) {
+    case DType::kF32: std::memcpy(&bytes[e * 4], &f[e], 4); break;
+    case DType::kF16: {
+      uint16_t h = floatToHalf(f[e]);
+      std::memcpy(&bytes[e * 2], &h, 2);
+      break;
+    }
+    case DType::kBF16: {
+      uint16_t h = floatToBfloat16(f[e]);
+      std::memcpy(&bytes[e * 2], &h, 2);
+      break;
+    }
+    case DType::kI32: {
+      int32_t v = static_cast<int32_t>(ix[e]);
+      std::memcpy(&bytes[e * 4], &v, 4);
+      break;
+    }
+    case DType::kI64: std::memcpy(&bytes[e * 8], &ix[e], 8); break;
+    }
+  return bytes;
+}
+
+std::vector<float> decode(const PlanBuffer &b, const std::string &bytes) {
+  std::vector<float> f(b.numElements());
+  for (int64_t e = 0; e < b.numElements(); ++e) {
+    uint16_t h;
+    switch (b.dtype) {
+    case DType::kF32: std::memcpy(&f[e], &bytes[e * 4], 4); break;
+    case DType::kF16: std::memcpy(&h, &bytes[e * 2], 2), f[e] = halfToFloat(h); break;
+    case DType::kBF16: std::memcpy(&h, &bytes[e * 2], 2), f[e] = bfloat16ToFloat(h); break;
+    default: break;
+    }
+  }
+  return f;
+}
+
+/// Random inputs (rounded to their type first, so both sides see the same
+/// values), NaN in every output, and the bytes of both.
+Values makeInputs(const Case &c, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  const Plan &p = c.plan;
+  Values v;
+  v.f.resize(p.buffers.size());
+  v.ix.resize(p.buffers.size());
+  for (size_t i = 0; i < p.buffers.size(); ++i) {
+    const PlanBuffer &b = p.buffers[i];
+    int64_t n = b.numElements();
+    auto fixed = c.fixed.find(static_cast<int32_t>(i));
+    if (isFloat(b.dtype)) {
+      v.f[i].resize(n);
+      for (int64_t e = 0; e < n; ++e)
+        v.f[i][e] = b.role == kOut ? NAN
+                    : fixed != c.fixed.end() ? static_cast<float>(fixed->second[e])
+                                             : roundTo(b.dtype, normal(rng));
+      v.ix[i].assign(n, 0);
+    } else {
+      v.ix[i].resize(n);
+      auto bound = c.intBound.find(static_cast<int32_t>(i));
+      for (int64_t e = 0; e < n; ++e)
+        v.ix[i][e] = fixed != c.fixed.end()
+                         ? static_cast<int64_t>(fixed->second[e])
+                         : static_cast<int64_t>(rng() % uint64_t(bound->second));
+    }
+    v.bytes.push_back(encode(b, v.f[i], v.ix[i]));
+  }
+  return v;
+}
+
+/// The CPU reference on float views (as the CPU executor runs half
+/// buffers: widened, then each output rounded to its type).
+std::vector<std::vector<float>> reference(const Case &c, Values v) {
+  const Plan &p = c.plan;
+  const PlanKernel &k = c.theKernel();
+  std::vector<cpu::TensorRef> in, out;
+  auto ref = [&](int32_t id) -> cpu::TensorRef {
+    const PlanBuffer &b = p.buffers[id];
+    if (isFloat(b.dtype))
+      return {v.f[id].data(), DType::kF32, &b.shape};
+    return {v.bytes[id].data(), b.dtype, &b.shape};
+  };
+  for (int32_t id : k.inputs)
+    in.push_back(ref(id));
+  for (int32_t id : k.outputs)
+    out.push_back(ref(id));
+  cpu::KernelContext context(k, in, out, c.step);
+  Status status = cpu::cpuKernels().at(k.op)(context);
+  EXPECT_TRUE(status.isOk()) << c.label << ": " << status.toString();
+  for (int32_t id : k.outputs)
+    for (float &x : v.f[id])
+      x = roundTo(p.buffers[id].dtype, x);
+  return v.f;
+}
+
+/// The largest error of `have` against `want` over the kernel's outputs:
+/// relative to max(|want|, 1e-4); any NaN mismatch is infinite.
+double maxError(const Case &c, const std::vector<std::vector<float>> &want,
+                const std::vector<std::vector<float>> &have) {
+  double worst = 0;
+  for (int32_t id : c.theKernel().outputs)
+    for (size_t e = 0; e < want[id].size(); ++e) {
+      float w = want[id][e], h = have[id][e];
+      if (std::isnan(w) || std::isnan(h)) {
+        if (std::isnan(w) != std::isnan(h))
+          return INFINITY;
+        continue;
+      }
+      if (c.exact && std::memcmp(&w, &h, 4) != 0)
+        return INFINITY;
+      worst = std::max(worst, std::fabs(double(h) - w) / std::max(std::fabs(double(w)), 1e-4));
+    }
+  return worst;
+}
+
+double tolerance(const Case &c) {
+  double tol = 1e-5;
+  for (int32_t id : c.theKernel().outputs) {
+    if (c.plan.buffers[id].dtype == DType::kF16)
+      tol = std::max(tol, 1.0 / 1024);
+    if (c.plan.buffers[id].dtype == DType::kBF16)
+      tol = std::max(tol, 1.0 / 128);
+  }
+  return tol;
+}
+
+PlanAttrs pool(std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> pad,
+               int64_t ceil, int64_t includePad = 1) {
+  return {{"kernel_size", k}, {"stride", s}, {"padding", pad}, {"ceil_mode", ceil},
+          {"count_include_pad", includePad}};
+}
+
+std::vector<Case> allCases() {
+  std::vector<Case> cases;
+  auto add = [&](const std::string &label) -> Case & {
+    cases.emplace_back();
+    cases.back().label = label;
+    cases.back().plan.model = "hand_kernels_test";
+    return cases.back();
+  };
+  const DType F = DType::kF32, H = DType::kF16, B = DType::kBF16;
+
+  // softmax: last axis, a middle axis with scale, causal (more keys than
+  // queries), a broadcast mask, mask and causal, half precision.
+  {
+    Case &c = add("softmax last axis");
+    c.kernel("softmax", {c.buffer("x", F, {3, 5, 7}, kIn)}, {c.buffer("y", F, {3, 5, 7}, kOut)},
+             {{"axis", int64_t(-1)}});
+  }
+  {
+    Case &c = add("softmax axis 1, scale");
+    c.kernel("softmax", {c.buffer("x", F, {3, 5, 7}, kIn)}, {c.buffer("y", F, {3, 5, 7}, kOut)},
+             {{"axis", int64_t(1)}, {"scale", 0.5}});
+  }
+  {
+    Case &c = add("softmax causal");
+    c.kernel("softmax", {c.buffer("x", F, {2, 4, 6}, kIn)}, {c.buffer("y", F, {2, 4, 6}, kOut)},
+             {{"causal", int64_t(1)}, {"scale", 0.125}});
+  }
+  {
+    Case &c = add("softmax broadcast mask");
+    int32_t x = c.buffer("x", F, {2, 3, 4, 6}, kIn), m = c.buffer("m", F, {2, 1, 4, 6}, kIn);
+    c.kernel("softmax", {x, m}, {c.buffer("y", F, {2, 3, 4, 6}, kOut)});
+  }
+  {
+    Case &c = add("softmax mask + causal");
+    int32_t x = c.buffer("x", F, {2, 5, 5}, kIn), m = c.buffer("m", F, {5}, kIn);
+    c.kernel("softmax", {x, m}, {c.buffer("y", F, {2, 5, 5}, kOut)},
+             {{"causal", int64_t(1)}, {"scale", 2.0}});
+  }
+  {
+    Case &c = add("softmax f16");
+    c.kernel("softmax", {c.buffer("x", H, {3, 40}, kIn)}, {c.buffer("y", H, {3, 40}, kOut)});
+  }
+  {
+    Case &c = add("softmax_backward last axis");
+    int32_t dy = c.buffer("dy", F, {3, 5, 7}, kIn), y = c.buffer("y", F, {3, 5, 7}, kIn);
+    c.kernel("softmax_backward", {dy, y}, {c.buffer("dx", F, {3, 5, 7}, kOut)},
+             {{"axis", int64_t(-1)}, {"scale", 0.7}});
+  }
+  {
+    Case &c = add("softmax_backward axis 0, bf16");
+    int32_t dy = c.buffer("dy", B, {4, 6}, kIn), y = c.buffer("y", B, {4, 6}, kIn);
+    c.kernel("softmax_backward", {dy, y}, {c.buffer("dx", B, {4, 6}, kOut)},
+             {{"axis", int64_t(0)}});
+  }
+  // layer norm
+  for (DType t : {F, H, B}) {
+    Case &c = add(std::string("layer_norm ") + dtypeName(t));
+    int32_t x = c.buffer("x", t, {2, 3, 33}, kIn), g = c.buffer("g", t, {33}, kIn),
+            b = c.buffer("b", t, {33}, kIn);
+    c.kernel("layer_norm", {x, g, b}, {c.buffer("y", t, {2, 3, 33}, kOut)},
+             {{"epsilon", 1e-3}});
+  }
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{5, 17}, {2, 3, 300}}) {
+    Case &c = add("layer_norm_backward d=" + std::to_string(shape.back()));
+    int64_t d = shape.back();
+    int32_t dy = c.buffer("dy", F, shape, kIn), x = c.buffer("x", F, shape, kIn),
+            g = c.buffer("g", F, {d}, kIn);
+    c.kernel("layer_norm_backward", {dy, x, g},
+             {c.buffer("dx", F, shape, kOut), c.buffer("dg", F, {d}, kOut),
+              c.buffer("db", F, {d}, kOut)});
+  }
+  // cross-entropy: ignore_index present, a class axis with positions after
+  // it and int32 labels, every label ignored.
+  for (bool backward : {false, true}) {
+    std::string op = backward ? "softmax_cross_entropy_backward" : "softmax_cross_entropy";
+    auto inputs = [&](Case &c, int32_t logits, int32_t labels) {
+      std::vector<int32_t> in = {logits, labels};
+      if (backward) {
+        int32_t dl = c.buffer("dloss", F, {}, kIn);
+        c.fixed[dl] = {1.7};
+        in.insert(in.begin(), dl);
+      }
+      return in;
+    };
+    {
+      Case &c = add(op + " ignore_index");
+      int32_t l = c.buffer("logits", F, {6, 10}, kIn), y = c.buffer("labels", DType::kI64, {6}, kIn);
+      c.fixed[y] = {3, -100, 9, 0, -100, 5};
+      c.kernel(op, inputs(c, l, y), {c.buffer("out", F, backward ? std::vector<int64_t>{6, 10}
+                                                                  : std::vector<int64_t>{}, kOut)});
+    }
+    {
+      Case &c = add(op + " class axis 1 of [2,5,3], int32, ignore 2");
+      int32_t l = c.buffer("logits", F, {2, 5, 3}, kIn), y = c.buffer("labels", DType::kI32, {2, 3}, kIn);
+      c.fixed[y] = {2, 4, 0, 1, 2, 3};
+      c.kernel(op, inputs(c, l, y),
+               {c.buffer("out", F, backward ? std::vector<int64_t>{2, 5, 3} : std::vector<int64_t>{}, kOut)},
+               {{"class_axis", int64_t(1)}, {"ignore_index", int64_t(2)}});
+    }
+    {
+      Case &c = add(op + " all ignored");
+      int32_t l = c.buffer("logits", F, {3, 4}, kIn), y = c.buffer("labels", DType::kI64, {3}, kIn);
+      c.fixed[y] = {-100, -100, -100};
+      c.kernel(op, inputs(c, l, y),
+               {c.buffer("out", F, backward ? std::vector<int64_t>{3, 4} : std::vector<int64_t>{}, kOut)});
+    }
+  }
+  // embeddings
+  for (DType idType : {DType::kI64, DType::kI32}) {
+    Case &c = add(std::string("embedding ") + dtypeName(idType) + " indices");
+    int32_t t = c.buffer("table", F, {10, 8}, kIn), ids = c.buffer("ids", idType, {3, 4}, kIn);
+    c.intBound[ids] = 10;
+    c.exact = true;
+    c.kernel("embedding", {t, ids}, {c.buffer("y", F, {3, 4, 8}, kOut)});
+  }
+  {
+    Case &c = add("embedding f16 table");
+    int32_t t = c.buffer("table", H, {7, 5}, kIn), ids = c.buffer("ids", DType::kI64, {6}, kIn);
+    c.intBound[ids] = 7;
+    c.exact = true;
+    c.kernel("embedding", {t, ids}, {c.buffer("y", H, {6, 5}, kOut)});
+  }
+  {
+    Case &c = add("embedding_backward repeated indices");
+    int32_t dy = c.buffer("dy", F, {4, 5, 8}, kIn), ids = c.buffer("ids", DType::kI64, {4, 5}, kIn);
+    c.intBound[ids] = 6; // 20 indices into 6 rows: many repeats
+    c.exact = true;
+    c.kernel("embedding_backward", {dy, ids}, {c.buffer("dt", F, {6, 8}, kOut)});
+  }
+  // dropout: the mask bit for bit, two steps.
+  for (int64_t step : {0, 3}) {
+    Case &c = add("dropout step " + std::to_string(step));
+    c.step = step;
+    c.exact = true;
+    c.kernel("dropout", {c.buffer("x", F, {1000}, kIn)}, {c.buffer("y", F, {1000}, kOut)},
+             {{"rate", 0.3}, {"seed", int64_t(42)}});
+  }
+  {
+    Case &c = add("dropout f16");
+    c.exact = true;
+    c.kernel("dropout", {c.buffer("x", H, {257}, kIn)}, {c.buffer("y", H, {257}, kOut)},
+             {{"rate", 0.5}, {"seed", int64_t(7)}});
+  }
+  // pooling: padding, ceil mode, count_include_pad off, overlapping windows.
+  struct PoolShape {
+    std::string label;
+    std::vector<int64_t> in, out;
+    PlanAttrs attrs;
+  };
+  std::vector<PoolShape> pools = {
+      {"k3 s2 p1", {2, 3, 9, 9}, {2, 3, 5, 5}, pool({3, 3}, {2, 2}, {1, 1}, 0)},
+      {"k3 s2 ceil", {1, 2, 8, 8}, {1, 2, 4, 4}, pool({3, 3}, {2, 2}, {0, 0}, 1)},
+      {"k2x3 s1x2 p1 ceil, no pad count", {1, 2, 7, 6}, {1, 2, 8, 4},
+       pool({2, 3}, {1, 2}, {1, 1}, 1, 0)},
+  };
+  for (const PoolShape &s : pools) {
+    for (std::string kind : {"max", "avg"}) {
+      {
+        Case &c = add(kind + "_pool2d " + s.label);
+        c.exact = kind == "max";
+        c.kernel(kind + "_pool2d", {c.buffer("x", F, s.in, kIn)}, {c.buffer("y", F, s.out, kOut)},
+                 s.attrs);
+      }
+      {
+        Case &c = add(kind + "_pool2d_backward " + s.label);
+        int32_t dy = c.buffer("dy", F, s.out, kIn);
+        std::vector<int32_t> in = {dy};
+        if (kind == "max")
+          in.push_back(c.buffer("x", F, s.in, kIn));
+        c.kernel(kind + "_pool2d_backward", in, {c.buffer("dx", F, s.in, kOut)}, s.attrs);
+      }
+    }
+  }
+  {
+    // Ties: integer values in a small range, so windows hold equal maxima.
+    Case &c = add("max_pool2d_backward ties");
+    int32_t dy = c.buffer("dy", F, {1, 1, 4, 4}, kIn), x = c.buffer("x", F, {1, 1, 9, 9}, kIn);
+    std::vector<double> xs(81);
+    for (int i = 0; i < 81; ++i)
+      xs[i] = (i * 7) % 3;
+    c.fixed[x] = xs;
+    c.kernel("max_pool2d_backward", {dy, x}, {c.buffer("dx", F, {1, 1, 9, 9}, kOut)},
+             pool({3, 3}, {2, 2}, {0, 0}, 0));
+  }
+  // optimizers: first and later steps, nesterov, the loss-scale status
+  // (a multiplier, then a skipped step).
+  struct Opt {
+    std::string label;
+    int64_t step;
+    std::vector<double> status; // empty: no status operand
+  };
+  for (const Opt &o : {Opt{"step 0", 0, {}}, Opt{"step 2, status 0.5", 2, {0.5, 0}},
+                       Opt{"skipped", 1, {0.25, 1}}}) {
+    for (int64_t nesterov : {0, 1}) {
+      Case &c = add("sgd_update " + o.label + (nesterov ? ", nesterov" : ""));
+      c.step = o.step;
+      std::vector<int32_t> in = {c.buffer("p", F, {37}, kIn), c.buffer("g", F, {37}, kIn),
+                                 c.buffer("m", F, {37}, kIn)};
+      if (!o.status.empty()) {
+        in.push_back(c.buffer("status", F, {2}, kIn));
+        c.fixed[in.back()] = o.status;
+      }
+      c.kernel("sgd_update", in, {c.buffer("p2", F, {37}, kOut), c.buffer("m2", F, {37}, kOut)},
+               {{"lr", 0.1}, {"momentum", 0.9}, {"weight_decay", 1e-2}, {"nesterov", nesterov}});
+    }
+    Case &c = add("adamw_update " + o.label);
+    c.step = o.step;
+    int32_t v = c.buffer("v", F, {37}, kIn);
+    std::vector<double> vs(37);
+    for (int i = 0; i < 37; ++i)
+      vs[i] = 0.01 * (i + 1); // the second moment is never negative
+    c.fixed[v] = vs;
+    std::vector<int32_t> in = {c.buffer("p", F, {37}, kIn), c.buffer("g", F, {37}, kIn),
+                               c.buffer("m", F, {37}, kIn), v};
+    if (!o.status.empty()) {
+      in.push_back(c.buffer("status", F, {2}, kIn));
+      c.fixed[in.back()] = o.status;
+    }
+    c.kernel("adamw_update", in,
+             {c.buffer("p2", F, {37}, kOut), c.buffer("m2", F, {37}, kOut),
+              c.buffer("v2", F, {37}, kOut)},
+             {{"lr", 1e-3}, {"weight_decay", 0.1}});
+  }
+  {
+    Case &c = add("sgd_update no momentum");
+    c.kernel("sgd_update",
+             {c.buffer("p", F, {9}, kIn), c.buffer("g", F, {9}, kIn), c.buffer("m", F, {9}, kIn)},
+             {c.buffer("p2", F, {9}, kOut), c.buffer("m2", F, {9}, kOut)}, {{"lr", 0.5}});
+  }
+  return cases;
+}
+
+std::string tempDir() {
+  char pattern[] = "/tmp/dlc-handkernels-XXXXXX";
+  const char *dir = mkdtemp(pattern);
+  return dir ? dir : "";
+}
+
+using HostKernel = void (*)(HandKernelArgs, long long);
+
+} // namespace
+
+TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
+  std::set<std::string> ops(handKernelOps().begin(), handKernelOps().end());
+  for (const char *op : {"softmax", "softmax_backward", "layer_norm", "layer_norm_backward",
+                         "softmax_cross_entropy", "softmax_cross_entropy_backward", "embedding",
+                         "embedding_backward", "dropout", "max_pool2d", "max_pool2d_backward",
+                         "avg_pool2d", "avg_pool2d_backward", "sgd_update", "adamw_update"})
+    EXPECT_TRUE(ops.count(op)) << op;
+  for (const Case &c : allCases()) {
+    auto hand = planHandKernel(c.plan, c.theKernel());
+    EXPECT_TRUE(hand.isOk()) << c.label << ": " << hand.status().toString();
+  }
+  Case c;
+  int32_t x = c.buffer("x", DType::kF32, {2, 3, 4}, kIn);
+  c.kernel("batch_norm", {x}, {c.buffer("y", DType::kF32, {2, 3, 4}, kOut)});
+  c.kernel("softmax", {x}, {c.plan.kernels[0].outputs[0]},
+           {{"axis", int64_t(0)}, {"causal", int64_t(1)}});
+  c.kernel("max_pool2d", {x}, {c.plan.kernels[0].outputs[0]});
+  c.kernel("dropout", {c.buffer("i", DType::kI64, {4}, kIn)},
+           {c.buffer("o", DType::kI64, {4}, kOut)}, {{"rate", 0.1}});
+  const char *reasons[] = {"no hand-written kernel", "causal masking needs the last axis",
+                           "expects a 4-d (NCHW) input", "is i64, not a float type"};
+  for (size_t k = 0; k < c.plan.kernels.size(); ++k) {
+    auto hand = planHandKernel(c.plan, c.plan.kernels[k]);
+    ASSERT_FALSE(hand.isOk()) << c.plan.kernels[k].op;
+    EXPECT_NE(hand.status().message().find(reasons[k]), std::string::npos)
+        << hand.status().message();
+  }
+}
+
+TEST(HandKernels, EveryKernelMatchesTheCpuReferenceOnTheHost) {
+#ifndef DLC_HOST_CXX
+  GTEST_SKIP() << "needs the host C++ compiler's path (DLC_HOST_CXX) at build time";
+#else
+  std::string dir = tempDir();
+  ASSERT_FALSE(dir.empty());
+  {
+    std::ofstream tu(dir + "/hand.cpp");
+    for (const std::string &family : handKernelFamilies())
+      tu << handKernelSource(family) << "\n";
+  }
+  std::string command = std::string(DLC_HOST_CXX) + " -std=c++17 -O1 -shared -fPIC -o " + dir +
+                        "/hand.so " + dir + "/hand.cpp 2> " + dir + "/log.txt";
+  if (std::system(command.c_str()) != 0)
+    FAIL() << "the host compiler refused the kernels:\n" << std::ifstream(dir + "/log.txt").rdbuf();
+  void *library = dlopen((dir + "/hand.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << dlerror();
+
+  std::map<std::string, double> worstByOp;
+  for (const Case &c : allCases()) {
+    auto hand = planHandKernel(c.plan, c.theKernel());
+    ASSERT_TRUE(hand.isOk()) << c.label << ": " << hand.status().toString();
+    auto kernel = reinterpret_cast<HostKernel>(dlsym(library, hand->name.c_str()));
+    ASSERT_NE(kernel, nullptr) << hand->name;
+    Values v = makeInputs(c, 11);
+    std::vector<std::vector<float>> want = reference(c, v);
+    HandKernelArgs args = hand->args;
+    for (size_t i = 0; i < hand->buffers.size(); ++i)
+      args.p[i] = hand->buffers[i] < 0 ? nullptr : v.bytes[hand->buffers[i]].data();
+    kernel(args, c.step);
+    std::vector<std::vector<float>> have(c.plan.buffers.size());
+    for (int32_t id : c.theKernel().outputs)
+      have[id] = decode(c.plan.buffers[id], v.bytes[id]);
+    double error = maxError(c, want, have);
+    std::cout << "[ host     ] " << c.label << ": max error " << error
+              << (c.exact ? " (bitwise)" : "") << "\n";
+    EXPECT_LE(error, c.exact ? 0.0 : tolerance(c)) << c.label;
+    double &worst = worstByOp[c.theKernel().op];
+    worst = std::max(worst, error);
+  }
+  for (const auto &[op, worst] : worstByOp)
+    std::cout << "[ worst    ] " << op << ": " << worst << "\n";
+  dlclose(library);
+#endif
+}
+
+TEST(HandKernels, EveryFamilyCompilesWithNvrtcForSm80AndSm90) {
+  if (!nvrtcBuilt())
+    GTEST_SKIP() << "needs NVRTC: " << nvrtcVersionString().status().toString();
+  KernelCompiler compiler("");
+  for (const std::string &family : handKernelFamilies())
+    for (const char *arch : {"sm_80", "sm_90"}) {
+      auto cubin = compiler.compile("dlc_hw_" + family, handKernelSource(family), arch);
+      ASSERT_TRUE(cubin.isOk()) << family << " " << arch << ": " << cubin.status().toString();
+      EXPECT_FALSE(cubin->empty());
+    }
+}
+
+TEST(HandKernels, EveryKernelMatchesTheCpuReferenceOnTheGpu) {
+  auto devices = listCudaDevices();
+  if (!devices.isOk())
+    GTEST_SKIP() << "needs a GPU: " << devices.status().toString();
+  for (const Case &c : allCases()) {
+    auto created = CudaExecutor::create(c.plan);
+    ASSERT_TRUE(created.isOk()) << c.label << ": " << created.status().toString();
+    CudaExecutor &gpu = **created;
+    ASSERT_EQ(gpu.launchesByPath()["hand-written"], 1)
+        << c.label << ": " << gpu.launchPaths().front().reason;
+    Values v = makeInputs(c, 11);
+    std::vector<std::vector<float>> want = reference(c, v);
+    for (size_t i = 0; i < c.plan.buffers.size(); ++i)
+      ASSERT_TRUE(gpu.write(c.plan.buffers[i].name, v.bytes[i].data(), v.bytes[i].size()).isOk());
+    // The step index is the executor's step count: run up to the case's.
+    for (int64_t s = 0; s <= c.step; ++s)
+      ASSERT_TRUE(gpu.step().isOk()) << c.label;
+    ASSERT_TRUE(gpu.synchronize().isOk());
+    std::vector<std::vector<float>> have(c.plan.buffers.size());
+    for (int32_t id : c.theKernel().outputs)
+      have[id] = decode(c.plan.buffers[id], gpu.bytesOf(id));
+    double error = maxError(c, want, have);
+    std::cout << "[ gpu      ] " << c.label << ": max error " << error << "\n";
+    // The device's exp, log and pow may differ from the host's by an ulp
+    // in double, and its block reductions add in a tree of 256.
+    EXPECT_LE(error, c.exact ? 0.0 : std::max(tolerance(c), 1e-5)) << c.label;
+  }
+}
