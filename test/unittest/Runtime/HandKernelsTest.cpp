@@ -464,6 +464,69 @@ std::string tempDir() {
 
 using HostKernel = void (*)(HandKernelArgs, long long);
 
+/// A stand-in for the prelude's host layer that runs many threads: every
+/// block's threads run at once as std::threads, __syncthreads() is a
+/// barrier, __shared__ arrays are statics (one block runs at a time), and
+/// the blocks run one after another. The kernels' block reductions, strided
+/// and grid-stride loops and multi-block splits then run as on a GPU (in a
+/// different interleaving), which the one-thread layer cannot show.
+const char *const kThreadedLayer = R"src(#define DLC_KERNEL_PRELUDE
+#include <math.h>
+#include <limits>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+#define __global__
+#define __launch_bounds__(n)
+#define __shared__ static
+#define DLC_DEVICE inline
+#define DLC_NEG_INF (-std::numeric_limits<float>::infinity())
+struct dlc_dim3 { unsigned x, y, z; };
+thread_local dlc_dim3 threadIdx, blockIdx;
+dlc_dim3 blockDim, gridDim;
+struct DlcBarrier {
+  std::mutex m;
+  std::condition_variable cv;
+  unsigned count = 0, waiting = 0;
+  unsigned long generation = 0;
+  void wait() {
+    std::unique_lock<std::mutex> lock(m);
+    unsigned long g = generation;
+    if (++waiting == count) {
+      waiting = 0;
+      ++generation;
+      cv.notify_all();
+    } else {
+      cv.wait(lock, [&] { return g != generation; });
+    }
+  }
+} dlc_barrier;
+#define __syncthreads() dlc_barrier.wait()
+)src";
+
+const char *const kThreadedLaunch = R"src(
+extern "C" void dlc_sim_launch(void (*kernel)(DlcHandArgs, long long), DlcHandArgs a,
+                               long long step, unsigned grid, unsigned block) {
+  gridDim = {grid, 1, 1};
+  blockDim = {block, 1, 1};
+  dlc_barrier.count = block;
+  for (unsigned b = 0; b < grid; ++b) {
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < block; ++t)
+      threads.emplace_back([=] {
+        blockIdx = {b, 0, 0};
+        threadIdx = {t, 0, 0};
+        kernel(a, step);
+      });
+    for (std::thread &thread : threads)
+      thread.join();
+  }
+}
+)src";
+
+using SimLaunch = void (*)(HostKernel, HandKernelArgs, long long, unsigned, unsigned);
+
 } // namespace
 
 TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
@@ -530,6 +593,60 @@ TEST(HandKernels, EveryKernelMatchesTheCpuReferenceOnTheHost) {
       have[id] = decode(c.plan.buffers[id], v.bytes[id]);
     double error = maxError(c, want, have);
     std::cout << "[ host     ] " << c.label << ": max error " << error
+              << (c.exact ? " (bitwise)" : "") << "\n";
+    EXPECT_LE(error, c.exact ? 0.0 : tolerance(c)) << c.label;
+    double &worst = worstByOp[c.theKernel().op];
+    worst = std::max(worst, error);
+  }
+  for (const auto &[op, worst] : worstByOp)
+    std::cout << "[ worst    ] " << op << ": " << worst << "\n";
+  dlclose(library);
+#endif
+}
+
+TEST(HandKernels, EveryKernelMatchesTheCpuReferenceWithManyThreadsOnTheHost) {
+#ifndef DLC_HOST_CXX
+  GTEST_SKIP() << "needs the host C++ compiler's path (DLC_HOST_CXX) at build time";
+#else
+  std::string dir = tempDir();
+  ASSERT_FALSE(dir.empty());
+  {
+    std::ofstream tu(dir + "/threaded.cpp");
+    tu << kThreadedLayer;
+    for (const std::string &family : handKernelFamilies())
+      tu << handKernelSource(family) << "\n";
+    tu << kThreadedLaunch;
+  }
+  std::string command = std::string(DLC_HOST_CXX) +
+                        " -std=c++17 -O1 -shared -fPIC -pthread -o " + dir + "/threaded.so " +
+                        dir + "/threaded.cpp 2> " + dir + "/log.txt";
+  if (std::system(command.c_str()) != 0)
+    FAIL() << "the host compiler refused the kernels:\n" << std::ifstream(dir + "/log.txt").rdbuf();
+  void *library = dlopen((dir + "/threaded.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << dlerror();
+  auto launch = reinterpret_cast<SimLaunch>(dlsym(library, "dlc_sim_launch"));
+  ASSERT_NE(launch, nullptr);
+
+  // 16 threads a block (a power of two, as the kernels require) and up to
+  // 3 blocks, so every reduction is a tree and every grid-stride loop and
+  // the layer-norm gradient's column chunks split across blocks.
+  std::map<std::string, double> worstByOp;
+  for (const Case &c : allCases()) {
+    auto hand = planHandKernel(c.plan, c.theKernel());
+    ASSERT_TRUE(hand.isOk()) << c.label << ": " << hand.status().toString();
+    auto kernel = reinterpret_cast<HostKernel>(dlsym(library, hand->name.c_str()));
+    ASSERT_NE(kernel, nullptr) << hand->name;
+    Values v = makeInputs(c, 13);
+    std::vector<std::vector<float>> want = reference(c, v);
+    HandKernelArgs args = hand->args;
+    for (size_t i = 0; i < hand->buffers.size(); ++i)
+      args.p[i] = hand->buffers[i] < 0 ? nullptr : v.bytes[hand->buffers[i]].data();
+    launch(kernel, args, c.step, static_cast<unsigned>(std::min<int64_t>(hand->blocks, 3)), 16);
+    std::vector<std::vector<float>> have(c.plan.buffers.size());
+    for (int32_t id : c.theKernel().outputs)
+      have[id] = decode(c.plan.buffers[id], v.bytes[id]);
+    double error = maxError(c, want, have);
+    std::cout << "[ threaded ] " << c.label << ": max error " << error
               << (c.exact ? " (bitwise)" : "") << "\n";
     EXPECT_LE(error, c.exact ? 0.0 : tolerance(c)) << c.label;
     double &worst = worstByOp[c.theKernel().op];
