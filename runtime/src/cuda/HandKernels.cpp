@@ -374,6 +374,19 @@ StatusOr<HandKernel> adamwUpdate(Builder &b) {
   return b.done("optimizer", ceilDiv(a.i[0], kBlock));
 }
 
+StatusOr<HandKernel> updateLossScale(Builder &b) {
+  const PlanKernel &k = b.kernel;
+  if (!arity(k, 3, 3, 2) || b.buf(k.inputs[2]).numElements() < 2)
+    return refuse(k, "expects scale, good steps, a 2-element status and two outputs");
+  HandKernelArgs &a = b.out.args;
+  a.i[0] = getInt(k, "growth_interval", 2000);
+  a.f[0] = getFloat(k, "backoff_factor", 0.5);
+  a.f[1] = getFloat(k, "growth_factor", 2.0);
+  for (int32_t id : {k.inputs[0], k.inputs[1], k.inputs[2], k.outputs[0], k.outputs[1]})
+    b.floating(id);
+  return b.done("optimizer", 1);
+}
+
 const std::map<std::string, Planner> &planners() {
   static const std::map<std::string, Planner> table = {
       {"softmax", softmax},
@@ -391,6 +404,7 @@ const std::map<std::string, Planner> &planners() {
       {"avg_pool2d_backward", pool},
       {"sgd_update", sgdUpdate},
       {"adamw_update", adamwUpdate},
+      {"update_loss_scale", updateLossScale},
   };
   return table;
 }

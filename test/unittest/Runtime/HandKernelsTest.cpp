@@ -32,6 +32,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 #include <unistd.h>
 
 using namespace dlc::rt;
@@ -447,6 +448,22 @@ std::vector<Case> allCases() {
               c.buffer("v2", F, {37}, kOut)},
              {{"lr", 1e-3}, {"weight_decay", 0.1}});
   }
+  // the dynamic loss scale: an overflow backs off, the interval's last
+  // good step grows, another good step counts.
+  for (const auto &[label, good, overflow] :
+       {std::tuple<const char *, double, double>{"overflow", 3, 1}, {"growth", 4, 0},
+        {"count", 1, 0}}) {
+    Case &c = add(std::string("update_loss_scale ") + label);
+    int32_t scale = c.buffer("scale", F, {1}, kIn), steps = c.buffer("good", F, {1}, kIn),
+            status = c.buffer("status", F, {2}, kIn);
+    c.fixed[scale] = {65536};
+    c.fixed[steps] = {good};
+    c.fixed[status] = {1.0 / 65536, overflow};
+    c.exact = true;
+    c.kernel("update_loss_scale", {scale, steps, status},
+             {c.buffer("scale2", F, {1}, kOut), c.buffer("good2", F, {1}, kOut)},
+             {{"growth_interval", int64_t(5)}, {"growth_factor", 4.0}});
+  }
   {
     Case &c = add("sgd_update no momentum");
     c.kernel("sgd_update",
@@ -534,7 +551,8 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
   for (const char *op : {"softmax", "softmax_backward", "layer_norm", "layer_norm_backward",
                          "softmax_cross_entropy", "softmax_cross_entropy_backward", "embedding",
                          "embedding_backward", "dropout", "max_pool2d", "max_pool2d_backward",
-                         "avg_pool2d", "avg_pool2d_backward", "sgd_update", "adamw_update"})
+                         "avg_pool2d", "avg_pool2d_backward", "sgd_update", "adamw_update",
+                         "update_loss_scale"})
     EXPECT_TRUE(ops.count(op)) << op;
   for (const Case &c : allCases()) {
     auto hand = planHandKernel(c.plan, c.theKernel());

@@ -3,7 +3,8 @@
 // The CPU's formulas (torch.optim semantics) element by element in double,
 // for the single updates the generator's grouped optimizer kernel does not
 // take. The loss-scale status operand ({gradient multiplier, skip flag})
-// is optional; a skipped step copies parameter and state through.
+// is optional; a skipped step copies parameter and state through. The
+// dynamic loss scale's update is here too: one thread, three scalars.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,6 +68,26 @@ dlc_hw_adamw_update(const DlcHandArgs a, long long step) {
     dlc_hw_st(a, 7, i, (float)v);
     dlc_hw_st(a, 5, i, (float)(p - lr / correction1 * m / denom));
   }
+}
+
+// torch's _amp_update_scale_, in float as the CPU computes it.
+// p: scale, good steps, status, new scale, new good steps.
+// i: growth_interval. f: backoff_factor, growth_factor.
+extern "C" __global__ void __launch_bounds__(1024)
+dlc_hw_update_loss_scale(const DlcHandArgs a, long long step) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  float scale = dlc_hw_ld(a, 0, 0), good = dlc_hw_ld(a, 1, 0);
+  if (dlc_hw_ld(a, 2, 1) != 0.0f) {
+    scale *= (float)a.f[0];
+    good = 0;
+  } else if (good + 1 >= (float)a.i[0]) {
+    scale *= (float)a.f[1];
+    good = 0;
+  } else {
+    good += 1;
+  }
+  dlc_hw_st(a, 3, 0, scale);
+  dlc_hw_st(a, 4, 0, good);
 }
 )src";
 }

@@ -26,7 +26,8 @@ const char *lossBody();      // softmax_cross_entropy(_backward)
 const char *embeddingBody(); // embedding, embedding_backward
 const char *dropoutBody();   // dropout
 const char *poolBody();      // max / avg pool2d and their backward
-const char *optimizerBody(); // sgd_update, adamw_update (one parameter)
+const char *optimizerBody(); // sgd_update, adamw_update (one parameter),
+                             // update_loss_scale
 
 } // namespace dlc::rt::cuda::handwritten
 
