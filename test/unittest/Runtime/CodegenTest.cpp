@@ -14,6 +14,8 @@
 #include "dlc/runtime/cuda/KernelCodegen.h"
 #include "dlc/runtime/cuda/KernelCompiler.h"
 
+#include "TestPlan.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -34,16 +36,8 @@ namespace {
 struct PlanBuilder {
   Plan plan;
   int32_t buffer(const std::string &name, std::vector<int64_t> shape,
-                 BufferRole role = BufferRole::kTemporary) {
-    PlanBuffer b;
-    b.name = name;
-    b.shape = std::move(shape);
-    b.role = role;
-    b.bytes = b.numElements() * 4;
-    b.offset = plan.arenaBytes;
-    plan.arenaBytes += (b.bytes + 255) / 256 * 256;
-    plan.buffers.push_back(b);
-    return static_cast<int32_t>(plan.buffers.size() - 1);
+                 BufferRole role = BufferRole::kTemporary, DType dtype = DType::kF32) {
+    return dlc_test::appendBuffer(plan, name, dtype, std::move(shape), role);
   }
   PlanKernel &kernel(const std::string &op, std::vector<int32_t> in, std::vector<int32_t> out,
                      int64_t group = -1, PlanAttrs attrs = {}) {
@@ -306,15 +300,10 @@ TEST(KernelCompiler, SecondCompileIsACacheHit) {
 TEST(KernelCompiler, HalfTypesLoadAsFloatAndCompile) {
   // amp's pattern: f16 in, float math, f16 and bf16 out, 8 halves per access.
   PlanBuilder p;
-  int32_t x = p.buffer("x", {4, 64}, kIn);
-  p.plan.buffers[x].dtype = DType::kF16;
-  p.plan.buffers[x].bytes = 4 * 64 * 2;
+  int32_t x = p.buffer("x", {4, 64}, kIn, DType::kF16);
   int32_t f = p.buffer("f", {4, 64}), r = p.buffer("r", {4, 64});
-  int32_t h = p.buffer("h", {4, 64}, kOut), bf = p.buffer("bf", {4, 64}, kOut);
-  for (int32_t id : {h, bf}) {
-    p.plan.buffers[id].dtype = id == h ? DType::kF16 : DType::kBF16;
-    p.plan.buffers[id].bytes = 4 * 64 * 2;
-  }
+  int32_t h = p.buffer("h", {4, 64}, kOut, DType::kF16),
+          bf = p.buffer("bf", {4, 64}, kOut, DType::kBF16);
   p.kernel("cast", {x}, {f}, 0, {{"to", std::string("f32")}});
   p.kernel("relu", {f}, {r}, 0);
   p.kernel("cast", {r}, {h}, 0, {{"to", std::string("f16")}});
@@ -515,12 +504,10 @@ TEST(Codegen, OptimizerWidensFusedGradientCastsOnTheHost) {
 #else
   PlanBuilder p;
   int32_t w = p.buffer("w", {37}, BufferRole::kParam), mw = p.buffer("mw", {37}, BufferRole::kOptimizerState);
-  int32_t gh = p.buffer("gh", {37});
-  p.plan.buffers[gh].dtype = DType::kF16;
+  int32_t gh = p.buffer("gh", {37}, BufferRole::kTemporary, DType::kF16);
   int32_t gw = p.buffer("gw", {37});
   int32_t v = p.buffer("v", {5}, BufferRole::kParam), mv = p.buffer("mv", {5}, BufferRole::kOptimizerState);
-  int32_t gb = p.buffer("gb", {5});
-  p.plan.buffers[gb].dtype = DType::kBF16;
+  int32_t gb = p.buffer("gb", {5}, BufferRole::kTemporary, DType::kBF16);
   int32_t gv = p.buffer("gv", {5});
   int32_t nw = p.buffer("w'", {37}, BufferRole::kUpdate), nmw = p.buffer("mw'", {37}, BufferRole::kUpdate);
   int32_t nv = p.buffer("v'", {5}, BufferRole::kUpdate), nmv = p.buffer("mv'", {5}, BufferRole::kUpdate);

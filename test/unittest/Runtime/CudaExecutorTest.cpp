@@ -15,6 +15,8 @@
 #include "dlc/runtime/cuda/CudaExecutor.h"
 #include "dlc/runtime/cuda/KernelCodegen.h"
 
+#include "TestPlan.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,16 +32,7 @@ struct PlanBuilder {
   Plan plan;
   int32_t add(const std::string &name, DType dtype, std::vector<int64_t> shape,
               BufferRole role) {
-    PlanBuffer b;
-    b.name = name;
-    b.dtype = dtype;
-    b.shape = std::move(shape);
-    b.role = role;
-    b.bytes = b.numElements() * dtypeBytes(dtype);
-    b.offset = plan.arenaBytes;
-    plan.arenaBytes += (b.bytes + 255) / 256 * 256;
-    plan.buffers.push_back(std::move(b));
-    return static_cast<int32_t>(plan.buffers.size() - 1);
+    return dlc_test::appendBuffer(plan, name, dtype, std::move(shape), role);
   }
   void kernel(const std::string &op, std::vector<int32_t> in, std::vector<int32_t> out,
               PlanAttrs attrs = {}) {

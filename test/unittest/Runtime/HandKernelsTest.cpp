@@ -21,6 +21,8 @@
 #include "dlc/runtime/cuda/KernelCompiler.h"
 #include "dlc/runtime/Device.h"
 
+#include "TestPlan.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -29,6 +31,7 @@
 #include <dlfcn.h>
 #include <fstream>
 #include <iostream>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -55,16 +58,7 @@ struct Case {
 
   int32_t buffer(const std::string &name, DType dtype, std::vector<int64_t> shape,
                  BufferRole role) {
-    PlanBuffer b;
-    b.name = name;
-    b.dtype = dtype;
-    b.shape = std::move(shape);
-    b.role = role;
-    b.bytes = b.numElements() * dtypeBytes(dtype);
-    b.offset = plan.arenaBytes;
-    plan.arenaBytes += (b.bytes + 255) / 256 * 256;
-    plan.buffers.push_back(b);
-    return static_cast<int32_t>(plan.buffers.size() - 1);
+    return dlc_test::appendBuffer(plan, name, dtype, std::move(shape), role);
   }
   void kernel(const std::string &op, std::vector<int32_t> in, std::vector<int32_t> out,
               PlanAttrs attrs = {}) {
@@ -576,41 +570,47 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
   }
 }
 
-TEST(HandKernels, EveryKernelMatchesTheCpuReferenceOnTheHost) {
-#ifndef DLC_HOST_CXX
-  GTEST_SKIP() << "needs the host C++ compiler's path (DLC_HOST_CXX) at build time";
-#else
+#ifdef DLC_HOST_CXX
+namespace {
+/// Compiles `text` with the host compiler into a shared library in a fresh
+/// directory and loads it.
+void loadOnHost(const std::string &text, const std::string &flags, void *&library) {
   std::string dir = tempDir();
   ASSERT_FALSE(dir.empty());
   {
-    std::ofstream tu(dir + "/hand.cpp");
-    for (const std::string &family : handKernelFamilies())
-      tu << handKernelSource(family) << "\n";
+    std::ofstream(dir + "/hand.cpp") << text;
   }
-  std::string command = std::string(DLC_HOST_CXX) + " -std=c++17 -O1 -shared -fPIC -o " + dir +
-                        "/hand.so " + dir + "/hand.cpp 2> " + dir + "/log.txt";
+  std::string command = std::string(DLC_HOST_CXX) + " -std=c++17 -O1 -shared -fPIC " + flags +
+                        " -o " + dir + "/hand.so " + dir + "/hand.cpp 2> " + dir + "/log.txt";
   if (std::system(command.c_str()) != 0)
     FAIL() << "the host compiler refused the kernels:\n" << std::ifstream(dir + "/log.txt").rdbuf();
-  void *library = dlopen((dir + "/hand.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  library = dlopen((dir + "/hand.so").c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(library, nullptr) << dlerror();
+}
 
+/// Runs every case's kernel from `library` through `run` on inputs drawn
+/// with `seed` and compares its outputs with the CPU reference; prints the
+/// worst error by op under `label`.
+void checkEveryCase(void *library, const char *label, unsigned seed,
+                    const std::function<void(HostKernel, HandKernelArgs, const Case &,
+                                             const HandKernel &)> &run) {
   std::map<std::string, double> worstByOp;
   for (const Case &c : allCases()) {
     auto hand = planHandKernel(c.plan, c.theKernel());
     ASSERT_TRUE(hand.isOk()) << c.label << ": " << hand.status().toString();
     auto kernel = reinterpret_cast<HostKernel>(dlsym(library, hand->name.c_str()));
     ASSERT_NE(kernel, nullptr) << hand->name;
-    Values v = makeInputs(c, 11);
+    Values v = makeInputs(c, seed);
     std::vector<std::vector<float>> want = reference(c, v);
     HandKernelArgs args = hand->args;
     for (size_t i = 0; i < hand->buffers.size(); ++i)
       args.p[i] = hand->buffers[i] < 0 ? nullptr : v.bytes[hand->buffers[i]].data();
-    kernel(args, c.step);
+    run(kernel, args, c, *hand);
     std::vector<std::vector<float>> have(c.plan.buffers.size());
     for (int32_t id : c.theKernel().outputs)
       have[id] = decode(c.plan.buffers[id], v.bytes[id]);
     double error = maxError(c, want, have);
-    std::cout << "[ host     ] " << c.label << ": max error " << error
+    std::cout << "[ " << label << " ] " << c.label << ": max error " << error
               << (c.exact ? " (bitwise)" : "") << "\n";
     EXPECT_LE(error, c.exact ? 0.0 : tolerance(c)) << c.label;
     double &worst = worstByOp[c.theKernel().op];
@@ -618,6 +618,23 @@ TEST(HandKernels, EveryKernelMatchesTheCpuReferenceOnTheHost) {
   }
   for (const auto &[op, worst] : worstByOp)
     std::cout << "[ worst    ] " << op << ": " << worst << "\n";
+}
+} // namespace
+#endif
+
+TEST(HandKernels, EveryKernelMatchesTheCpuReferenceOnTheHost) {
+#ifndef DLC_HOST_CXX
+  GTEST_SKIP() << "needs the host C++ compiler's path (DLC_HOST_CXX) at build time";
+#else
+  std::string text;
+  for (const std::string &family : handKernelFamilies())
+    text += handKernelSource(family) + "\n";
+  void *library = nullptr;
+  ASSERT_NO_FATAL_FAILURE(loadOnHost(text, "", library));
+  checkEveryCase(library, "host    ", 11,
+                 [](HostKernel kernel, HandKernelArgs args, const Case &c, const HandKernel &) {
+                   kernel(args, c.step);
+                 });
   dlclose(library);
 #endif
 }
@@ -626,52 +643,23 @@ TEST(HandKernels, EveryKernelMatchesTheCpuReferenceWithManyThreadsOnTheHost) {
 #ifndef DLC_HOST_CXX
   GTEST_SKIP() << "needs the host C++ compiler's path (DLC_HOST_CXX) at build time";
 #else
-  std::string dir = tempDir();
-  ASSERT_FALSE(dir.empty());
-  {
-    std::ofstream tu(dir + "/threaded.cpp");
-    tu << kThreadedLayer;
-    for (const std::string &family : handKernelFamilies())
-      tu << handKernelSource(family) << "\n";
-    tu << kThreadedLaunch;
-  }
-  std::string command = std::string(DLC_HOST_CXX) +
-                        " -std=c++17 -O1 -shared -fPIC -pthread -o " + dir + "/threaded.so " +
-                        dir + "/threaded.cpp 2> " + dir + "/log.txt";
-  if (std::system(command.c_str()) != 0)
-    FAIL() << "the host compiler refused the kernels:\n" << std::ifstream(dir + "/log.txt").rdbuf();
-  void *library = dlopen((dir + "/threaded.so").c_str(), RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(library, nullptr) << dlerror();
+  std::string text = kThreadedLayer;
+  for (const std::string &family : handKernelFamilies())
+    text += handKernelSource(family) + "\n";
+  text += kThreadedLaunch;
+  void *library = nullptr;
+  ASSERT_NO_FATAL_FAILURE(loadOnHost(text, "-pthread", library));
   auto launch = reinterpret_cast<SimLaunch>(dlsym(library, "dlc_sim_launch"));
   ASSERT_NE(launch, nullptr);
-
   // 16 threads a block (a power of two, as the kernels require) and up to
   // 3 blocks, so every reduction is a tree and every grid-stride loop and
   // the layer-norm gradient's column chunks split across blocks.
-  std::map<std::string, double> worstByOp;
-  for (const Case &c : allCases()) {
-    auto hand = planHandKernel(c.plan, c.theKernel());
-    ASSERT_TRUE(hand.isOk()) << c.label << ": " << hand.status().toString();
-    auto kernel = reinterpret_cast<HostKernel>(dlsym(library, hand->name.c_str()));
-    ASSERT_NE(kernel, nullptr) << hand->name;
-    Values v = makeInputs(c, 13);
-    std::vector<std::vector<float>> want = reference(c, v);
-    HandKernelArgs args = hand->args;
-    for (size_t i = 0; i < hand->buffers.size(); ++i)
-      args.p[i] = hand->buffers[i] < 0 ? nullptr : v.bytes[hand->buffers[i]].data();
-    launch(kernel, args, c.step, static_cast<unsigned>(std::min<int64_t>(hand->blocks, 3)), 16);
-    std::vector<std::vector<float>> have(c.plan.buffers.size());
-    for (int32_t id : c.theKernel().outputs)
-      have[id] = decode(c.plan.buffers[id], v.bytes[id]);
-    double error = maxError(c, want, have);
-    std::cout << "[ threaded ] " << c.label << ": max error " << error
-              << (c.exact ? " (bitwise)" : "") << "\n";
-    EXPECT_LE(error, c.exact ? 0.0 : tolerance(c)) << c.label;
-    double &worst = worstByOp[c.theKernel().op];
-    worst = std::max(worst, error);
-  }
-  for (const auto &[op, worst] : worstByOp)
-    std::cout << "[ worst    ] " << op << ": " << worst << "\n";
+  checkEveryCase(library, "threaded", 13,
+                 [launch](HostKernel kernel, HandKernelArgs args, const Case &c,
+                          const HandKernel &hand) {
+                   launch(kernel, args, c.step,
+                          static_cast<unsigned>(std::min<int64_t>(hand.blocks, 3)), 16);
+                 });
   dlclose(library);
 #endif
 }
