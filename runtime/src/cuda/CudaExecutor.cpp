@@ -121,8 +121,14 @@ struct CudaExecutor::Impl {
   Status runLaunch(LaunchStep &step);
   Status runOnHost(LaunchStep &step);
   /// Copies buffers between the host mirror and the device, then waits.
-  Status upload(const std::vector<int32_t> &ids, const std::string &why);
-  Status download(const std::vector<int32_t> &ids, const std::string &why);
+  /// Copies buffers between the device arena and the host mirror, and waits.
+  Status copy(const std::vector<int32_t> &ids, bool toDevice, const std::string &why);
+  Status upload(const std::vector<int32_t> &ids, const std::string &why) {
+    return copy(ids, /*toDevice=*/true, why);
+  }
+  Status download(const std::vector<int32_t> &ids, const std::string &why) {
+    return copy(ids, /*toDevice=*/false, why);
+  }
 };
 
 CudaExecutor::Impl::~Impl() {
@@ -421,24 +427,16 @@ Status CudaExecutor::Impl::runLaunch(LaunchStep &step) {
                    "cudaLaunchKernel", where + ", kernel " + step.kernelName);
 }
 
-Status CudaExecutor::Impl::download(const std::vector<int32_t> &ids, const std::string &why) {
+Status CudaExecutor::Impl::copy(const std::vector<int32_t> &ids, bool toDevice,
+                                const std::string &why) {
   unsigned char *mirror = host->hostArena();
   for (int32_t id : ids) {
     const PlanBuffer &b = plan().buffers[id];
-    DLC_RETURN_IF_ERROR(cudaCheck(cudaMemcpyAsync(mirror + b.offset, arena + b.offset, b.bytes,
-                                                  cudaMemcpyDeviceToHost, stream),
-                                  "cudaMemcpyAsync", why + ", buffer '" + b.name + "'"));
-  }
-  return cudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize", why);
-}
-
-Status CudaExecutor::Impl::upload(const std::vector<int32_t> &ids, const std::string &why) {
-  unsigned char *mirror = host->hostArena();
-  for (int32_t id : ids) {
-    const PlanBuffer &b = plan().buffers[id];
-    DLC_RETURN_IF_ERROR(cudaCheck(cudaMemcpyAsync(arena + b.offset, mirror + b.offset, b.bytes,
-                                                  cudaMemcpyHostToDevice, stream),
-                                  "cudaMemcpyAsync", why + ", buffer '" + b.name + "'"));
+    unsigned char *device = arena + b.offset, *hostCopy = mirror + b.offset;
+    DLC_RETURN_IF_ERROR(cudaCheck(
+        cudaMemcpyAsync(toDevice ? device : hostCopy, toDevice ? hostCopy : device, b.bytes,
+                        toDevice ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, stream),
+        "cudaMemcpyAsync", why + ", buffer '" + b.name + "'"));
   }
   // The mirror is pageable memory, rewritten by the next fallback.
   return cudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize", why);
