@@ -1327,7 +1327,11 @@ GenerateDecision isGeneratable(const Plan &plan, const Launch &launch) {
 }
 
 StatusOr<GeneratedKernel> generateKernel(const Plan &plan, const Launch &launch) {
-  auto launches = planLaunches(plan);
+  return generateKernel(plan, launch, planLaunches(plan));
+}
+
+StatusOr<GeneratedKernel> generateKernel(const Plan &plan, const Launch &launch,
+                                         const std::vector<Launch> &launches) {
   auto g = generate(plan, launch, indexPlan(plan, launches));
   if (!g.isOk())
     return Status(g.status().code(),

@@ -1,7 +1,7 @@
 //===- dlc-kernels.cpp - generate and compile a plan's CUDA kernels -------===//
 //
 //   dlc-kernels PLAN.plan... [--arch sm_80,sm_90] [--dump-kernels DIR]
-//               [--cache DIR] [--no-compile]
+//               [--cache DIR] [--no-compile] [--paths]
 //
 // For every launch the plan summary calls "generated", writes its CUDA C++
 // kernel (KernelCodegen.h) and compiles it with NVRTC for each
@@ -9,7 +9,9 @@
 // counts per fusion kind, per kernel form and per architecture, and the
 // launches that stay on the library path with the reason. Exits non-zero,
 // naming the kernel and printing NVRTC's log, when a kernel does not
-// compile. Needs no GPU, and no MLIR: plans come from
+// compile. --paths prints, instead, the device path every launch of the
+// CUDA backend takes (LaunchPaths.h) and why each host fallback happens.
+// Needs no GPU, and no MLIR: plans come from
 // `dlc-bench MODEL --compile-only --emit-plan X.plan`.
 //
 //===----------------------------------------------------------------------===//
@@ -17,6 +19,7 @@
 #include "dlc/runtime/Plan.h"
 #include "dlc/runtime/cuda/KernelCodegen.h"
 #include "dlc/runtime/cuda/KernelCompiler.h"
+#include "dlc/runtime/cuda/LaunchPaths.h"
 
 #include <cstdio>
 #include <fstream>
@@ -34,7 +37,15 @@ namespace {
 int usage(const char *message) {
   std::cerr << "dlc-kernels: " << message << "\n"
             << "usage: dlc-kernels PLAN.plan... [--arch sm_80,sm_90] [--dump-kernels DIR]\n"
-            << "                   [--cache DIR] [--no-compile]\n";
+            << "                   [--cache DIR] [--no-compile] [--paths]\n"
+            << "  --arch A,B          architectures to compile for (default sm_80,sm_90)\n"
+            << "  --dump-kernels DIR  write every generated source, with its plan bindings\n"
+            << "  --cache DIR         NVRTC's disk cache (default $DLC_KERNEL_CACHE or\n"
+            << "                      ~/.cache/dlc/kernels)\n"
+            << "  --no-compile        generate only\n"
+            << "  --paths             print the CUDA backend's path for every launch (no GPU\n"
+            << "                      needed): launches per path, and each host fallback's op\n"
+            << "                      and reason\n";
   return 2;
 }
 
@@ -80,12 +91,52 @@ std::string bindings(const Plan &plan, const GeneratedKernel &g) {
   return text + "\n";
 }
 
+/// The CUDA backend's path per launch: counts, then the host fallbacks by
+/// op (how many, and the first one's reason), then the split groups.
+void printPaths(const std::string &path, const Plan &plan) {
+  std::vector<DeviceLaunch> device = planDeviceLaunches(plan);
+  std::map<std::string, int64_t> counts = countByPath(device);
+  std::cout << "plan " << path << ": " << plan.model << ", batch " << plan.batch
+            << ", fusion " << plan.fusion << "\n"
+            << "device launches: " << device.size() << " (";
+  const char *separator = "";
+  for (const std::string &name : devicePathNames()) {
+    std::cout << separator << name << " " << counts[name];
+    separator = ", ";
+  }
+  std::cout << ")\n";
+  std::map<std::string, std::pair<int64_t, std::string>> fallbacks;
+  std::map<std::string, std::pair<int64_t, std::string>> splitKinds;
+  std::set<int64_t> splitGroups;
+  for (const DeviceLaunch &d : device) {
+    if (d.splitFromGroup && splitGroups.insert(d.launch.group).second) {
+      auto &entry = splitKinds[d.launch.kind];
+      if (entry.first++ == 0)
+        entry.second = d.reason.substr(0, d.reason.find("; "));
+    }
+    if (d.path != "host-fallback")
+      continue;
+    std::string op = d.launch.kernels.size() == 1
+                         ? plan.kernels[d.launch.kernels.front()].op
+                         : d.launch.kind;
+    auto &entry = fallbacks[op];
+    if (entry.first++ == 0)
+      entry.second = d.reason;
+  }
+  for (const auto &[kind, entry] : splitKinds)
+    std::cout << "  split groups: " << kind << " x" << entry.first << ": " << entry.second
+              << "\n";
+  for (const auto &[op, entry] : fallbacks)
+    std::cout << "  host-fallback: " << op << " x" << entry.first << ": " << entry.second
+              << "\n";
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::vector<std::string> plans, archs = {"sm_80", "sm_90"};
   std::string dumpDir, cacheDir = defaultKernelCacheDir();
-  bool compile = true;
+  bool compile = true, paths = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&](const char *flag) -> const char * {
@@ -103,6 +154,8 @@ int main(int argc, char **argv) {
       cacheDir = value("--cache");
     else if (arg == "--no-compile")
       compile = false;
+    else if (arg == "--paths")
+      paths = true;
     else if (arg == "-h" || arg == "--help")
       return usage("generates and compiles the CUDA kernels of compiled plans"), 0;
     else if (!arg.empty() && arg[0] == '-')
@@ -117,6 +170,8 @@ int main(int argc, char **argv) {
   for (const std::string &arch : archs)
     if (arch.rfind("sm_", 0) != 0)
       return usage(("'" + arch + "' is not an architecture like sm_80 or sm_90").c_str());
+  if (paths)
+    compile = false;
   if (compile && !nvrtcBuilt()) {
     std::cerr << "dlc-kernels: " << nvrtcVersionString().status().toString()
               << " (use --no-compile to generate only)\n";
@@ -130,6 +185,10 @@ int main(int argc, char **argv) {
     if (!plan.isOk()) {
       std::cerr << "dlc-kernels: " << plan.status().toString() << "\n";
       return 1;
+    }
+    if (paths) {
+      printPaths(path, *plan);
+      continue;
     }
     PlanKernels all = generatePlanKernels(*plan);
     std::map<std::string, int> byKind, byForm;

@@ -103,6 +103,11 @@ struct GeneratedKernel {
 /// One launch's kernel; kInvalidArgument naming the launch when
 /// isGeneratable refuses it.
 StatusOr<GeneratedKernel> generateKernel(const Plan &plan, const Launch &launch);
+/// The same, `launch` being one of `launches` (a plan's launches with some
+/// groups split, LaunchPaths.h): which values leave the launch is decided
+/// against those launches.
+StatusOr<GeneratedKernel> generateKernel(const Plan &plan, const Launch &launch,
+                                         const std::vector<Launch> &launches);
 
 /// Every generated launch of a plan: kernels for those the generator
 /// covers, and the rest with the reason they take the library path.

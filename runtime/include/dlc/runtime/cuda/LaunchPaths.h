@@ -1,0 +1,70 @@
+//===- LaunchPaths.h - which device path runs each launch -------*- C++ -*-===//
+//
+// The CUDA backend's routing, decided from the plan alone: no device, no
+// driver, no vendor library is consulted, so dlc-kernels can print it and
+// CI can hold it on a machine without a GPU. For each launch, in order:
+//
+//   generated     the kernel generator covers it (KernelCodegen.h);
+//   cublaslt      a matmul / linear of types and ranks cuBLASLt takes;
+//   cudnn         a 2-d convolution (forward, data or filter gradient) of
+//                 types cuDNN takes;
+//   hand-written  a single op with a hand-written kernel (HandKernels.h);
+//   host-fallback none of these: the CPU backend runs it on a host mirror
+//                 of the buffers it touches (correct, and slow).
+//
+// A fused group that no single device kernel computes (a generated group
+// holding an op the generator does not write, such as paddle's bn_act with
+// batch_norm inside) is split: each of its kernels becomes its own launch
+// and takes its own path, and `reason` says why the group was split. The
+// group's intermediate values have buffers of their own (the planner keeps
+// them live across the group), so splitting changes speed, never values.
+//
+// On a device a library may still refuse what passed here (no cuBLASLt
+// algorithm for a shape, a partly broadcast batch, no cuDNN algorithm within
+// the workspace limit); the executor then tries the hand-written path, and
+// the host, and reports the reason.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_RUNTIME_CUDA_LAUNCHPATHS_H
+#define DLC_RUNTIME_CUDA_LAUNCHPATHS_H
+
+#include "dlc/runtime/Plan.h"
+#include "dlc/runtime/cuda/KernelCodegen.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dlc::rt::cuda {
+
+/// One launch as the device runs it.
+struct DeviceLaunch {
+  Launch launch;      // index: its position among the device launches
+  std::string path;   // "generated", "cublaslt", "cudnn", "hand-written", "host-fallback"
+  /// Why it is not on a faster path: a host fallback's reason, or why the
+  /// group it came from was split ("" when neither).
+  std::string reason;
+  bool splitFromGroup = false;
+};
+
+/// The plan's launches with groups split where needed, each with its path.
+std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan);
+
+/// The launches alone, as KernelCodegen's generateKernel(plan, launch,
+/// launches) wants them.
+std::vector<Launch> launchesOf(const std::vector<DeviceLaunch> &device);
+
+/// "" when cuBLASLt can take `kernel` as far as its types, ranks and
+/// operand count go; otherwise why not.
+std::string gemmRefusal(const Plan &plan, const PlanKernel &kernel);
+/// The same for cuDNN and the three convolution ops.
+std::string convRefusal(const Plan &plan, const PlanKernel &kernel);
+
+/// The path names in report order, and the launches on each.
+const std::vector<std::string> &devicePathNames();
+std::map<std::string, int64_t> countByPath(const std::vector<DeviceLaunch> &device);
+
+} // namespace dlc::rt::cuda
+
+#endif // DLC_RUNTIME_CUDA_LAUNCHPATHS_H
