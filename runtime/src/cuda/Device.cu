@@ -2,6 +2,7 @@
 
 #include "dlc/runtime/Device.h"
 
+#include <cstdio>
 #include <cuda_runtime.h>
 
 namespace dlc::rt {
@@ -34,6 +35,10 @@ StatusOr<std::vector<CudaDeviceInfo>> listCudaDevices() {
     info.computeMinor = prop.minor;
     info.totalMemoryBytes = prop.totalGlobalMem;
     info.multiprocessors = prop.multiProcessorCount;
+    char bus[32];
+    std::snprintf(bus, sizeof(bus), "%08X:%02X:%02X.0", prop.pciDomainID, prop.pciBusID,
+                  prop.pciDeviceID);
+    info.pciBusId = bus;
     devices.push_back(std::move(info));
   }
   return devices;

@@ -18,6 +18,8 @@ struct CudaDeviceInfo {
   int computeMinor = 0;
   std::size_t totalMemoryBytes = 0;
   int multiprocessors = 0;
+  /// "00000000:3B:00.0": how NVML finds the same device.
+  std::string pciBusId;
 };
 
 /// True when this build contains the CUDA backend (nvcc was found).
