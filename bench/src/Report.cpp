@@ -112,6 +112,16 @@ void writeJson(std::ostream &os, const Result &r) {
      << "  \"kernels_by_kind\": " << countsJson(r.kernelsByKind) << ",\n";
   if (!r.launchesByPath.empty())
     os << "  \"launches_by_path\": " << countsJson(r.launchesByPath) << ",\n";
+  if (r.backend == "cuda")
+    os << "  \"device\": " << jsonString(r.device) << ",\n"
+       << "  \"cuda_graph\": " << (r.cudaGraph ? "true" : "false") << ",\n"
+       << "  \"cuda_graph_note\": " << jsonString(r.cudaGraphNote) << ",\n"
+       << "  \"tf32\": " << (r.tf32 ? "true" : "false") << ",\n"
+       << "  \"gpu_utilization_percent\": "
+       << (r.gpuSamples ? num(r.gpuUtilization) : "null") << ",\n"
+       << "  \"gpu_memory_used_bytes\": "
+       << (r.gpuSamples ? std::to_string(r.gpuMemoryUsedBytes) : "null") << ",\n"
+       << "  \"gpu_usage_note\": " << jsonString(r.gpuUsageNote) << ",\n";
   os << "  \"achieved_tflops\": " << num(r.achievedTflops()) << ",\n"
      << "  \"peak_tflops\": " << (r.peakTflops > 0 ? num(r.peakTflops) : "null") << ",\n"
      << "  \"mfu\": "
@@ -256,6 +266,14 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
       os << x.fusion << " batch " << x.batch << ": launches by path:";
       for (auto &[path, count] : x.launchesByPath)
         os << " " << path << " " << count;
+      os << "; CUDA graph " << (x.cudaGraph ? "replayed" : "off (" + x.cudaGraphNote + ")")
+         << "; fp32 GEMMs and convolutions " << (x.tf32 ? "on TF32" : "in full fp32");
+      if (x.gpuSamples)
+        os << "; GPU utilization " << std::fixed << std::setprecision(0) << x.gpuUtilization
+           << "% and " << std::setprecision(2) << x.gpuMemoryUsedBytes / 1e9
+           << " GB in use (NVML, " << x.gpuSamples << " samples)";
+      else if (!x.gpuUsageNote.empty())
+        os << "; no GPU utilization: " << x.gpuUsageNote;
       os << "\n";
     }
 }

@@ -43,6 +43,18 @@ struct Result {
   /// --backend cuda: launches by the path that ran them (generated,
   /// cublaslt, cudnn, host-fallback); empty on the CPU.
   std::map<std::string, int64_t> launchesByPath;
+  /// --backend cuda: whether the timed steps replayed a CUDA graph, and if
+  /// not why; whether fp32 GEMMs / convolutions used TF32; the device.
+  std::string device;
+  bool cudaGraph = false;
+  std::string cudaGraphNote;
+  bool tf32 = false;
+  /// --backend cuda with NVML: the timed steps' mean GPU utilization (%)
+  /// and the most device memory in use; samples 0 when NVML was not there.
+  int64_t gpuSamples = 0;
+  double gpuUtilization = 0;
+  int64_t gpuMemoryUsedBytes = 0;
+  std::string gpuUsageNote; // why there are no samples
   /// The peak the model-FLOP utilization is against, in TFLOP/s; 0 unknown.
   double peakTflops = 0;
   /// Where it came from: "<gpu> <unit>" from --gpu, or "--peak-tflops".

@@ -26,6 +26,7 @@
 #include "dlc/runtime/PlanSummary.h"
 #include "dlc/runtime/cpu/CpuExecutor.h"
 #include "dlc/runtime/cpu/Parallel.h"
+#include "dlc/runtime/Nvml.h"
 #include "dlc/runtime/cuda/CudaExecutor.h"
 
 #include "mlir/IR/AsmState.h"
@@ -141,7 +142,17 @@ cl::opt<std::string> dumpOut("dump-out",
     cl::value_desc("dir"), cl::init(""), cl::cat(category));
 cl::opt<bool> profile("profile",
     cl::desc("also time every kernel (timed steps only) and print the time by op, "
-             "slowest first; the clock reads between kernels add a little to step time"),
+             "slowest first; the clock reads between kernels add a little to step time. "
+             "--backend cuda: CUDA events around every launch (no graph), time by "
+             "launch kind and path"),
+    cl::init(false), cl::cat(category));
+cl::opt<bool> noCudaGraph("no-cuda-graph",
+    cl::desc("--backend cuda: launch the step kernel by kernel instead of replaying it "
+             "as one captured CUDA graph (to measure what the graph saves)"),
+    cl::init(false), cl::cat(category));
+cl::opt<bool> tf32("tf32",
+    cl::desc("--backend cuda: let fp32 GEMMs and convolutions use TF32 tensor cores "
+             "(default off: fp32 is fp32; the report says which)"),
     cl::init(false), cl::cat(category));
 cl::opt<double> peakTflops("peak-tflops",
     cl::desc("the device's peak TFLOP/s, for the model-FLOP utilization (MFU = "
@@ -166,6 +177,48 @@ cl::opt<std::string> emitPlan("emit-plan", cl::desc("also write the compiled pla
 int fail(const std::string &message) {
   llvm::errs() << "dlc-bench: error: " << message << "\n";
   return 1;
+}
+
+/// --profile on the CUDA backend: device milliseconds per step by launch
+/// kind and path, slowest first, then the ten slowest launches.
+rt::Status printLaunchProfile(const rt::cuda::CudaExecutor &gpu) {
+  auto ms = gpu.launchMsPerStep();
+  if (!ms.isOk())
+    return ms.status();
+  const std::vector<rt::cuda::LaunchPath> &paths = gpu.launchPaths();
+  std::map<std::string, std::pair<double, int64_t>> byKind;
+  double total = 0;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    // "launch #5 (elewise_act, group 2, ...)": the kind is the first word.
+    const std::string &label = paths[i].label;
+    size_t open = label.find('(') + 1;
+    std::string kind = label.substr(open, label.find_first_of(",)", open) - open);
+    auto &entry = byKind[kind + " [" + paths[i].path + "]"];
+    entry.first += (*ms)[i];
+    ++entry.second;
+    total += (*ms)[i];
+  }
+  std::vector<std::pair<double, std::string>> rows;
+  for (auto &[kind, entry] : byKind)
+    rows.push_back({entry.first, kind});
+  std::sort(rows.rbegin(), rows.rend());
+  std::cerr << "device time by launch kind [path] over " << gpu.profiledSteps()
+            << " profiled steps (CUDA events around each launch, no graph): " << std::fixed
+            << std::setprecision(3) << total << " ms/step\n";
+  for (auto &[value, kind] : rows)
+    std::cerr << "  " << std::left << std::setw(44) << kind << std::right << std::setw(10)
+              << std::setprecision(3) << value << " ms/step  " << std::setw(5)
+              << std::setprecision(1) << (total > 0 ? 100 * value / total : 0.0) << "%  ("
+              << byKind[kind].second << " launches)\n";
+  std::vector<size_t> order(paths.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return (*ms)[a] > (*ms)[b]; });
+  std::cerr << "slowest launches:\n";
+  for (size_t i = 0; i < std::min<size_t>(10, order.size()); ++i)
+    std::cerr << "  " << std::setw(9) << std::setprecision(3) << (*ms)[order[i]] << " ms  "
+              << paths[order[i]].path << "  " << paths[order[i]].label << "\n";
+  return rt::Status::ok();
 }
 
 bench::Fp32Peak fp32Peak() {
@@ -384,12 +437,25 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
 
   // Both backends run the same loop below through rt::Executor.
   std::unique_ptr<rt::Executor> executor;
+  rt::cuda::CudaExecutor *gpu = nullptr;
+  std::unique_ptr<rt::NvmlMonitor> nvml;
   if (backend == "cuda") {
-    auto created = rt::cuda::CudaExecutor::create(plan);
+    rt::cuda::CudaOptions options;
+    options.cudaGraph = !noCudaGraph;
+    options.allowTf32 = tf32;
+    auto created = rt::cuda::CudaExecutor::create(plan, options);
     if (!created.isOk())
       return fail("--backend cuda: " + created.status().toString());
+    gpu = created->get();
     executor = std::move(*created);
     result.launchesByPath = executor->launchesByPath();
+    result.device = gpu->deviceName();
+    result.tf32 = gpu->options().allowTf32;
+    auto monitor = rt::NvmlMonitor::open(gpu->pciBusId());
+    if (monitor.isOk())
+      nvml = std::move(*monitor);
+    else
+      result.gpuUsageNote = monitor.status().message();
   } else {
     auto created = rt::cpu::CpuExecutor::create(plan);
     if (!created.isOk())
@@ -406,7 +472,9 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
   std::map<std::string, std::pair<double, int64_t>> opTime;
   bool timing = false;
   auto lastMark = std::chrono::steady_clock::now();
-  if (!dumpOut.empty() || profile)
+  // The CUDA backend times its own launches with events (--profile).
+  bool observeProfile = profile && !gpu;
+  if (!dumpOut.empty() || observeProfile)
     exec.setKernelObserver([&](size_t k) {
       const rt::PlanKernel &kernel = exec.plan().kernels[k];
       if (!dumpOut.empty() &&
@@ -423,7 +491,7 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
         }
         lastGrads[exec.plan().buffers[kernel.inputs[0]].name] = std::move(values);
       }
-      if (profile) {
+      if (observeProfile) {
         auto now = std::chrono::steady_clock::now();
         if (timing) {
           auto &entry = opTime[kernel.op];
@@ -460,6 +528,10 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
     }
     if (rt::Status s = exec.synchronize(); !s.isOk())
       return fail(s.toString());
+    if (gpu && profile)
+      gpu->setProfiling(true);
+    if (nvml)
+      nvml->start();
     auto start = std::chrono::steady_clock::now();
     timing = true;
     lastMark = start;
@@ -479,6 +551,21 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
                          std::chrono::steady_clock::now() - start)
                          .count();
     timing = false;
+    if (gpu) {
+      gpu->setProfiling(false);
+      result.cudaGraph = gpu->replaysCudaGraph();
+      result.cudaGraphNote = gpu->cudaGraphNote();
+    }
+    if (nvml) {
+      rt::GpuUsage usage = nvml->stop();
+      // Utilization: the mean over every repeat's samples.
+      double total = result.gpuUtilization * result.gpuSamples +
+                     usage.gpuUtilizationPercent * usage.samples;
+      result.gpuSamples += usage.samples;
+      if (result.gpuSamples)
+        result.gpuUtilization = total / result.gpuSamples;
+      result.gpuMemoryUsedBytes = std::max(result.gpuMemoryUsedBytes, usage.memoryUsedBytes);
+    }
     repeat.lossLast = exec.loss();
     repeat.samplesPerSec = batch * steps / seconds;
     repeat.stepMs = seconds * 1000 / steps;
@@ -487,7 +574,10 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
   if (progress)
     std::cerr << "\r\033[K" << std::flush;
 
-  if (profile) {
+  if (profile && gpu) {
+    if (rt::Status s = printLaunchProfile(*gpu); !s.isOk())
+      return fail(s.toString());
+  } else if (profile) {
     std::vector<std::pair<double, std::string>> rows;
     double total = 0;
     for (auto &[op, entry] : opTime) {

@@ -20,6 +20,7 @@
 #include "dlc/runtime/cuda/HandKernels.h"
 #include "dlc/runtime/cuda/KernelCodegen.h"
 #include "dlc/runtime/cuda/KernelCompiler.h"
+#include "dlc/runtime/cuda/LaunchPaths.h"
 
 #include <algorithm>
 #include <cmath>
@@ -37,8 +38,11 @@ constexpr int64_t kBlocksPerMultiprocessor = 32;
 /// holds 8-byte pointers; 16 keeps every table on a vector boundary).
 constexpr size_t kTableAlignment = 16;
 
-const char *const kPaths[] = {"generated", "cublaslt", "cudnn", "hand-written",
-                               "host-fallback"};
+/// Advances the device's step counter at the end of every step (inside
+/// the graph when there is one).
+const char *const kAdvanceStepSource = R"src(
+extern "C" __global__ void dlc_advance_step(long long *step) { *step += 1; }
+)src";
 
 bool envFlag(const char *name) {
   const char *value = std::getenv(name);
@@ -99,26 +103,47 @@ struct CudaExecutor::Impl {
   unsigned char *tables = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
   bool stepRecorded = false;
+  CudaOptions options;
+  /// The step counter the kernels read (see the header), and its kernel.
+  long long *deviceStep = nullptr;
+  cudaKernel_t advanceStep = nullptr;
+  /// The captured step; graphNote says why there is none.
+  bool graphUsable = false, graphReplayed = false;
+  std::string graphNote;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t graphExec = nullptr;
+  /// Per-launch profiling: marks[i] before launch i, marks.back() after.
+  bool profiling = false;
+  std::vector<cudaEvent_t> marks;
+  std::vector<double> launchMs;
+  int64_t profiledSteps = 0;
   cublasLtHandle_t lt = nullptr;
   cudnnHandle_t dnn = nullptr;
   std::map<std::string, cudaLibrary_t> libraries;
   std::vector<LaunchStep> launches;
   std::vector<LaunchPath> paths;
   std::function<void(size_t)> observer;
-  /// DLC_CUDA_SYNC=1: wait after every launch, so an asynchronous fault is
-  /// reported against the launch that caused it (debugging).
-  bool syncEachLaunch = false;
   int64_t stepCounter = 0;
 
   ~Impl();
   const Plan &plan() const { return host->plan(); }
-  Status prepareLaunch(const Launch &launch, KernelCompiler &compiler, bool allowTf32,
-                       cudnn::AlgorithmCache &algorithms, std::string &tableBytes);
+  Status prepareLaunch(const DeviceLaunch &device, const std::vector<Launch> &all,
+                       KernelCompiler &compiler, cudnn::AlgorithmCache &algorithms,
+                       std::string &tableBytes);
+  /// `entry` of the source compiled for this device (once per key).
+  Status loadKernel(KernelCompiler &compiler, const std::string &libraryKey,
+                    const std::string &source, const std::string &entry,
+                    const std::string &where, cudaKernel_t &kernel);
   /// A single kernel's hand-written launch; false (with `reason`) when
   /// HandKernels refuses it.
   StatusOr<bool> prepareHandWritten(const Launch &launch, KernelCompiler &compiler,
                                     LaunchStep &step, std::string &reason);
   Status runLaunch(LaunchStep &step);
+  /// Every launch and the step's advance, one by one (observer, profiling
+  /// and per-launch synchronization happen here).
+  Status enqueueEagerly(const std::string &at);
+  /// Captures the launches and the advance into graphExec.
+  Status captureGraph();
   Status runOnHost(LaunchStep &step);
   /// Copies buffers between the host mirror and the device, then waits.
   /// Copies buffers between the device arena and the host mirror, and waits.
@@ -135,6 +160,12 @@ CudaExecutor::Impl::~Impl() {
   // Teardown cannot report; every resource is released whatever fails.
   if (stream)
     (void)cudaStreamSynchronize(stream);
+  if (graphExec)
+    (void)cudaGraphExecDestroy(graphExec);
+  if (graph)
+    (void)cudaGraphDestroy(graph);
+  for (cudaEvent_t mark : marks)
+    (void)cudaEventDestroy(mark);
   launches.clear(); // descriptors before their library handles
   for (auto &[name, library] : libraries)
     (void)cudaLibraryUnload(library);
@@ -147,6 +178,7 @@ CudaExecutor::Impl::~Impl() {
   if (stop)
     (void)cudaEventDestroy(stop);
   (void)cudaFree(tables);
+  (void)cudaFree(deviceStep);
   (void)cudaFree(workspace);
   (void)cudaFree(arena);
   if (stream)
@@ -160,7 +192,7 @@ CudaExecutor::Impl::~Impl() {
 CudaExecutor::CudaExecutor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 CudaExecutor::~CudaExecutor() = default;
 
-StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan) {
+StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan, CudaOptions options) {
   if (Status status = validatePlan(plan); !status.isOk())
     return status;
   auto devices = listCudaDevices();
@@ -171,7 +203,9 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan) {
   std::string arch = "sm_" + std::to_string(impl->device.computeMajor) +
                      std::to_string(impl->device.computeMinor);
   impl->deviceName = impl->device.name + " (" + arch + ")";
-  impl->syncEachLaunch = envFlag("DLC_CUDA_SYNC");
+  impl->options = options;
+  impl->options.syncEachLaunch |= envFlag("DLC_CUDA_SYNC");
+  impl->options.allowTf32 |= envFlag("DLC_CUDA_TF32");
   DLC_RETURN_IF_ERROR(cudaCheck(cudaSetDevice(impl->device.ordinal), "cudaSetDevice"));
   DLC_RETURN_IF_ERROR(cudaCheck(cudaStreamCreate(&impl->stream), "cudaStreamCreate"));
 
@@ -204,11 +238,21 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan) {
   DLC_RETURN_IF_ERROR(cudaCheck(cudaEventCreate(&impl->stop), "cudaEventCreate"));
 
   KernelCompiler compiler;
-  bool allowTf32 = envFlag("DLC_CUDA_TF32");
   cudnn::AlgorithmCache algorithms;
   std::string tableBytes;
-  for (const Launch &launch : planLaunches(impl->plan()))
-    DLC_RETURN_IF_ERROR(impl->prepareLaunch(launch, compiler, allowTf32, algorithms, tableBytes));
+  std::vector<DeviceLaunch> routed = planDeviceLaunches(impl->plan());
+  std::vector<Launch> all = launchesOf(routed);
+  for (const DeviceLaunch &device : routed)
+    DLC_RETURN_IF_ERROR(impl->prepareLaunch(device, all, compiler, algorithms, tableBytes));
+  DLC_RETURN_IF_ERROR(cudaCheck(
+      cudaMalloc(reinterpret_cast<void **>(&impl->deviceStep), sizeof(long long)),
+      "cudaMalloc", "the step counter"));
+  DLC_RETURN_IF_ERROR(cudaCheck(
+      cudaMemsetAsync(impl->deviceStep, 0, sizeof(long long), impl->stream),
+      "cudaMemsetAsync", "the step counter"));
+  DLC_RETURN_IF_ERROR(impl->loadKernel(compiler, "dlc_advance_step", kAdvanceStepSource,
+                                       "dlc_advance_step", "the step counter",
+                                       impl->advanceStep));
 
   // One workspace for every library call, sized to the largest need.
   for (const LaunchStep &l : impl->launches)
@@ -230,110 +274,108 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan) {
   }
   DLC_RETURN_IF_ERROR(
       cudaCheck(cudaStreamSynchronize(impl->stream), "cudaStreamSynchronize", "create()"));
-  for (const LaunchStep &l : impl->launches)
+  int64_t onHost = 0;
+  for (const LaunchStep &l : impl->launches) {
     impl->paths.push_back(l.path);
+    onHost += l.path.path == "host-fallback";
+  }
+  if (!impl->options.cudaGraph)
+    impl->graphNote = "disabled (--no-cuda-graph)";
+  else if (onHost)
+    impl->graphNote = std::to_string(onHost) + " launch" + (onHost > 1 ? "es fall" : " falls") +
+                      " back to the host";
+  else if (impl->options.syncEachLaunch)
+    impl->graphNote = "waiting after every launch (DLC_CUDA_SYNC=1)";
+  else
+    impl->graphUsable = true;
   return std::unique_ptr<CudaExecutor>(new CudaExecutor(std::move(impl)));
 }
 
-Status CudaExecutor::Impl::prepareLaunch(const Launch &launch, KernelCompiler &compiler,
-                                         bool allowTf32, cudnn::AlgorithmCache &algorithms,
+Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
+                                         const std::vector<Launch> &all,
+                                         KernelCompiler &compiler,
+                                         cudnn::AlgorithmCache &algorithms,
                                          std::string &tableBytes) {
   const Plan &p = plan();
+  const Launch &launch = device.launch;
   LaunchStep step;
   step.launch = launch;
   step.path.label = launchLabel(p, launch);
   const std::string &where = step.path.label;
-  std::string reason;
+  // LaunchPaths decided the path from the plan; a library may still refuse
+  // here (no algorithm for the shape), and then the hand-written kernel or
+  // the host takes the launch.
+  std::string reason = device.reason;
+  auto note = [&](const std::string &why) { reason += (reason.empty() ? "" : "; ") + why; };
 
-  // Generated code first: fused groups, element-wise and reduction ops, and
-  // the optimizer updates the generator covers.
-  if (launch.implementation != "library") {
-    auto generated = generateKernel(p, launch);
-    if (generated.isOk()) {
-      const GeneratedKernel &g = *generated;
-      step.path.path = "generated";
-      step.form = g.form;
-      step.kernelName = g.name;
-      std::string kernelWhere = where + ", kernel " + g.name;
-      auto library = libraries.find(g.name);
-      if (library == libraries.end()) {
-        std::string arch = "sm_" + std::to_string(device.computeMajor) +
-                           std::to_string(device.computeMinor);
-        auto cubin = compiler.compile(g.name, g.source, arch);
-        if (!cubin.isOk())
-          return Status(cubin.status().code(), where + ": " + cubin.status().message());
-        cudaLibrary_t loaded = nullptr;
-        DLC_RETURN_IF_ERROR(cudaCheck(cudaLibraryLoadData(&loaded, cubin->data(), nullptr,
-                                                          nullptr, 0, nullptr, nullptr, 0),
-                                      "cudaLibraryLoadData", kernelWhere));
-        library = libraries.emplace(g.name, loaded).first;
-      }
-      DLC_RETURN_IF_ERROR(cudaCheck(
-          cudaLibraryGetKernel(&step.kernel, library->second, g.name.c_str()),
-          "cudaLibraryGetKernel", kernelWhere));
-      int64_t threads = int64_t(g.blockSize) * g.blockSizeY;
-      int64_t blocks = g.form == KernelForm::kReduction ? g.work
-                                                        : (g.work + threads - 1) / threads;
-      int64_t cap = int64_t(device.multiprocessors) * kBlocksPerMultiprocessor;
-      step.grid = dim3(static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, cap)));
-      step.block = dim3(g.blockSize, g.blockSizeY);
-      if (g.form == KernelForm::kOptimizer) {
-        tableBytes.resize((tableBytes.size() + kTableAlignment - 1) / kTableAlignment *
-                          kTableAlignment);
-        step.tableOffset = tableBytes.size();
-        step.segments = static_cast<int>(g.segments.size());
-        tableBytes += packOptimizerTable(g.segments, [&](int32_t id) {
-          return reinterpret_cast<uint64_t>(arena + p.buffers[id].offset);
-        });
-      } else {
-        for (int32_t id : g.args)
-          step.pointers.push_back(arena + p.buffers[id].offset);
-      }
-      launches.push_back(std::move(step));
-      return Status::ok();
-    }
-    reason = "not generated: " + generated.status().message();
-  } else if (launch.kernels.size() == 1) {
-    const PlanKernel &kernel = p.kernels[launch.kernels.front()];
-    std::string refusal;
-    if (kernel.op == "matmul" || kernel.op == "linear") {
-      if (!lt)
-        DLC_RETURN_IF_ERROR(
-            cublas::cublasCheck(cublasLtCreate(&lt), "cublasLtCreate", where));
-      DLC_RETURN_IF_ERROR(
-          cublas::Gemm::plan(lt, p, kernel, allowTf32, where, step.gemm, refusal));
-      if (step.gemm)
-        step.path.path = "cublaslt";
-      else
-        reason = "cuBLASLt refuses it: " + refusal;
-    } else if (kernel.op.rfind("conv2d", 0) == 0) {
-      if (!dnn) {
-        DLC_RETURN_IF_ERROR(cudnn::cudnnCheck(cudnnCreate(&dnn), "cudnnCreate", where));
-        DLC_RETURN_IF_ERROR(
-            cudnn::cudnnCheck(cudnnSetStream(dnn, stream), "cudnnSetStream", where));
-      }
-      DLC_RETURN_IF_ERROR(cudnn::Conv::plan(dnn, p, kernel, allowTf32, where, algorithms,
-                                            step.conv, refusal));
-      if (step.conv)
-        step.path.path = "cudnn";
-      else
-        reason = "cuDNN refuses it: " + refusal;
+  if (device.path == "generated") {
+    auto generated = generateKernel(p, launch, all);
+    if (!generated.isOk())
+      return generated.status(); // LaunchPaths said it was generated
+    const GeneratedKernel &g = *generated;
+    step.path.path = "generated";
+    step.path.reason = reason;
+    step.form = g.form;
+    step.kernelName = g.name;
+    DLC_RETURN_IF_ERROR(loadKernel(compiler, g.name, g.source, g.name, where, step.kernel));
+    int64_t threads = int64_t(g.blockSize) * g.blockSizeY;
+    int64_t blocks =
+        g.form == KernelForm::kReduction ? g.work : (g.work + threads - 1) / threads;
+    int64_t cap = int64_t(this->device.multiprocessors) * kBlocksPerMultiprocessor;
+    step.grid = dim3(static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, cap)));
+    step.block = dim3(g.blockSize, g.blockSizeY);
+    if (g.form == KernelForm::kOptimizer) {
+      tableBytes.resize((tableBytes.size() + kTableAlignment - 1) / kTableAlignment *
+                        kTableAlignment);
+      step.tableOffset = tableBytes.size();
+      step.segments = static_cast<int>(g.segments.size());
+      tableBytes += packOptimizerTable(g.segments, [&](int32_t id) {
+        return reinterpret_cast<uint64_t>(arena + p.buffers[id].offset);
+      });
     } else {
-      reason = kernel.op + " has no device path yet";
+      for (int32_t id : g.args)
+        step.pointers.push_back(arena + p.buffers[id].offset);
     }
-    if (step.gemm || step.conv) {
-      launches.push_back(std::move(step));
-      return Status::ok();
-    }
-  } else {
-    reason = "a library launch of several kernels";
+    launches.push_back(std::move(step));
+    return Status::ok();
   }
 
-  if (launch.kernels.size() == 1) {
+  const PlanKernel &kernel = p.kernels[launch.kernels.front()];
+  std::string refusal;
+  if (device.path == "cublaslt") {
+    if (!lt)
+      DLC_RETURN_IF_ERROR(cublas::cublasCheck(cublasLtCreate(&lt), "cublasLtCreate", where));
+    DLC_RETURN_IF_ERROR(
+        cublas::Gemm::plan(lt, p, kernel, options.allowTf32, where, step.gemm, refusal));
+    if (step.gemm)
+      step.path.path = "cublaslt";
+    else
+      note("cuBLASLt refuses it: " + refusal);
+  } else if (device.path == "cudnn") {
+    if (!dnn) {
+      DLC_RETURN_IF_ERROR(cudnn::cudnnCheck(cudnnCreate(&dnn), "cudnnCreate", where));
+      DLC_RETURN_IF_ERROR(
+          cudnn::cudnnCheck(cudnnSetStream(dnn, stream), "cudnnSetStream", where));
+    }
+    DLC_RETURN_IF_ERROR(cudnn::Conv::plan(dnn, p, kernel, options.allowTf32, where,
+                                          algorithms, step.conv, refusal));
+    if (step.conv)
+      step.path.path = "cudnn";
+    else
+      note("cuDNN refuses it: " + refusal);
+  }
+  if (step.gemm || step.conv) {
+    step.path.reason = reason;
+    launches.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  if (device.path != "host-fallback" && launch.kernels.size() == 1) {
     auto hand = prepareHandWritten(launch, compiler, step, reason);
     if (!hand.isOk())
       return hand.status();
     if (*hand) {
+      step.path.reason = reason;
       launches.push_back(std::move(step));
       return Status::ok();
     }
@@ -356,23 +398,15 @@ Status CudaExecutor::Impl::prepareLaunch(const Launch &launch, KernelCompiler &c
   return Status::ok();
 }
 
-StatusOr<bool> CudaExecutor::Impl::prepareHandWritten(const Launch &launch,
-                                                      KernelCompiler &compiler,
-                                                      LaunchStep &step, std::string &reason) {
-  const Plan &p = plan();
-  auto hand = planHandKernel(p, p.kernels[launch.kernels.front()]);
-  if (!hand.isOk()) {
-    reason += "; not hand-written: " + hand.status().message();
-    return false;
-  }
-  const std::string &where = step.path.label;
-  // One library per family, compiled (or found in the disk cache) once.
-  std::string libraryKey = "dlc_hw_" + hand->family;
+Status CudaExecutor::Impl::loadKernel(KernelCompiler &compiler, const std::string &libraryKey,
+                                      const std::string &source, const std::string &entry,
+                                      const std::string &where, cudaKernel_t &kernel) {
+  // One library per source, compiled (or found in the disk cache) once.
   auto library = libraries.find(libraryKey);
   if (library == libraries.end()) {
     std::string arch =
         "sm_" + std::to_string(device.computeMajor) + std::to_string(device.computeMinor);
-    auto cubin = compiler.compile(libraryKey, handKernelSource(hand->family), arch);
+    auto cubin = compiler.compile(libraryKey, source, arch);
     if (!cubin.isOk())
       return Status(cubin.status().code(), where + ": " + cubin.status().message());
     cudaLibrary_t loaded = nullptr;
@@ -381,9 +415,24 @@ StatusOr<bool> CudaExecutor::Impl::prepareHandWritten(const Launch &launch,
                                   "cudaLibraryLoadData", where + ", " + libraryKey));
     library = libraries.emplace(libraryKey, loaded).first;
   }
-  DLC_RETURN_IF_ERROR(
-      cudaCheck(cudaLibraryGetKernel(&step.kernel, library->second, hand->name.c_str()),
-                "cudaLibraryGetKernel", where + ", kernel " + hand->name));
+  return cudaCheck(cudaLibraryGetKernel(&kernel, library->second, entry.c_str()),
+                   "cudaLibraryGetKernel", where + ", kernel " + entry);
+}
+
+StatusOr<bool> CudaExecutor::Impl::prepareHandWritten(const Launch &launch,
+                                                      KernelCompiler &compiler,
+                                                      LaunchStep &step, std::string &reason) {
+  const Plan &p = plan();
+  auto hand = planHandKernel(p, p.kernels[launch.kernels.front()]);
+  if (!hand.isOk()) {
+    reason += (reason.empty() ? "not hand-written: " : "; not hand-written: ") +
+              hand.status().message();
+    return false;
+  }
+  // One library per family.
+  DLC_RETURN_IF_ERROR(loadKernel(compiler, "dlc_hw_" + hand->family,
+                                 handKernelSource(hand->family), hand->name,
+                                 step.path.label, step.kernel));
   step.path.path = "hand-written";
   step.hand = true;
   step.kernelName = hand->name;
@@ -411,13 +460,12 @@ Status CudaExecutor::Impl::runLaunch(LaunchStep &step) {
     return runOnHost(step);
   std::vector<void *> args;
   void *table = tables + step.tableOffset;
-  long long stepIndex = stepCounter;
   if (step.hand) {
-    // (DlcHandArgs a, long long step)
-    args = {&step.handArgs, &stepIndex};
+    // (DlcHandArgs a, const long long *step)
+    args = {&step.handArgs, &deviceStep};
   } else if (step.form == KernelForm::kOptimizer) {
-    // (const DlcSegment *table, int segments, long long step)
-    args = {&table, &step.segments, &stepIndex};
+    // (const DlcSegment *table, int segments, const long long *step)
+    args = {&table, &step.segments, &deviceStep};
   } else {
     for (void *&pointer : step.pointers)
       args.push_back(&pointer);
@@ -451,23 +499,96 @@ Status CudaExecutor::Impl::runOnHost(LaunchStep &step) {
   return upload(step.hostWrites, where);
 }
 
+Status CudaExecutor::Impl::enqueueEagerly(const std::string &at) {
+  if (profiling && marks.size() != launches.size() + 1) {
+    marks.resize(launches.size() + 1, nullptr);
+    for (cudaEvent_t &mark : marks)
+      if (!mark)
+        DLC_RETURN_IF_ERROR(cudaCheck(cudaEventCreate(&mark), "cudaEventCreate", "profiling"));
+    launchMs.assign(launches.size(), 0.0);
+  }
+  for (size_t i = 0; i < launches.size(); ++i) {
+    LaunchStep &launch = launches[i];
+    if (profiling)
+      DLC_RETURN_IF_ERROR(cudaCheck(cudaEventRecord(marks[i], stream), "cudaEventRecord", at));
+    if (Status s = runLaunch(launch); !s.isOk())
+      return Status(s.code(), at + ": " + s.message());
+    if (options.syncEachLaunch || observer)
+      DLC_RETURN_IF_ERROR(cudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize",
+                                    at + ", after " + launch.path.label));
+    if (observer)
+      for (size_t k : launch.launch.kernels)
+        observer(k);
+  }
+  if (profiling)
+    DLC_RETURN_IF_ERROR(
+        cudaCheck(cudaEventRecord(marks.back(), stream), "cudaEventRecord", at));
+  void *args[] = {&deviceStep};
+  DLC_RETURN_IF_ERROR(cudaCheck(cudaLaunchKernel(reinterpret_cast<const void *>(advanceStep),
+                                                 dim3(1), dim3(1), args, 0, stream),
+                                "cudaLaunchKernel", at + ", dlc_advance_step"));
+  if (profiling) {
+    DLC_RETURN_IF_ERROR(
+        cudaCheck(cudaEventSynchronize(marks.back()), "cudaEventSynchronize", at));
+    for (size_t i = 0; i < launches.size(); ++i) {
+      float ms = 0;
+      DLC_RETURN_IF_ERROR(cudaCheck(cudaEventElapsedTime(&ms, marks[i], marks[i + 1]),
+                                    "cudaEventElapsedTime", at + ", " + launches[i].path.label));
+      launchMs[i] += ms;
+    }
+    ++profiledSteps;
+  }
+  return Status::ok();
+}
+
+Status CudaExecutor::Impl::captureGraph() {
+  DLC_RETURN_IF_ERROR(
+      cudaCheck(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+                "cudaStreamBeginCapture", "the step's CUDA graph"));
+  Status captured = Status::ok();
+  for (LaunchStep &launch : launches)
+    if (captured = runLaunch(launch); !captured.isOk())
+      break;
+  if (captured.isOk()) {
+    void *args[] = {&deviceStep};
+    captured = cudaCheck(cudaLaunchKernel(reinterpret_cast<const void *>(advanceStep), dim3(1),
+                                          dim3(1), args, 0, stream),
+                         "cudaLaunchKernel", "dlc_advance_step");
+  }
+  // The capture ends whatever happened, so the stream is usable again.
+  Status ended = cudaCheck(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture",
+                           "the step's CUDA graph");
+  if (!captured.isOk() || !ended.isOk()) {
+    (void)cudaGetLastError();
+    if (graph)
+      (void)cudaGraphDestroy(graph);
+    graph = nullptr;
+    return captured.isOk() ? ended : captured;
+  }
+  return cudaCheck(cudaGraphInstantiate(&graphExec, graph, 0), "cudaGraphInstantiate",
+                   "the step's CUDA graph");
+}
+
 Status CudaExecutor::step() {
   Impl &d = *impl_;
-  DLC_RETURN_IF_ERROR(cudaCheck(cudaEventRecord(d.start, d.stream), "cudaEventRecord",
-                                "the start of step " + std::to_string(d.stepCounter)));
-  for (LaunchStep &launch : d.launches) {
-    if (Status s = d.runLaunch(launch); !s.isOk())
-      return Status(s.code(), "step " + std::to_string(d.stepCounter) + ": " + s.message());
-    if (d.syncEachLaunch || d.observer)
-      DLC_RETURN_IF_ERROR(cudaCheck(cudaStreamSynchronize(d.stream), "cudaStreamSynchronize",
-                                    "step " + std::to_string(d.stepCounter) + ", after " +
-                                        launch.path.label));
-    if (d.observer)
-      for (size_t k : launch.launch.kernels)
-        d.observer(k);
+  std::string at = "step " + std::to_string(d.stepCounter);
+  DLC_RETURN_IF_ERROR(
+      cudaCheck(cudaEventRecord(d.start, d.stream), "cudaEventRecord", "the start of " + at));
+  bool replay = d.graphUsable && !d.observer && !d.profiling;
+  if (replay && !d.graphExec) {
+    if (Status s = d.captureGraph(); !s.isOk()) {
+      d.graphUsable = replay = false;
+      d.graphNote = "capture failed: " + s.message();
+    }
   }
-  DLC_RETURN_IF_ERROR(cudaCheck(cudaEventRecord(d.stop, d.stream), "cudaEventRecord",
-                                "the end of step " + std::to_string(d.stepCounter)));
+  d.graphReplayed = replay;
+  if (replay)
+    DLC_RETURN_IF_ERROR(
+        cudaCheck(cudaGraphLaunch(d.graphExec, d.stream), "cudaGraphLaunch", at));
+  else
+    DLC_RETURN_IF_ERROR(d.enqueueEagerly(at));
+  DLC_RETURN_IF_ERROR(
+      cudaCheck(cudaEventRecord(d.stop, d.stream), "cudaEventRecord", "the end of " + at));
   d.stepRecorded = true;
   ++d.stepCounter;
   return Status::ok();
@@ -511,6 +632,9 @@ Status CudaExecutor::initialize(uint64_t seed) {
       break;
     }
   impl_->stepCounter = 0;
+  DLC_RETURN_IF_ERROR(cudaCheck(
+      cudaMemsetAsync(impl_->deviceStep, 0, sizeof(long long), impl_->stream),
+      "cudaMemsetAsync", "initialize(), the step counter"));
   return impl_->upload(ids, "initialize()");
 }
 
@@ -592,11 +716,28 @@ const std::string &CudaExecutor::deviceName() const { return impl_->deviceName; 
 
 std::map<std::string, int64_t> CudaExecutor::launchesByPath() const {
   std::map<std::string, int64_t> counts;
-  for (const char *path : kPaths)
+  for (const std::string &path : devicePathNames())
     counts[path] = 0;
   for (const LaunchPath &l : impl_->paths)
     ++counts[l.path];
   return counts;
+}
+
+const CudaOptions &CudaExecutor::options() const { return impl_->options; }
+const std::string &CudaExecutor::pciBusId() const { return impl_->device.pciBusId; }
+bool CudaExecutor::replaysCudaGraph() const { return impl_->graphReplayed; }
+const std::string &CudaExecutor::cudaGraphNote() const { return impl_->graphNote; }
+void CudaExecutor::setProfiling(bool on) { impl_->profiling = on; }
+int64_t CudaExecutor::profiledSteps() const { return impl_->profiledSteps; }
+
+StatusOr<std::vector<double>> CudaExecutor::launchMsPerStep() const {
+  if (impl_->profiledSteps == 0)
+    return Status(StatusCode::kInvalidArgument,
+                  "launchMsPerStep(): no step ran with profiling on");
+  std::vector<double> ms = impl_->launchMs;
+  for (double &v : ms)
+    v /= impl_->profiledSteps;
+  return ms;
 }
 
 } // namespace dlc::rt::cuda

@@ -1082,7 +1082,9 @@ DLC_DEVICE float dlc_grad(const DlcSegment &seg, long long i) {
 // torch.optim's SGD (momentum buffer starts as the gradient) and AdamW,
 // as the CPU reference computes them.
 extern "C" __global__ void __launch_bounds__(256)
-DLC_KERNEL_NAME(const DlcSegment *__restrict__ table, int segments, long long step) {
+DLC_KERNEL_NAME(const DlcSegment *__restrict__ table, int segments,
+                const long long *__restrict__ step_counter) {
+  const long long step = *step_counter; // on the device: a graph replays it
   const long long stride = (long long)gridDim.x * blockDim.x;
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   for (int s = 0; s < segments; ++s) {

@@ -12,7 +12,7 @@ namespace dlc::rt::cuda {
 
 struct CudaExecutor::Impl {};
 
-StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan) {
+StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan, CudaOptions) {
   (void)plan;
   return listCudaDevices().status();
 }
@@ -52,5 +52,15 @@ const std::string &CudaExecutor::deviceName() const {
   static const std::string none;
   return none;
 }
+const CudaOptions &CudaExecutor::options() const {
+  static const CudaOptions none;
+  return none;
+}
+bool CudaExecutor::replaysCudaGraph() const { return false; }
+const std::string &CudaExecutor::pciBusId() const { return deviceName(); }
+const std::string &CudaExecutor::cudaGraphNote() const { return deviceName(); }
+void CudaExecutor::setProfiling(bool) {}
+StatusOr<std::vector<double>> CudaExecutor::launchMsPerStep() const { return unavailable(); }
+int64_t CudaExecutor::profiledSteps() const { return 0; }
 
 } // namespace dlc::rt::cuda

@@ -153,7 +153,7 @@ std::string tempDir() {
 }
 
 #ifdef DLC_HOST_CXX
-using OptimizerKernel = void (*)(const void *, int, long long);
+using OptimizerKernel = void (*)(const void *, int, const long long *);
 
 /// Compiles a generated optimizer kernel as plain C++ into a shared library
 /// in `dir` and finds its entry point.
@@ -462,7 +462,8 @@ TEST(Codegen, OptimizerTableMatchesTheCpuReferenceOnTheHost) {
     std::string table = packOptimizerTable(g.segments, [&](int32_t id) {
       return reinterpret_cast<uint64_t>(mine[id].data());
     });
-    kernel(table.data(), static_cast<int>(g.segments.size()), step);
+    long long counter = step; // the kernel reads it from memory, as from the device's
+    kernel(table.data(), static_cast<int>(g.segments.size()), &counter);
     std::vector<std::vector<float>> reference = state;
     for (const PlanKernel &k : p.plan.kernels) {
       std::vector<cpu::TensorRef> in, out;
@@ -554,7 +555,8 @@ TEST(Codegen, OptimizerWidensFusedGradientCastsOnTheHost) {
     if (id == gb) return reinterpret_cast<uint64_t>(bfBits.data());
     return reinterpret_cast<uint64_t>(mine[id].data());
   });
-  kernel(table.data(), 2, 1);
+  long long counter = 1;
+  kernel(table.data(), 2, &counter);
   for (const PlanKernel &k : p.plan.kernels) {
     if (k.op == "cast")
       continue; // the widened values are in place already

@@ -473,7 +473,7 @@ std::string tempDir() {
   return dir ? dir : "";
 }
 
-using HostKernel = void (*)(HandKernelArgs, long long);
+using HostKernel = void (*)(HandKernelArgs, const long long *);
 
 /// A stand-in for the prelude's host layer that runs many threads: every
 /// block's threads run at once as std::threads, __syncthreads() is a
@@ -517,8 +517,8 @@ struct DlcBarrier {
 )src";
 
 const char *const kThreadedLaunch = R"src(
-extern "C" void dlc_sim_launch(void (*kernel)(DlcHandArgs, long long), DlcHandArgs a,
-                               long long step, unsigned grid, unsigned block) {
+extern "C" void dlc_sim_launch(void (*kernel)(DlcHandArgs, const long long *), DlcHandArgs a,
+                               const long long *step, unsigned grid, unsigned block) {
   gridDim = {grid, 1, 1};
   blockDim = {block, 1, 1};
   dlc_barrier.count = block;
@@ -536,7 +536,7 @@ extern "C" void dlc_sim_launch(void (*kernel)(DlcHandArgs, long long), DlcHandAr
 }
 )src";
 
-using SimLaunch = void (*)(HostKernel, HandKernelArgs, long long, unsigned, unsigned);
+using SimLaunch = void (*)(HostKernel, HandKernelArgs, const long long *, unsigned, unsigned);
 
 } // namespace
 
@@ -633,7 +633,8 @@ TEST(HandKernels, EveryKernelMatchesTheCpuReferenceOnTheHost) {
   ASSERT_NO_FATAL_FAILURE(loadOnHost(text, "", library));
   checkEveryCase(library, "host    ", 11,
                  [](HostKernel kernel, HandKernelArgs args, const Case &c, const HandKernel &) {
-                   kernel(args, c.step);
+                   long long step = c.step; // the kernels read it from memory
+                   kernel(args, &step);
                  });
   dlclose(library);
 #endif
@@ -657,7 +658,8 @@ TEST(HandKernels, EveryKernelMatchesTheCpuReferenceWithManyThreadsOnTheHost) {
   checkEveryCase(library, "threaded", 13,
                  [launch](HostKernel kernel, HandKernelArgs args, const Case &c,
                           const HandKernel &hand) {
-                   launch(kernel, args, c.step,
+                   long long step = c.step;
+                   launch(kernel, args, &step,
                           static_cast<unsigned>(std::min<int64_t>(hand.blocks, 3)), 16);
                  });
   dlclose(library);

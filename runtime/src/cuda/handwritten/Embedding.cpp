@@ -19,7 +19,7 @@ const char *embeddingBody() {
   return R"src(
 // p: table, ids, y. i: rows, d, n.
 extern "C" __global__ void __launch_bounds__(1024)
-dlc_hw_embedding(const DlcHandArgs a, long long step) {
+dlc_hw_embedding(const DlcHandArgs a, const long long *step) {
   const long long rows = a.i[0], d = a.i[1], n = a.i[2];
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n * d;
        e += (long long)gridDim.x * blockDim.x) {
@@ -30,7 +30,7 @@ dlc_hw_embedding(const DlcHandArgs a, long long step) {
 
 // p: dy, ids, dtable. i: rows, d, n.
 extern "C" __global__ void __launch_bounds__(1024)
-dlc_hw_embedding_backward(const DlcHandArgs a, long long step) {
+dlc_hw_embedding_backward(const DlcHandArgs a, const long long *step) {
   const long long rows = a.i[0], d = a.i[1], n = a.i[2];
   for (long long row = blockIdx.x; row < rows; row += gridDim.x)
     for (long long c = threadIdx.x; c < d; c += blockDim.x) {

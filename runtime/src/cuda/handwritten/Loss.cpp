@@ -33,7 +33,7 @@ DLC_DEVICE void dlc_hw_logsumexp(const DlcHandArgs &a, int k, long long o, long 
 
 // p: logits, labels, loss. i: outer, classes, inner, ignore_index.
 extern "C" __global__ void __launch_bounds__(1024)
-dlc_hw_softmax_cross_entropy(const DlcHandArgs a, long long step) {
+dlc_hw_softmax_cross_entropy(const DlcHandArgs a, const long long *step) {
   __shared__ double smem[1024];
   if (blockIdx.x != 0) return;
   const long long outer = a.i[0], classes = a.i[1], inner = a.i[2], ignore = a.i[3];
@@ -55,7 +55,7 @@ dlc_hw_softmax_cross_entropy(const DlcHandArgs a, long long step) {
 
 // p: dloss, logits, labels, dlogits. i: outer, classes, inner, ignore_index.
 extern "C" __global__ void __launch_bounds__(1024)
-dlc_hw_softmax_cross_entropy_backward(const DlcHandArgs a, long long step) {
+dlc_hw_softmax_cross_entropy_backward(const DlcHandArgs a, const long long *step) {
   __shared__ double smem[1024];
   const long long outer = a.i[0], classes = a.i[1], inner = a.i[2], ignore = a.i[3];
   const long long positions = outer * inner;

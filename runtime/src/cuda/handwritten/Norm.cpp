@@ -32,7 +32,7 @@ DLC_DEVICE void dlc_hw_row_stats(const DlcHandArgs &a, int k, long long r, long 
 
 // p: x, gamma, beta, y. i: rows, d. f: epsilon.
 extern "C" __global__ void __launch_bounds__(1024)
-dlc_hw_layer_norm(const DlcHandArgs a, long long step) {
+dlc_hw_layer_norm(const DlcHandArgs a, const long long *step) {
   __shared__ double smem[1024];
   const long long rows = a.i[0], d = a.i[1];
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -47,7 +47,7 @@ dlc_hw_layer_norm(const DlcHandArgs a, long long step) {
 
 // p: dy, x, gamma, dx, dgamma, dbeta. i: rows, d. f: epsilon.
 extern "C" __global__ void __launch_bounds__(1024)
-dlc_hw_layer_norm_backward(const DlcHandArgs a, long long step) {
+dlc_hw_layer_norm_backward(const DlcHandArgs a, const long long *step) {
   __shared__ double smem[1024];
   const long long rows = a.i[0], d = a.i[1];
   const double eps = a.f[0];

@@ -17,9 +17,9 @@ const char *optimizerBody() {
 // p: param, grad, momentum, status (or null), new param, new momentum.
 // i: n, has_status, nesterov. f: lr, momentum, weight_decay.
 extern "C" __global__ void __launch_bounds__(1024)
-dlc_hw_sgd_update(const DlcHandArgs a, long long step) {
+dlc_hw_sgd_update(const DlcHandArgs a, const long long *step) {
   const long long n = a.i[0];
-  const bool hasStatus = a.i[1] != 0, nesterov = a.i[2] != 0, first = step == 0;
+  const bool hasStatus = a.i[1] != 0, nesterov = a.i[2] != 0, first = *step == 0;
   const double lr = a.f[0], momentum = a.f[1], decay = a.f[2];
   const double factor = hasStatus ? (double)dlc_hw_ld(a, 3, 0) : 1.0;
   const bool skip = hasStatus && dlc_hw_ld(a, 3, 1) != 0.0f;
@@ -44,11 +44,11 @@ dlc_hw_sgd_update(const DlcHandArgs a, long long step) {
 // p: param, grad, m, v, status (or null), new param, new m, new v.
 // i: n, has_status. f: lr, beta1, beta2, epsilon, weight_decay.
 extern "C" __global__ void __launch_bounds__(1024)
-dlc_hw_adamw_update(const DlcHandArgs a, long long step) {
+dlc_hw_adamw_update(const DlcHandArgs a, const long long *step) {
   const long long n = a.i[0];
   const bool hasStatus = a.i[1] != 0;
   const double lr = a.f[0], b1 = a.f[1], b2 = a.f[2], eps = a.f[3], decay = a.f[4];
-  const double t = (double)(step + 1);
+  const double t = (double)(*step + 1);
   const double correction1 = 1 - pow(b1, t), correction2 = 1 - pow(b2, t);
   const double factor = hasStatus ? (double)dlc_hw_ld(a, 4, 0) : 1.0;
   const bool skip = hasStatus && dlc_hw_ld(a, 4, 1) != 0.0f;
@@ -74,7 +74,7 @@ dlc_hw_adamw_update(const DlcHandArgs a, long long step) {
 // p: scale, good steps, status, new scale, new good steps.
 // i: growth_interval. f: backoff_factor, growth_factor.
 extern "C" __global__ void __launch_bounds__(1024)
-dlc_hw_update_loss_scale(const DlcHandArgs a, long long step) {
+dlc_hw_update_loss_scale(const DlcHandArgs a, const long long *step) {
   if (blockIdx.x != 0 || threadIdx.x != 0) return;
   float scale = dlc_hw_ld(a, 0, 0), good = dlc_hw_ld(a, 1, 0);
   if (dlc_hw_ld(a, 2, 1) != 0.0f) {

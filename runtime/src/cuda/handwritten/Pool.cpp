@@ -58,7 +58,7 @@ DLC_DEVICE void dlc_hw_covering(long long i, long long k, long long s, long long
 
 // p: x, y.
 extern "C" __global__ void __launch_bounds__(1024)
-dlc_hw_max_pool2d(const DlcHandArgs a, long long step) {
+dlc_hw_max_pool2d(const DlcHandArgs a, const long long *step) {
   DLC_HW_POOL_GEOMETRY
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n * ch * oh * ow;
        e += (long long)gridDim.x * blockDim.x) {
@@ -70,7 +70,7 @@ dlc_hw_max_pool2d(const DlcHandArgs a, long long step) {
 
 // p: dy, x, dx.
 extern "C" __global__ void __launch_bounds__(1024)
-dlc_hw_max_pool2d_backward(const DlcHandArgs a, long long step) {
+dlc_hw_max_pool2d_backward(const DlcHandArgs a, const long long *step) {
   DLC_HW_POOL_GEOMETRY
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n * ch * h * w;
        e += (long long)gridDim.x * blockDim.x) {
@@ -93,7 +93,7 @@ dlc_hw_max_pool2d_backward(const DlcHandArgs a, long long step) {
 
 // p: x, y.
 extern "C" __global__ void __launch_bounds__(1024)
-dlc_hw_avg_pool2d(const DlcHandArgs a, long long step) {
+dlc_hw_avg_pool2d(const DlcHandArgs a, const long long *step) {
   DLC_HW_POOL_GEOMETRY
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n * ch * oh * ow;
        e += (long long)gridDim.x * blockDim.x) {
@@ -109,7 +109,7 @@ dlc_hw_avg_pool2d(const DlcHandArgs a, long long step) {
 
 // p: dy, dx.
 extern "C" __global__ void __launch_bounds__(1024)
-dlc_hw_avg_pool2d_backward(const DlcHandArgs a, long long step) {
+dlc_hw_avg_pool2d_backward(const DlcHandArgs a, const long long *step) {
   DLC_HW_POOL_GEOMETRY
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n * ch * h * w;
        e += (long long)gridDim.x * blockDim.x) {

@@ -26,7 +26,7 @@ DLC_DEVICE long long dlc_hw_mask_at(const DlcHandArgs &a, long long flat) {
 }
 
 extern "C" __global__ void __launch_bounds__(1024)
-dlc_hw_softmax(const DlcHandArgs a, long long step) {
+dlc_hw_softmax(const DlcHandArgs a, const long long *step) {
   __shared__ double smem[1024];
   const long long outer = a.i[0], n = a.i[1], inner = a.i[2];
   const bool causal = a.i[3] != 0, masked = a.i[6] != 0;
@@ -62,7 +62,7 @@ dlc_hw_softmax(const DlcHandArgs a, long long step) {
 
 // p: dy, y, dx. i: outer, n, inner. f: scale.
 extern "C" __global__ void __launch_bounds__(1024)
-dlc_hw_softmax_backward(const DlcHandArgs a, long long step) {
+dlc_hw_softmax_backward(const DlcHandArgs a, const long long *step) {
   __shared__ double smem[1024];
   const long long outer = a.i[0], n = a.i[1], inner = a.i[2];
   const double scale = a.f[0];

@@ -2,7 +2,8 @@
 //
 // Each family's text is a complete translation unit for NVRTC (the common
 // header and the prelude included): one extern "C" __global__ kernel per
-// op, all taking (const DlcHandArgs a, long long step). Compiled without
+// op, all taking (const DlcHandArgs a, const long long *step): the step
+// counter lives on the device (CudaExecutor.h). Compiled without
 // __CUDACC__ the same text is plain C++ running one block of one thread,
 // which HandKernelsTest uses to check every kernel against the CPU
 // reference on the host.

@@ -1,27 +1,32 @@
 //===- CudaExecutor.h - run a plan on one CUDA GPU --------------*- C++ -*-===//
 //
 // The CUDA backend. create() checks for a device, allocates the plan's
-// arena with one cudaMalloc, and decides once how each launch (consecutive
-// kernels of one fused group, or a single kernel, as PlanSummary counts
-// them) runs:
+// arena with one cudaMalloc, and prepares every launch on the path
+// LaunchPaths.h routes it to (decided from the plan alone, so dlc-kernels
+// --paths prints the same routing without a GPU):
 //
 //   generated      KernelCodegen's kernel, compiled by NVRTC for the
 //                  device's sm_XY, loaded with cudaLibraryLoadData;
 //   cublaslt       matmul / linear (fp32; f16 / bf16 with fp32 accumulation);
 //   cudnn          conv2d and its data and filter gradients;
-//   hand-written   a single softmax, layer norm, cross-entropy, embedding,
-//                  dropout, 2-d pooling or optimizer update, and their
-//                  gradients: HandKernels.h's NVRTC kernels;
-//   host-fallback  everything else (batch norm, resizing, fused groups
-//                  holding library ops, shapes the hand-written kernels
-//                  refuse): the launch's buffers are copied to the host, the
-//                  CPU backend's kernels run on them, the results go back.
-//                  Slow, but every plan runs and matches the CPU reference.
+//   hand-written   single ops with a HandKernels.h NVRTC kernel (softmax,
+//                  layer and batch norm, cross-entropy, embedding, dropout,
+//                  pooling, resizing, optimizer updates, loss scaling);
+//   host-fallback  everything else: the launch's buffers are copied to the
+//                  host, the CPU backend's kernels run on them, the results
+//                  go back. Slow, but every plan runs and matches the CPU.
 //
-// Parameters are initialized on the host by the CPU backend's code (so both
-// backends start from identical values) and copied up. fp32 GEMMs and
-// convolutions do not use TF32 unless DLC_CUDA_TF32=1 is set in the
-// environment when the executor is created.
+// Fused groups no single device kernel computes are split by LaunchPaths
+// into their kernels. Parameters are initialized on the host by the CPU
+// backend's code (so both backends start from identical values) and copied
+// up.
+//
+// The step counter (AdamW's bias correction, dropout's seed) lives on the
+// device: kernels read it through a pointer and a one-thread kernel advances
+// it at the end of each step, so the whole step can be captured once as a
+// CUDA graph and replayed (CudaOptions::cudaGraph). A step with host
+// fallbacks, a kernel observer or per-launch profiling runs launch by
+// launch instead, and cudaGraphNote() says why.
 //
 // Links the CUDA runtime, cuBLASLt, cuDNN and NVRTC, never the driver
 // library: without a GPU create() returns listCudaDevices()' kUnavailable.
@@ -46,6 +51,19 @@ struct LaunchPath {
   std::string reason; // host-fallback: why no device path took it
 };
 
+/// How the step runs; the defaults are what dlc-bench times.
+struct CudaOptions {
+  /// Capture the step as a CUDA graph once and replay it (--no-cuda-graph
+  /// to compare against launching kernel by kernel).
+  bool cudaGraph = true;
+  /// fp32 GEMMs and convolutions on TF32 tensor cores (--tf32); off, fp32
+  /// is fp32.
+  bool allowTf32 = false;
+  /// Wait after every launch, so a device fault names its launch
+  /// (DLC_CUDA_SYNC=1 sets it too). Implies no graph.
+  bool syncEachLaunch = false;
+};
+
 class CudaExecutor : public Executor {
 public:
   /// kUnavailable without a device (listCudaDevices' status, unchanged);
@@ -53,7 +71,7 @@ public:
   /// when the arena does not fit; kInvalidArgument for a plan the CPU
   /// reference cannot run (the host fallback needs it); the failing call,
   /// launch and op otherwise.
-  static StatusOr<std::unique_ptr<CudaExecutor>> create(Plan plan);
+  static StatusOr<std::unique_ptr<CudaExecutor>> create(Plan plan, CudaOptions options = {});
   ~CudaExecutor() override;
 
   const char *backendName() const override { return "cuda"; }
@@ -81,6 +99,23 @@ public:
   StatusOr<float> stepMs() const;
   /// "NVIDIA H100 80GB HBM3 (sm_90)".
   const std::string &deviceName() const;
+  const CudaOptions &options() const;
+  /// The device's PCI bus id, for NVML ("00000000:3B:00.0").
+  const std::string &pciBusId() const;
+
+  /// Whether the last step replayed a CUDA graph; if not, cudaGraphNote()
+  /// says why ("disabled", "42 launches fall back to the host", a capture
+  /// error).
+  bool replaysCudaGraph() const;
+  const std::string &cudaGraphNote() const;
+
+  /// Per-launch profiling: while on, each launch sits between two CUDA
+  /// events (no graph) and its milliseconds add up per launch.
+  void setProfiling(bool on);
+  /// Milliseconds per profiled step of each launch (launchPaths() order),
+  /// and the steps profiled; waits for the device.
+  StatusOr<std::vector<double>> launchMsPerStep() const;
+  int64_t profiledSteps() const;
 
 private:
   struct Impl;

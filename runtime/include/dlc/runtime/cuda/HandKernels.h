@@ -6,7 +6,7 @@
 // source strings under runtime/src/cuda/handwritten/, one per op family.
 // planHandKernel() decides, for one plan kernel, which kernel runs it and
 // with what parameters, or refuses with a reason (the executor then falls
-// back to the host). Every kernel takes (DlcHandArgs a, long long step);
+// back to the host). Every kernel takes (DlcHandArgs a, const long long *step);
 // HandKernelArgs is DlcHandArgs' host twin, same layout.
 //
 //===----------------------------------------------------------------------===//

@@ -96,7 +96,8 @@ struct GeneratedKernel {
   /// the grid to what fills the GPU, the grid-stride loops do the rest.
   int64_t work = 0;
   /// Optimizer kernels: the table; the parameters are
-  /// (const DlcSegment *table, int segments, long long step).
+  /// (const DlcSegment *table, int segments, const long long *step), the
+  /// step counter in device memory.
   std::vector<OptimizerSegment> segments;
 };
 
