@@ -12,4 +12,6 @@ StatusOr<std::vector<CudaDeviceInfo>> listCudaDevices() {
                 "(nvcc was not found at configure time)");
 }
 
+StatusOr<double> measureDeviceCopyGBs(std::size_t, int) { return listCudaDevices().status(); }
+
 } // namespace dlc::rt

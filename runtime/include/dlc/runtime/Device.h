@@ -30,6 +30,12 @@ bool cudaBackendBuilt();
 /// kUnavailable with the CUDA runtime's own explanation; never a crash.
 StatusOr<std::vector<CudaDeviceInfo>> listCudaDevices();
 
+/// A device-to-device cudaMemcpyAsync of `bytes` on the first device, timed
+/// with CUDA events over `iterations` copies after one untimed: the
+/// achieved bandwidth in GB/s, counting the bytes read and the bytes
+/// written (2 x bytes per copy), the yardstick of dlc-bandwidth.
+StatusOr<double> measureDeviceCopyGBs(std::size_t bytes, int iterations);
+
 } // namespace dlc::rt
 
 #endif // DLC_RUNTIME_DEVICE_H
