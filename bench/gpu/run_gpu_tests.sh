@@ -13,12 +13,17 @@
 #                               DLC_LLVM_LIB; without it the plans are skipped
 #   plans/*.plan                dev$ build/bin/dlc-bench models/mlp.mlir --batch 64 \
 #                                      --compile-only --emit-plan plans/mlp.plan
-# Usage: bench/gpu/run_gpu_tests.sh [PLAN_DIR]          (default: plans)
+# Usage: bench/gpu/run_gpu_tests.sh [PLAN_DIR] [OUT]    (default: plans, bench/results/gpu)
+# OUT receives every figure: the unit tests' log, dlc-bandwidth's table, each
+# plan's JSON with and without the CUDA graph, its --profile and the CPU's
+# loss beside the GPU's.
 # DLC_CUDA_SYNC=1 waits after every launch, so a device fault names its
 # launch; DLC_CUDA_TF32=1 lets fp32 GEMMs and convolutions use TF32.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 PLANS=${1:-plans}
+OUT=${2:-bench/results/gpu}
+mkdir -p "$OUT"
 status=0
 
 # Vendor libraries the toolkit lacks, from Python's nvidia packages.
@@ -55,23 +60,63 @@ target_link_libraries(DLCRuntimeTests PRIVATE dlc_runtime GTest::gtest GTest::gt
 target_compile_definitions(DLCRuntimeTests PRIVATE DLC_HOST_CXX="\${CMAKE_CXX_COMPILER}")
 CMAKE
   cmake -S $B/src -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc && cmake --build $B --target DLCRuntimeTests || exit 1
+    -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc &&
+    cmake --build $B --target DLCRuntimeTests dlc-kernels dlc-bandwidth || exit 1
   TESTS=$B/bin/DLCRuntimeTests
 fi
 readelf -d "$TESTS" | grep -q 'libcuda\.so' && { echo "error: $TESTS links the driver library" >&2; status=1; }
-"$TESTS" --gtest_filter='CudaExecutor*:CudaDevice*:Codegen*' || status=1
+"$TESTS" --gtest_filter='CudaExecutor*:CudaDevice*:Codegen*:KernelCompiler*:HandKernels*:LaunchPaths*:*Nvml*' \
+  2>&1 | tee "$OUT/gtest.log"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+
+# The generated element-wise kernels against a device copy, same run.
+BW=$(dirname "$TESTS")/dlc-bandwidth
+[ -x "$BW" ] || BW=build/bin/dlc-bandwidth
+"$BW" --mib 1024 --steps 20 | tee "$OUT/bandwidth.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
 
 BENCH=build/bin/dlc-bench
 if "$BENCH" --help >/dev/null 2>&1; then
   for plan in "$PLANS"/*.plan; do
     [ -e "$plan" ] || continue
+    name=$(basename "${plan%.plan}")
     echo "== $plan"
-    "$BENCH" "$plan" --backend cuda --warmup 3 --steps 10 --repeats 2 --format json \
-      -o "${plan%.plan}.cuda.json" || { status=1; continue; }
-    grep -A5 '"launches_by_path"' "${plan%.plan}.cuda.json"
-    grep -A1 '"loss"' "${plan%.plan}.cuda.json"
-    "$BENCH" "$plan" --backend cpu --warmup 3 --steps 10 --repeats 1 --format json | grep -A1 '"loss"'
+    # The loss after a few steps: CPU, GPU replaying the graph, GPU launch by
+    # launch. fp32 runs without TF32, so all three agree to 1e-3.
+    "$BENCH" "$plan" --backend cpu --warmup 0 --steps 3 --repeats 1 --format json \
+      -o "$OUT/$name.cpu.json" || { status=1; continue; }
+    "$BENCH" "$plan" --backend cuda --warmup 0 --steps 3 --repeats 1 --format json \
+      -o "$OUT/$name.check.json" || { status=1; continue; }
+    python3 - "$OUT/$name.cpu.json" "$OUT/$name.check.json" <<'PY' || status=1
+import json, sys
+cpu, gpu = (json.load(open(p)) for p in sys.argv[1:3])
+for key in ("first", "last"):
+    a, b = cpu["loss"][key], gpu["loss"][key]
+    rel = abs(a - b) / max(abs(a), 1e-30)
+    ok = rel <= 1e-3 or gpu["precision"] != "fp32"
+    print(f"  loss {key}: cpu {a:.6g} gpu {b:.6g} relative {rel:.2e}{'' if ok else '  FAIL'}")
+    if not ok: sys.exit(1)
+print("  launches by path:", gpu.get("launches_by_path"), "graph:", gpu.get("cuda_graph"),
+      gpu.get("cuda_graph_note"))
+PY
+    for graph in "" --no-cuda-graph; do
+      "$BENCH" "$plan" --backend cuda --warmup 10 --steps 50 --repeats 3 $graph --format json \
+        -o "$OUT/$name${graph:+.nograph}.json" || status=1
+    done
+    "$BENCH" "$plan" --backend cuda --warmup 3 --steps 10 --repeats 1 --profile \
+      > /dev/null 2> "$OUT/$name.profile.txt" || status=1
+    head -25 "$OUT/$name.profile.txt"
   done
+  python3 - "$OUT" <<'PY'
+import glob, json, os, sys
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
+    if path.endswith((".cpu.json", ".check.json", ".nograph.json")): continue
+    r, n = json.load(open(path)), path[:-5] + ".nograph.json"
+    g = json.load(open(n)) if os.path.exists(n) else None
+    print(f"{os.path.basename(path)[:-5]:40s} {r['samples_per_sec']['median']:10.1f} samples/s"
+          + (f"  graph off {g['samples_per_sec']['median']:10.1f} ({r['samples_per_sec']['median'] / g['samples_per_sec']['median']:.2f}x)" if g else "")
+          + f"  util {r.get('gpu_utilization_percent')}%")
+PY
 else
   echo "skipped the plans: $BENCH does not start here (libLLVM.so.22.1? set DLC_LLVM_LIB)" >&2
 fi
