@@ -4,7 +4,9 @@
 // the attributes read exactly as the CPU reference reads them (same names,
 // same defaults, same attribute types), the shapes folded into the integer
 // parameters, and the grid. Anything else is refused with a reason, and
-// the executor keeps such a kernel on the host.
+// the executor keeps such a kernel on the host. An op with more operands
+// than DlcHandArgs' eight pointers (loss_scale_status) gets an operand table
+// (HandKernel::table).
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,19 +58,38 @@ struct Builder {
   std::string error;
 
   const PlanBuffer &buf(int32_t id) const { return plan.buffers[id]; }
+  /// A float buffer's element type code (0 f32, 1 f16, 2 bf16).
+  int32_t floatType(int32_t id) {
+    switch (buf(id).dtype) {
+    case DType::kF32: return 0;
+    case DType::kF16: return 1;
+    case DType::kBF16: return 2;
+    default:
+      error = "buffer '" + buf(id).name + "' is " + dtypeName(buf(id).dtype) +
+              ", not a float type";
+      return 0;
+    }
+  }
   /// A float operand (f32, f16 or bf16), or -1 for an absent optional one.
   void floating(int32_t id) {
     int n = static_cast<int>(out.buffers.size());
     out.buffers.push_back(id);
-    if (id < 0)
-      return;
-    switch (buf(id).dtype) {
-    case DType::kF32: out.args.t[n] = 0; break;
-    case DType::kF16: out.args.t[n] = 1; break;
-    case DType::kBF16: out.args.t[n] = 2; break;
-    default: error = "buffer '" + buf(id).name + "' is " + dtypeName(buf(id).dtype) +
-                     ", not a float type";
-    }
+    if (id >= 0)
+      out.args.t[n] = floatType(id);
+  }
+  /// The next p slot holds the operand table; returns it.
+  int tableSlot() {
+    out.tableSlot = static_cast<int>(out.buffers.size());
+    out.buffers.push_back(-1);
+    return out.tableSlot;
+  }
+  /// A float operand in the operand table.
+  void tabledFloating(int32_t id) {
+    out.tableBuffers.push_back(id);
+    HandOperand entry;
+    entry.n = buf(id).numElements();
+    entry.t = floatType(id);
+    out.table.push_back(entry);
   }
   /// An integer operand (indices, labels): int32 or int64.
   void integer(int32_t id) {
@@ -387,6 +408,21 @@ StatusOr<HandKernel> updateLossScale(Builder &b) {
   return b.done("optimizer", 1);
 }
 
+StatusOr<HandKernel> lossScaleStatus(Builder &b) {
+  const PlanKernel &k = b.kernel;
+  if (k.inputs.empty() || k.outputs.size() != 1 || b.buf(k.inputs[0]).numElements() < 1 ||
+      b.buf(k.outputs[0]).numElements() < 2)
+    return refuse(k, "expects the scale, the gradients and one 2-element status");
+  HandKernelArgs &a = b.out.args;
+  b.floating(k.inputs[0]);
+  b.floating(k.outputs[0]);
+  b.tableSlot();
+  for (size_t g = 1; g < k.inputs.size(); ++g)
+    b.tabledFloating(k.inputs[g]);
+  a.i[0] = static_cast<int64_t>(k.inputs.size()) - 1;
+  return b.done("optimizer", 1);
+}
+
 const std::map<std::string, Planner> &planners() {
   static const std::map<std::string, Planner> table = {
       {"softmax", softmax},
@@ -405,6 +441,7 @@ const std::map<std::string, Planner> &planners() {
       {"sgd_update", sgdUpdate},
       {"adamw_update", adamwUpdate},
       {"update_loss_scale", updateLossScale},
+      {"loss_scale_status", lossScaleStatus},
   };
   return table;
 }

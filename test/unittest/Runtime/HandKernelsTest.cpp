@@ -464,6 +464,36 @@ std::vector<Case> allCases() {
              {c.buffer("p", F, {9}, kIn), c.buffer("g", F, {9}, kIn), c.buffer("m", F, {9}, kIn)},
              {c.buffer("p2", F, {9}, kOut), c.buffer("m2", F, {9}, kOut)}, {{"lr", 0.5}});
   }
+  // the loss-scale status: ten gradients (more than DlcHandArgs' pointers,
+  // so through the operand table) of mixed types, clean, then with an inf
+  // in the last element of the last one, a NaN in a middle one, an inf in
+  // an f16 gradient; a single gradient; none.
+  struct StatusCase {
+    std::string label;
+    int gradients;
+    int bad;      // the gradient holding a non-finite value, or -1
+    double value; // and that value
+  };
+  for (const StatusCase &s :
+       {StatusCase{"10 gradients, finite", 10, -1, 0}, {"10 gradients, inf in the last", 10, 9, INFINITY},
+        {"10 gradients, NaN in gradient 4", 10, 4, NAN}, {"10 gradients, -inf in f16 gradient 2", 10, 2, -INFINITY},
+        {"one gradient, finite", 1, -1, 0}, {"no gradient", 0, -1, 0}}) {
+    Case &c = add("loss_scale_status " + s.label);
+    c.exact = true;
+    int32_t scale = c.buffer("scale", F, {}, kIn);
+    c.fixed[scale] = {3.0}; // 1/3 rounds: both sides divide in float
+    std::vector<int32_t> in = {scale};
+    for (int g = 0; g < s.gradients; ++g) {
+      int64_t n = 1 + 37 * g % 53;
+      in.push_back(c.buffer("g" + std::to_string(g), g % 3 == 2 ? H : g % 3 == 1 ? B : F, {n}, kIn));
+      if (g == s.bad) {
+        std::vector<double> values(n, 0.5);
+        values[n - 1] = s.value;
+        c.fixed[in.back()] = values;
+      }
+    }
+    c.kernel("loss_scale_status", in, {c.buffer("status", F, {2}, kOut)});
+  }
   return cases;
 }
 
@@ -546,7 +576,7 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
                          "softmax_cross_entropy", "softmax_cross_entropy_backward", "embedding",
                          "embedding_backward", "dropout", "max_pool2d", "max_pool2d_backward",
                          "avg_pool2d", "avg_pool2d_backward", "sgd_update", "adamw_update",
-                         "update_loss_scale"})
+                         "update_loss_scale", "loss_scale_status"})
     EXPECT_TRUE(ops.count(op)) << op;
   for (const Case &c : allCases()) {
     auto hand = planHandKernel(c.plan, c.theKernel());
@@ -554,14 +584,23 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
   }
   Case c;
   int32_t x = c.buffer("x", DType::kF32, {2, 3, 4}, kIn);
-  c.kernel("batch_norm", {x}, {c.buffer("y", DType::kF32, {2, 3, 4}, kOut)});
+  c.kernel("conv2d", {x}, {c.buffer("y", DType::kF32, {2, 3, 4}, kOut)});
   c.kernel("softmax", {x}, {c.plan.kernels[0].outputs[0]},
            {{"axis", int64_t(0)}, {"causal", int64_t(1)}});
   c.kernel("max_pool2d", {x}, {c.plan.kernels[0].outputs[0]});
   c.kernel("dropout", {c.buffer("i", DType::kI64, {4}, kIn)},
            {c.buffer("o", DType::kI64, {4}, kOut)}, {{"rate", 0.1}});
-  const char *reasons[] = {"no hand-written kernel", "causal masking needs the last axis",
-                           "expects a 4-d (NCHW) input", "is i64, not a float type"};
+  int32_t v = c.buffer("v", DType::kF32, {3}, kIn), s = c.buffer("s", DType::kF32, {1}, kOut);
+  c.kernel("loss_scale_status", {v, x}, {s});
+  c.kernel("loss_scale_status", {v, c.buffer("ig", DType::kI32, {4}, kIn)},
+           {c.buffer("s2", DType::kF32, {2}, kOut)});
+  const char *reasons[] = {"no hand-written kernel",
+                           "causal masking needs the last axis",
+                           "expects a 4-d (NCHW) input",
+                           "is i64, not a float type",
+                           "one 2-element status",
+                           "buffer 'ig' is i32, not a float type"};
+  ASSERT_EQ(std::size(reasons), c.plan.kernels.size());
   for (size_t k = 0; k < c.plan.kernels.size(); ++k) {
     auto hand = planHandKernel(c.plan, c.plan.kernels[k]);
     ASSERT_FALSE(hand.isOk()) << c.plan.kernels[k].op;
@@ -605,6 +644,12 @@ void checkEveryCase(void *library, const char *label, unsigned seed,
     HandKernelArgs args = hand->args;
     for (size_t i = 0; i < hand->buffers.size(); ++i)
       args.p[i] = hand->buffers[i] < 0 ? nullptr : v.bytes[hand->buffers[i]].data();
+    std::vector<HandOperand> table = hand->table;
+    if (hand->tableSlot >= 0) {
+      for (size_t i = 0; i < table.size(); ++i)
+        table[i].p = v.bytes[hand->tableBuffers[i]].data();
+      args.p[hand->tableSlot] = table.data();
+    }
     run(kernel, args, c, *hand);
     std::vector<std::vector<float>> have(c.plan.buffers.size());
     for (int32_t id : c.theKernel().outputs)

@@ -27,7 +27,7 @@ const char *embeddingBody(); // embedding, embedding_backward
 const char *dropoutBody();   // dropout
 const char *poolBody();      // max / avg pool2d and their backward
 const char *optimizerBody(); // sgd_update, adamw_update (one parameter),
-                             // update_loss_scale
+                             // loss_scale_status, update_loss_scale
 
 } // namespace dlc::rt::cuda::handwritten
 

@@ -31,6 +31,15 @@ struct HandKernelArgs {
 };
 static_assert(sizeof(HandKernelArgs) == 64 + 32 + 192 + 64, "DlcHandArgs' layout");
 
+/// One entry of an operand table (struct DlcHandOperand in the sources).
+struct HandOperand {
+  void *p = nullptr;   // the caller fills it from HandKernel::tableBuffers
+  int64_t n = 0;       // elements
+  int32_t t = 0;       // element type, as HandKernelArgs::t
+  int32_t unused = 0;
+};
+static_assert(sizeof(HandOperand) == 24, "DlcHandOperand's layout");
+
 /// One plan kernel as a hand-written launch.
 struct HandKernel {
   std::string family;  // "softmax": the source it is in (handKernelSource)
@@ -39,6 +48,14 @@ struct HandKernel {
   /// operand (its pointer stays null).
   std::vector<int32_t> buffers;
   HandKernelArgs args;  // t, i and f filled in; p left to the caller
+  /// Operands beyond p's eight slots (loss_scale_status reads every
+  /// parameter gradient). When tableSlot >= 0 the caller copies `table`
+  /// into memory the kernel can read (device memory on a GPU), with each
+  /// entry's p set to buffer tableBuffers[k], and stores the copy's address
+  /// in args.p[tableSlot] (whose `buffers` entry is -1).
+  int tableSlot = -1;
+  std::vector<int32_t> tableBuffers;
+  std::vector<HandOperand> table; // n and t filled in
   int blockSize = 256;  // blockDim.x, a power of two
   /// Blocks the kernel can use; the launcher may cap it (grid-stride loops
   /// cover the rest), never raise it.
