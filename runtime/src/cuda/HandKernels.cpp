@@ -423,6 +423,58 @@ StatusOr<HandKernel> lossScaleStatus(Builder &b) {
   return b.done("optimizer", 1);
 }
 
+/// batchNormParams' (n, channels, spatial) of an [n, c, ...] input, its
+/// epsilon, and per-channel operands of c elements.
+Status batchNormShape(Builder &b, int32_t x, std::vector<int32_t> perChannel,
+                      std::vector<int32_t> likeX) {
+  const PlanKernel &k = b.kernel;
+  const std::vector<int64_t> &shape = b.buf(x).shape;
+  if (shape.size() < 2)
+    return refuse(k, "expects an input of rank >= 2 (N, C, ...)");
+  HandKernelArgs &a = b.out.args;
+  a.i[0] = shape[0], a.i[1] = shape[1];
+  if (a.i[0] * a.i[1] == 0 || b.buf(x).numElements() == 0)
+    return refuse(k, "an empty input");
+  a.i[2] = b.buf(x).numElements() / (a.i[0] * a.i[1]);
+  a.f[0] = getFloat(k, "epsilon", 1e-5);
+  for (int32_t id : perChannel)
+    if (b.buf(id).numElements() != a.i[1])
+      return refuse(k, "buffer '" + b.buf(id).name + "' does not hold one value per channel");
+  for (int32_t id : likeX)
+    if (b.buf(id).numElements() != b.buf(x).numElements())
+      return refuse(k, "buffer '" + b.buf(id).name + "' is not the input's size");
+  return Status::ok();
+}
+
+StatusOr<HandKernel> batchNorm(Builder &b) {
+  const PlanKernel &k = b.kernel;
+  if (!arity(k, 5, 5, 3))
+    return refuse(k, "expects x, scale, bias, the running mean and variance and three "
+                     "outputs");
+  const std::vector<int32_t> &in = k.inputs, &out = k.outputs;
+  if (Status s = batchNormShape(b, in[0], {in[1], in[2], in[3], in[4], out[1], out[2]},
+                                {out[0]});
+      !s.isOk())
+    return s;
+  b.out.args.f[1] = getFloat(k, "momentum", 0.1);
+  for (int32_t id : {in[0], in[1], in[2], in[3], in[4], out[0], out[1], out[2]})
+    b.floating(id);
+  return b.done("batch_norm", b.out.args.i[1]);
+}
+
+StatusOr<HandKernel> batchNormBackward(Builder &b) {
+  const PlanKernel &k = b.kernel;
+  if (!arity(k, 3, 3, 3))
+    return refuse(k, "expects dy, x, scale and three outputs");
+  const std::vector<int32_t> &in = k.inputs, &out = k.outputs;
+  if (Status s = batchNormShape(b, in[1], {in[2], out[1], out[2]}, {in[0], out[0]});
+      !s.isOk())
+    return s;
+  for (int32_t id : {in[0], in[1], in[2], out[0], out[1], out[2]})
+    b.floating(id);
+  return b.done("batch_norm", b.out.args.i[1]);
+}
+
 const std::map<std::string, Planner> &planners() {
   static const std::map<std::string, Planner> table = {
       {"softmax", softmax},
@@ -442,6 +494,8 @@ const std::map<std::string, Planner> &planners() {
       {"adamw_update", adamwUpdate},
       {"update_loss_scale", updateLossScale},
       {"loss_scale_status", lossScaleStatus},
+      {"batch_norm", batchNorm},
+      {"batch_norm_backward", batchNormBackward},
   };
   return table;
 }
@@ -462,7 +516,7 @@ StatusOr<HandKernel> planHandKernel(const Plan &plan, const PlanKernel &kernel) 
 
 const std::vector<std::string> &handKernelFamilies() {
   static const std::vector<std::string> families = {
-      "softmax", "norm", "loss", "embedding", "dropout", "pool", "optimizer"};
+      "softmax", "norm", "loss", "embedding", "dropout", "pool", "optimizer", "batch_norm"};
   return families;
 }
 
@@ -471,7 +525,7 @@ std::string handKernelSource(const std::string &family) {
   static const std::map<std::string, const char *(*)()> bodies = {
       {"softmax", softmaxBody}, {"norm", normBody},       {"loss", lossBody},
       {"embedding", embeddingBody}, {"dropout", dropoutBody}, {"pool", poolBody},
-      {"optimizer", optimizerBody}};
+      {"optimizer", optimizerBody}, {"batch_norm", batchNormBody}};
   auto it = bodies.find(family);
   return it == bodies.end() ? std::string() : commonHeader() + it->second();
 }

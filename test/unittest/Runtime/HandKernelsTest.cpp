@@ -494,6 +494,59 @@ std::vector<Case> allCases() {
     }
     c.kernel("loss_scale_status", in, {c.buffer("status", F, {2}, kOut)});
   }
+  // batch norm (training): 4-d, 2-d (one position per channel), 5-d, more
+  // channels than blocks in the threaded run, one element per channel (the
+  // unbiased running variance is NaN), mixed precision (x and y in f16 or
+  // bf16, the statistics in f32) and all-bf16.
+  struct BnShape {
+    std::string label;
+    std::vector<int64_t> x;
+    DType data, stats;
+  };
+  for (const BnShape &s : {BnShape{"[4,3,5,6]", {4, 3, 5, 6}, F, F},
+                           {"[6,5]", {6, 5}, F, F},
+                           {"[2,3,2,3,4]", {2, 3, 2, 3, 4}, F, F},
+                           {"[2,9,3,3]", {2, 9, 3, 3}, F, F},
+                           {"[1,2,1,1]", {1, 2, 1, 1}, F, F},
+                           {"[3,4,7,5] f16 data", {3, 4, 7, 5}, H, F},
+                           {"[2,3,4,4] bf16 data", {2, 3, 4, 4}, B, F},
+                           {"[2,3,5,5] all bf16", {2, 3, 5, 5}, B, B}}) {
+    int64_t ch = s.x[1];
+    {
+      Case &c = add("batch_norm " + s.label);
+      int32_t x = c.buffer("x", s.data, s.x, kIn), g = c.buffer("g", s.stats, {ch}, kIn),
+              b = c.buffer("b", s.stats, {ch}, kIn), rm = c.buffer("rm", s.stats, {ch}, kIn),
+              rv = c.buffer("rv", s.stats, {ch}, kIn);
+      std::vector<double> vars(ch);
+      for (int64_t k = 0; k < ch; ++k)
+        vars[k] = 0.5 + 0.25 * k;
+      c.fixed[rv] = vars;
+      c.kernel("batch_norm", {x, g, b, rm, rv},
+               {c.buffer("y", s.data, s.x, kOut), c.buffer("rm2", s.stats, {ch}, kOut),
+                c.buffer("rv2", s.stats, {ch}, kOut)},
+               {{"epsilon", 1e-3}, {"momentum", 0.2}});
+    }
+    {
+      Case &c = add("batch_norm_backward " + s.label);
+      int32_t dy = c.buffer("dy", s.data, s.x, kIn), x = c.buffer("x", s.data, s.x, kIn),
+              g = c.buffer("g", s.stats, {ch}, kIn);
+      c.kernel("batch_norm_backward", {dy, x, g},
+               {c.buffer("dx", s.data, s.x, kOut), c.buffer("dg", s.stats, {ch}, kOut),
+                c.buffer("db", s.stats, {ch}, kOut)},
+               {{"epsilon", 1e-3}});
+    }
+  }
+  {
+    Case &c = add("batch_norm default attributes");
+    int32_t x = c.buffer("x", F, {5, 2, 4}, kIn);
+    std::vector<int32_t> in = {x};
+    for (const char *name : {"g", "b", "rm", "rv"})
+      in.push_back(c.buffer(name, F, {2}, kIn));
+    c.fixed[in[4]] = {1.0, 2.0};
+    c.kernel("batch_norm", in,
+             {c.buffer("y", F, {5, 2, 4}, kOut), c.buffer("rm2", F, {2}, kOut),
+              c.buffer("rv2", F, {2}, kOut)});
+  }
   return cases;
 }
 
@@ -576,7 +629,8 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
                          "softmax_cross_entropy", "softmax_cross_entropy_backward", "embedding",
                          "embedding_backward", "dropout", "max_pool2d", "max_pool2d_backward",
                          "avg_pool2d", "avg_pool2d_backward", "sgd_update", "adamw_update",
-                         "update_loss_scale", "loss_scale_status"})
+                         "update_loss_scale", "loss_scale_status", "batch_norm",
+                         "batch_norm_backward"})
     EXPECT_TRUE(ops.count(op)) << op;
   for (const Case &c : allCases()) {
     auto hand = planHandKernel(c.plan, c.theKernel());
@@ -591,6 +645,9 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
   c.kernel("dropout", {c.buffer("i", DType::kI64, {4}, kIn)},
            {c.buffer("o", DType::kI64, {4}, kOut)}, {{"rate", 0.1}});
   int32_t v = c.buffer("v", DType::kF32, {3}, kIn), s = c.buffer("s", DType::kF32, {1}, kOut);
+  c.kernel("batch_norm", {v, v, v, v, v}, {v, v, v});
+  c.kernel("batch_norm", {x, v, v, v, c.buffer("r", DType::kF32, {4}, kIn)}, {x, v, v});
+  c.kernel("batch_norm_backward", {x, x, v}, {c.buffer("di", DType::kI64, {2, 3, 4}, kOut), v, v});
   c.kernel("loss_scale_status", {v, x}, {s});
   c.kernel("loss_scale_status", {v, c.buffer("ig", DType::kI32, {4}, kIn)},
            {c.buffer("s2", DType::kF32, {2}, kOut)});
@@ -598,6 +655,9 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
                            "causal masking needs the last axis",
                            "expects a 4-d (NCHW) input",
                            "is i64, not a float type",
+                           "expects an input of rank >= 2",
+                           "buffer 'r' does not hold one value per channel",
+                           "buffer 'di' is i64, not a float type",
                            "one 2-element status",
                            "buffer 'ig' is i32, not a float type"};
   ASSERT_EQ(std::size(reasons), c.plan.kernels.size());
