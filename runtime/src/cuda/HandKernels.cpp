@@ -475,6 +475,30 @@ StatusOr<HandKernel> batchNormBackward(Builder &b) {
   return b.done("batch_norm", b.out.args.i[1]);
 }
 
+/// resizeParams' geometry: the [n, c, inH, inW] input and [n, c, outH,
+/// outW] output (the forward's; the backward's are the other way round).
+StatusOr<HandKernel> resize(Builder &b) {
+  const PlanKernel &k = b.kernel;
+  if (!arity(k, 1, 1, 1))
+    return refuse(k, "expects one input and one output");
+  bool backward = k.op == "resize_bilinear_backward";
+  const std::vector<int64_t> &in = b.buf(backward ? k.outputs[0] : k.inputs[0]).shape,
+                             &out = b.buf(backward ? k.inputs[0] : k.outputs[0]).shape;
+  if (in.size() != 4 || out.size() != 4 || in[0] != out[0] || in[1] != out[1])
+    return refuse(k, "expects 4-d (NCHW) input and output with the same N and C");
+  for (int64_t d : {in[2], in[3], out[2], out[3]})
+    if (d <= 0)
+      return refuse(k, "an empty spatial dimension");
+  HandKernelArgs &a = b.out.args;
+  a.i[0] = in[0], a.i[1] = in[1], a.i[2] = in[2], a.i[3] = in[3], a.i[4] = out[2],
+  a.i[5] = out[3];
+  a.i[6] = getInt(k, "align_corners", 0) != 0;
+  b.floating(k.inputs[0]);
+  b.floating(k.outputs[0]);
+  int64_t work = in[0] * in[1] * (backward ? in[2] * in[3] : out[2] * out[3]);
+  return b.done("resize", ceilDiv(work, kBlock));
+}
+
 const std::map<std::string, Planner> &planners() {
   static const std::map<std::string, Planner> table = {
       {"softmax", softmax},
@@ -496,6 +520,8 @@ const std::map<std::string, Planner> &planners() {
       {"loss_scale_status", lossScaleStatus},
       {"batch_norm", batchNorm},
       {"batch_norm_backward", batchNormBackward},
+      {"resize_bilinear", resize},
+      {"resize_bilinear_backward", resize},
   };
   return table;
 }
@@ -516,7 +542,8 @@ StatusOr<HandKernel> planHandKernel(const Plan &plan, const PlanKernel &kernel) 
 
 const std::vector<std::string> &handKernelFamilies() {
   static const std::vector<std::string> families = {
-      "softmax", "norm", "loss", "embedding", "dropout", "pool", "optimizer", "batch_norm"};
+      "softmax", "norm", "loss", "embedding", "dropout", "pool", "optimizer", "batch_norm",
+      "resize"};
   return families;
 }
 
@@ -525,7 +552,7 @@ std::string handKernelSource(const std::string &family) {
   static const std::map<std::string, const char *(*)()> bodies = {
       {"softmax", softmaxBody}, {"norm", normBody},       {"loss", lossBody},
       {"embedding", embeddingBody}, {"dropout", dropoutBody}, {"pool", poolBody},
-      {"optimizer", optimizerBody}, {"batch_norm", batchNormBody}};
+      {"optimizer", optimizerBody}, {"batch_norm", batchNormBody}, {"resize", resizeBody}};
   auto it = bodies.find(family);
   return it == bodies.end() ? std::string() : commonHeader() + it->second();
 }

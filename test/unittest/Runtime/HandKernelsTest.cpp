@@ -547,6 +547,36 @@ std::vector<Case> allCases() {
              {c.buffer("y", F, {5, 2, 4}, kOut), c.buffer("rm2", F, {2}, kOut),
               c.buffer("rv2", F, {2}, kOut)});
   }
+  // bilinear resize: up, down, mixed, to 1x1 (align_corners' scale 0),
+  // from 1 row, each with align_corners off and on; half types.
+  struct ResizeShape {
+    std::string label;
+    std::vector<int64_t> in, out;
+    DType t;
+  };
+  for (const ResizeShape &s :
+       {ResizeShape{"up [2,3,4,5]->[7,9]", {2, 3, 4, 5}, {2, 3, 7, 9}, F},
+        {"down [1,2,9,7]->[4,3]", {1, 2, 9, 7}, {1, 2, 4, 3}, F},
+        {"mixed [2,1,3,8]->[8,3]", {2, 1, 3, 8}, {2, 1, 8, 3}, F},
+        {"x2 [1,3,5,5]->[10,10]", {1, 3, 5, 5}, {1, 3, 10, 10}, F},
+        {"to 1x1 [1,2,3,4]->[1,1]", {1, 2, 3, 4}, {1, 2, 1, 1}, F},
+        {"from one row [1,2,1,4]->[3,6]", {1, 2, 1, 4}, {1, 2, 3, 6}, F},
+        {"f16 [2,2,5,4]->[8,7]", {2, 2, 5, 4}, {2, 2, 8, 7}, H},
+        {"bf16 [1,2,6,6]->[4,9]", {1, 2, 6, 6}, {1, 2, 4, 9}, B}}) {
+    for (int64_t align : {0, 1}) {
+      std::string suffix = s.label + (align ? " align_corners" : "");
+      {
+        Case &c = add("resize_bilinear " + suffix);
+        c.kernel("resize_bilinear", {c.buffer("x", s.t, s.in, kIn)},
+                 {c.buffer("y", s.t, s.out, kOut)}, {{"align_corners", align}});
+      }
+      {
+        Case &c = add("resize_bilinear_backward " + suffix);
+        c.kernel("resize_bilinear_backward", {c.buffer("dy", s.t, s.out, kIn)},
+                 {c.buffer("dx", s.t, s.in, kOut)}, {{"align_corners", align}});
+      }
+    }
+  }
   return cases;
 }
 
@@ -630,7 +660,7 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
                          "embedding_backward", "dropout", "max_pool2d", "max_pool2d_backward",
                          "avg_pool2d", "avg_pool2d_backward", "sgd_update", "adamw_update",
                          "update_loss_scale", "loss_scale_status", "batch_norm",
-                         "batch_norm_backward"})
+                         "batch_norm_backward", "resize_bilinear", "resize_bilinear_backward"})
     EXPECT_TRUE(ops.count(op)) << op;
   for (const Case &c : allCases()) {
     auto hand = planHandKernel(c.plan, c.theKernel());
@@ -648,6 +678,7 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
   c.kernel("batch_norm", {v, v, v, v, v}, {v, v, v});
   c.kernel("batch_norm", {x, v, v, v, c.buffer("r", DType::kF32, {4}, kIn)}, {x, v, v});
   c.kernel("batch_norm_backward", {x, x, v}, {c.buffer("di", DType::kI64, {2, 3, 4}, kOut), v, v});
+  c.kernel("resize_bilinear", {x}, {x}, {{"align_corners", int64_t(1)}});
   c.kernel("loss_scale_status", {v, x}, {s});
   c.kernel("loss_scale_status", {v, c.buffer("ig", DType::kI32, {4}, kIn)},
            {c.buffer("s2", DType::kF32, {2}, kOut)});
@@ -658,6 +689,7 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
                            "expects an input of rank >= 2",
                            "buffer 'r' does not hold one value per channel",
                            "buffer 'di' is i64, not a float type",
+                           "expects 4-d (NCHW) input and output",
                            "one 2-element status",
                            "buffer 'ig' is i32, not a float type"};
   ASSERT_EQ(std::size(reasons), c.plan.kernels.size());

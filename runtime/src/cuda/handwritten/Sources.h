@@ -29,6 +29,7 @@ const char *poolBody();      // max / avg pool2d and their backward
 const char *optimizerBody(); // sgd_update, adamw_update (one parameter),
                              // loss_scale_status, update_loss_scale
 const char *batchNormBody(); // batch_norm, batch_norm_backward (training)
+const char *resizeBody();    // resize_bilinear, resize_bilinear_backward
 
 } // namespace dlc::rt::cuda::handwritten
 
