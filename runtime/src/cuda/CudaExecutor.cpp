@@ -3,11 +3,11 @@
 // Everything a step needs is decided and prepared in create(): the arena,
 // each launch's path, the generated kernels' cubins (loaded once), the
 // cuBLASLt and cuDNN descriptors and algorithms, one workspace sized to
-// the largest need, and the optimizer kernels' segment tables (and the
-// hand-written kernels' operand tables). step() only
-// enqueues. The host fallback runs through a CPU executor over a host
-// mirror of the arena, so the CPU backend's kernels, initializers and
-// half-precision handling are used as they are, never copied.
+// the largest need, and the optimizer kernels' segment tables and the
+// hand-written kernels' operand tables. step() only enqueues. The host
+// fallback runs through a CPU executor over a host mirror of the arena, so
+// the CPU backend's kernels, initializers and half-precision handling are
+// used as they are, never copied.
 //
 //===----------------------------------------------------------------------===//
 

@@ -474,10 +474,12 @@ std::vector<Case> allCases() {
     int bad;      // the gradient holding a non-finite value, or -1
     double value; // and that value
   };
-  for (const StatusCase &s :
-       {StatusCase{"10 gradients, finite", 10, -1, 0}, {"10 gradients, inf in the last", 10, 9, INFINITY},
-        {"10 gradients, NaN in gradient 4", 10, 4, NAN}, {"10 gradients, -inf in f16 gradient 2", 10, 2, -INFINITY},
-        {"one gradient, finite", 1, -1, 0}, {"no gradient", 0, -1, 0}}) {
+  for (const StatusCase &s : {StatusCase{"10 gradients, finite", 10, -1, 0},
+                              {"10 gradients, inf in the last", 10, 9, INFINITY},
+                              {"10 gradients, NaN in bf16 gradient 4", 10, 4, NAN},
+                              {"10 gradients, -inf in f16 gradient 2", 10, 2, -INFINITY},
+                              {"one gradient, finite", 1, -1, 0},
+                              {"no gradient", 0, -1, 0}}) {
     Case &c = add("loss_scale_status " + s.label);
     c.exact = true;
     int32_t scale = c.buffer("scale", F, {}, kIn);
@@ -485,7 +487,8 @@ std::vector<Case> allCases() {
     std::vector<int32_t> in = {scale};
     for (int g = 0; g < s.gradients; ++g) {
       int64_t n = 1 + 37 * g % 53;
-      in.push_back(c.buffer("g" + std::to_string(g), g % 3 == 2 ? H : g % 3 == 1 ? B : F, {n}, kIn));
+      DType t = g % 3 == 2 ? H : g % 3 == 1 ? B : F;
+      in.push_back(c.buffer("g" + std::to_string(g), t, {n}, kIn));
       if (g == s.bad) {
         std::vector<double> values(n, 0.5);
         values[n - 1] = s.value;
@@ -720,8 +723,9 @@ void loadOnHost(const std::string &text, const std::string &flags, void *&librar
 }
 
 /// Runs every case's kernel from `library` through `run` on inputs drawn
-/// with `seed` and compares its outputs with the CPU reference; prints the
-/// worst error by op under `label`.
+/// with `seed` (its operand table, if it has one, in host memory as the
+/// executor lays it out on the device) and compares its outputs with the
+/// CPU reference; prints the worst error by op under `label`.
 void checkEveryCase(void *library, const char *label, unsigned seed,
                     const std::function<void(HostKernel, HandKernelArgs, const Case &,
                                              const HandKernel &)> &run) {

@@ -1,13 +1,15 @@
 //===- HandKernels.h - hand-written CUDA kernels for single ops -*- C++ -*-===//
 //
 // The ops the kernel generator does not write and no vendor library covers
-// (softmax, layer norm, cross-entropy, embeddings, dropout, pooling, single
-// optimizer updates) have hand-written CUDA C++ kernels, kept as NVRTC
-// source strings under runtime/src/cuda/handwritten/, one per op family.
-// planHandKernel() decides, for one plan kernel, which kernel runs it and
-// with what parameters, or refuses with a reason (the executor then falls
-// back to the host). Every kernel takes (DlcHandArgs a, long long step);
-// HandKernelArgs is DlcHandArgs' host twin, same layout.
+// (softmax, layer norm, cross-entropy, embeddings, dropout, pooling, batch
+// norm, bilinear resize, single optimizer updates, the dynamic loss scale)
+// have hand-written CUDA C++ kernels, kept as NVRTC source strings under
+// runtime/src/cuda/handwritten/, one per op family. planHandKernel()
+// decides, for one plan kernel, which kernel runs it and with what
+// parameters, or refuses with a reason (the executor then falls back to
+// the host). Every kernel takes (DlcHandArgs a, long long step);
+// HandKernelArgs is DlcHandArgs' host twin, same layout. An op with more
+// operands than its eight pointers gets an operand table (HandKernel::table).
 //
 //===----------------------------------------------------------------------===//
 
