@@ -3,10 +3,12 @@
 // Everything a step needs is decided and prepared in create(): the arena,
 // each launch's path, the generated kernels' cubins (loaded once), the
 // cuBLASLt and cuDNN descriptors and algorithms, one workspace sized to
-// the largest need, and the optimizer kernels' segment tables. step() only
-// enqueues. The host fallback runs through a CPU executor over a host
-// mirror of the arena, so the CPU backend's kernels, initializers and
-// half-precision handling are used as they are, never copied.
+// the largest need, and the optimizer kernels' segment tables and the
+// hand-written kernels' operand tables. step() only enqueues, or replays
+// the step's CUDA graph. The host fallback runs through a CPU executor
+// over a host mirror of the arena, so the CPU backend's kernels,
+// initializers and half-precision handling are used as they are, never
+// copied.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,8 +36,9 @@ namespace {
 /// Blocks a generated kernel's grid is capped at, per multiprocessor: a few
 /// waves of resident blocks; the kernels' grid-stride loops do the rest.
 constexpr int64_t kBlocksPerMultiprocessor = 32;
-/// The optimizer tables' alignment in their device allocation (DlcSegment
-/// holds 8-byte pointers; 16 keeps every table on a vector boundary).
+/// The optimizer and operand tables' alignment in their device allocation
+/// (DlcSegment and DlcHandOperand hold 8-byte pointers; 16 keeps every
+/// table on a vector boundary).
 constexpr size_t kTableAlignment = 16;
 
 /// Advances the device's step counter at the end of every step (inside
@@ -75,11 +78,12 @@ struct LaunchStep {
   cudaKernel_t kernel = nullptr;
   dim3 grid, block;
   std::vector<void *> pointers; // loop and reduction kernels' parameters
-  size_t tableOffset = 0;       // optimizer: its table in Impl::tables
+  size_t tableOffset = 0;       // optimizer, hand-written: its table in Impl::tables
   int segments = 0;
   // hand-written: the kernel's one parameter block (pointers filled in)
   bool hand = false;
   HandKernelArgs handArgs;
+  int handTableSlot = -1; // p slot of its operand table (at tableOffset), or -1
   // library
   std::unique_ptr<cublas::Gemm> gemm;
   std::unique_ptr<cudnn::Conv> conv;
@@ -137,7 +141,8 @@ struct CudaExecutor::Impl {
   /// A single kernel's hand-written launch; false (with `reason`) when
   /// HandKernels refuses it.
   StatusOr<bool> prepareHandWritten(const Launch &launch, KernelCompiler &compiler,
-                                    LaunchStep &step, std::string &reason);
+                                    LaunchStep &step, std::string &reason,
+                                    std::string &tableBytes);
   Status runLaunch(LaunchStep &step);
   /// Every launch and the step's advance, one by one (observer, profiling
   /// and per-launch synchronization happen here).
@@ -267,10 +272,12 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan, CudaOpti
   if (!tableBytes.empty()) {
     DLC_RETURN_IF_ERROR(cudaCheck(
         cudaMalloc(reinterpret_cast<void **>(&impl->tables), tableBytes.size()), "cudaMalloc",
-        "the optimizer kernels' segment tables"));
+        "the optimizer kernels' segment tables and hand-written operand tables"));
     DLC_RETURN_IF_ERROR(cudaCheck(cudaMemcpy(impl->tables, tableBytes.data(),
                                              tableBytes.size(), cudaMemcpyHostToDevice),
-                                  "cudaMemcpy", "the optimizer kernels' segment tables"));
+                                  "cudaMemcpy",
+                                  "the optimizer kernels' segment tables and hand-written "
+                                  "operand tables"));
   }
   DLC_RETURN_IF_ERROR(
       cudaCheck(cudaStreamSynchronize(impl->stream), "cudaStreamSynchronize", "create()"));
@@ -371,7 +378,7 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
   }
 
   if (device.path != "host-fallback" && launch.kernels.size() == 1) {
-    auto hand = prepareHandWritten(launch, compiler, step, reason);
+    auto hand = prepareHandWritten(launch, compiler, step, reason, tableBytes);
     if (!hand.isOk())
       return hand.status();
     if (*hand) {
@@ -421,7 +428,8 @@ Status CudaExecutor::Impl::loadKernel(KernelCompiler &compiler, const std::strin
 
 StatusOr<bool> CudaExecutor::Impl::prepareHandWritten(const Launch &launch,
                                                       KernelCompiler &compiler,
-                                                      LaunchStep &step, std::string &reason) {
+                                                      LaunchStep &step, std::string &reason,
+                                                      std::string &tableBytes) {
   const Plan &p = plan();
   auto hand = planHandKernel(p, p.kernels[launch.kernels.front()]);
   if (!hand.isOk()) {
@@ -440,6 +448,19 @@ StatusOr<bool> CudaExecutor::Impl::prepareHandWritten(const Launch &launch,
   for (size_t i = 0; i < hand->buffers.size(); ++i)
     step.handArgs.p[i] =
         hand->buffers[i] < 0 ? nullptr : arena + p.buffers[hand->buffers[i]].offset;
+  if (hand->tableSlot >= 0) {
+    // The operand table joins the optimizer tables; runLaunch points
+    // p[tableSlot] at it once they are on the device.
+    std::vector<HandOperand> table = hand->table;
+    for (size_t i = 0; i < table.size(); ++i)
+      table[i].p = arena + p.buffers[hand->tableBuffers[i]].offset;
+    tableBytes.resize((tableBytes.size() + kTableAlignment - 1) / kTableAlignment *
+                      kTableAlignment);
+    step.tableOffset = tableBytes.size();
+    step.handTableSlot = hand->tableSlot;
+    tableBytes.append(reinterpret_cast<const char *>(table.data()),
+                      table.size() * sizeof(HandOperand));
+  }
   int64_t cap = int64_t(device.multiprocessors) * kBlocksPerMultiprocessor;
   step.grid = dim3(static_cast<unsigned>(std::clamp<int64_t>(hand->blocks, 1, cap)));
   step.block = dim3(hand->blockSize);
@@ -462,6 +483,8 @@ Status CudaExecutor::Impl::runLaunch(LaunchStep &step) {
   void *table = tables + step.tableOffset;
   if (step.hand) {
     // (DlcHandArgs a, const long long *step)
+    if (step.handTableSlot >= 0)
+      step.handArgs.p[step.handTableSlot] = table;
     args = {&step.handArgs, &deviceStep};
   } else if (step.form == KernelForm::kOptimizer) {
     // (const DlcSegment *table, int segments, const long long *step)

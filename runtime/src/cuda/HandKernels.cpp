@@ -4,7 +4,9 @@
 // the attributes read exactly as the CPU reference reads them (same names,
 // same defaults, same attribute types), the shapes folded into the integer
 // parameters, and the grid. Anything else is refused with a reason, and
-// the executor keeps such a kernel on the host.
+// the executor keeps such a kernel on the host. An op with more operands
+// than DlcHandArgs' eight pointers (loss_scale_status) gets an operand table
+// (HandKernel::table).
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,19 +58,38 @@ struct Builder {
   std::string error;
 
   const PlanBuffer &buf(int32_t id) const { return plan.buffers[id]; }
+  /// A float buffer's element type code (0 f32, 1 f16, 2 bf16).
+  int32_t floatType(int32_t id) {
+    switch (buf(id).dtype) {
+    case DType::kF32: return 0;
+    case DType::kF16: return 1;
+    case DType::kBF16: return 2;
+    default:
+      error = "buffer '" + buf(id).name + "' is " + dtypeName(buf(id).dtype) +
+              ", not a float type";
+      return 0;
+    }
+  }
   /// A float operand (f32, f16 or bf16), or -1 for an absent optional one.
   void floating(int32_t id) {
     int n = static_cast<int>(out.buffers.size());
     out.buffers.push_back(id);
-    if (id < 0)
-      return;
-    switch (buf(id).dtype) {
-    case DType::kF32: out.args.t[n] = 0; break;
-    case DType::kF16: out.args.t[n] = 1; break;
-    case DType::kBF16: out.args.t[n] = 2; break;
-    default: error = "buffer '" + buf(id).name + "' is " + dtypeName(buf(id).dtype) +
-                     ", not a float type";
-    }
+    if (id >= 0)
+      out.args.t[n] = floatType(id);
+  }
+  /// The next p slot holds the operand table; returns it.
+  int tableSlot() {
+    out.tableSlot = static_cast<int>(out.buffers.size());
+    out.buffers.push_back(-1);
+    return out.tableSlot;
+  }
+  /// A float operand in the operand table.
+  void tabledFloating(int32_t id) {
+    out.tableBuffers.push_back(id);
+    HandOperand entry;
+    entry.n = buf(id).numElements();
+    entry.t = floatType(id);
+    out.table.push_back(entry);
   }
   /// An integer operand (indices, labels): int32 or int64.
   void integer(int32_t id) {
@@ -387,6 +408,97 @@ StatusOr<HandKernel> updateLossScale(Builder &b) {
   return b.done("optimizer", 1);
 }
 
+StatusOr<HandKernel> lossScaleStatus(Builder &b) {
+  const PlanKernel &k = b.kernel;
+  if (k.inputs.empty() || k.outputs.size() != 1 || b.buf(k.inputs[0]).numElements() < 1 ||
+      b.buf(k.outputs[0]).numElements() < 2)
+    return refuse(k, "expects the scale, the gradients and one 2-element status");
+  HandKernelArgs &a = b.out.args;
+  b.floating(k.inputs[0]);
+  b.floating(k.outputs[0]);
+  b.tableSlot();
+  for (size_t g = 1; g < k.inputs.size(); ++g)
+    b.tabledFloating(k.inputs[g]);
+  a.i[0] = static_cast<int64_t>(k.inputs.size()) - 1;
+  return b.done("optimizer", 1);
+}
+
+/// batchNormParams' (n, channels, spatial) of an [n, c, ...] input, its
+/// epsilon, and per-channel operands of c elements.
+Status batchNormShape(Builder &b, int32_t x, std::vector<int32_t> perChannel,
+                      std::vector<int32_t> likeX) {
+  const PlanKernel &k = b.kernel;
+  const std::vector<int64_t> &shape = b.buf(x).shape;
+  if (shape.size() < 2)
+    return refuse(k, "expects an input of rank >= 2 (N, C, ...)");
+  HandKernelArgs &a = b.out.args;
+  a.i[0] = shape[0], a.i[1] = shape[1];
+  if (a.i[0] * a.i[1] == 0 || b.buf(x).numElements() == 0)
+    return refuse(k, "an empty input");
+  a.i[2] = b.buf(x).numElements() / (a.i[0] * a.i[1]);
+  a.f[0] = getFloat(k, "epsilon", 1e-5);
+  for (int32_t id : perChannel)
+    if (b.buf(id).numElements() != a.i[1])
+      return refuse(k, "buffer '" + b.buf(id).name + "' does not hold one value per channel");
+  for (int32_t id : likeX)
+    if (b.buf(id).numElements() != b.buf(x).numElements())
+      return refuse(k, "buffer '" + b.buf(id).name + "' is not the input's size");
+  return Status::ok();
+}
+
+StatusOr<HandKernel> batchNorm(Builder &b) {
+  const PlanKernel &k = b.kernel;
+  if (!arity(k, 5, 5, 3))
+    return refuse(k, "expects x, scale, bias, the running mean and variance and three "
+                     "outputs");
+  const std::vector<int32_t> &in = k.inputs, &out = k.outputs;
+  if (Status s = batchNormShape(b, in[0], {in[1], in[2], in[3], in[4], out[1], out[2]},
+                                {out[0]});
+      !s.isOk())
+    return s;
+  b.out.args.f[1] = getFloat(k, "momentum", 0.1);
+  for (int32_t id : {in[0], in[1], in[2], in[3], in[4], out[0], out[1], out[2]})
+    b.floating(id);
+  return b.done("batch_norm", b.out.args.i[1]);
+}
+
+StatusOr<HandKernel> batchNormBackward(Builder &b) {
+  const PlanKernel &k = b.kernel;
+  if (!arity(k, 3, 3, 3))
+    return refuse(k, "expects dy, x, scale and three outputs");
+  const std::vector<int32_t> &in = k.inputs, &out = k.outputs;
+  if (Status s = batchNormShape(b, in[1], {in[2], out[1], out[2]}, {in[0], out[0]});
+      !s.isOk())
+    return s;
+  for (int32_t id : {in[0], in[1], in[2], out[0], out[1], out[2]})
+    b.floating(id);
+  return b.done("batch_norm", b.out.args.i[1]);
+}
+
+/// resizeParams' geometry: the [n, c, inH, inW] input and [n, c, outH,
+/// outW] output (the forward's; the backward's are the other way round).
+StatusOr<HandKernel> resize(Builder &b) {
+  const PlanKernel &k = b.kernel;
+  if (!arity(k, 1, 1, 1))
+    return refuse(k, "expects one input and one output");
+  bool backward = k.op == "resize_bilinear_backward";
+  const std::vector<int64_t> &in = b.buf(backward ? k.outputs[0] : k.inputs[0]).shape,
+                             &out = b.buf(backward ? k.inputs[0] : k.outputs[0]).shape;
+  if (in.size() != 4 || out.size() != 4 || in[0] != out[0] || in[1] != out[1])
+    return refuse(k, "expects 4-d (NCHW) input and output with the same N and C");
+  for (int64_t d : {in[2], in[3], out[2], out[3]})
+    if (d <= 0)
+      return refuse(k, "an empty spatial dimension");
+  HandKernelArgs &a = b.out.args;
+  a.i[0] = in[0], a.i[1] = in[1], a.i[2] = in[2], a.i[3] = in[3], a.i[4] = out[2],
+  a.i[5] = out[3];
+  a.i[6] = getInt(k, "align_corners", 0) != 0;
+  b.floating(k.inputs[0]);
+  b.floating(k.outputs[0]);
+  int64_t work = in[0] * in[1] * (backward ? in[2] * in[3] : out[2] * out[3]);
+  return b.done("resize", ceilDiv(work, kBlock));
+}
+
 const std::map<std::string, Planner> &planners() {
   static const std::map<std::string, Planner> table = {
       {"softmax", softmax},
@@ -405,6 +517,11 @@ const std::map<std::string, Planner> &planners() {
       {"sgd_update", sgdUpdate},
       {"adamw_update", adamwUpdate},
       {"update_loss_scale", updateLossScale},
+      {"loss_scale_status", lossScaleStatus},
+      {"batch_norm", batchNorm},
+      {"batch_norm_backward", batchNormBackward},
+      {"resize_bilinear", resize},
+      {"resize_bilinear_backward", resize},
   };
   return table;
 }
@@ -425,7 +542,8 @@ StatusOr<HandKernel> planHandKernel(const Plan &plan, const PlanKernel &kernel) 
 
 const std::vector<std::string> &handKernelFamilies() {
   static const std::vector<std::string> families = {
-      "softmax", "norm", "loss", "embedding", "dropout", "pool", "optimizer"};
+      "softmax", "norm", "loss", "embedding", "dropout", "pool", "optimizer", "batch_norm",
+      "resize"};
   return families;
 }
 
@@ -434,7 +552,7 @@ std::string handKernelSource(const std::string &family) {
   static const std::map<std::string, const char *(*)()> bodies = {
       {"softmax", softmaxBody}, {"norm", normBody},       {"loss", lossBody},
       {"embedding", embeddingBody}, {"dropout", dropoutBody}, {"pool", poolBody},
-      {"optimizer", optimizerBody}};
+      {"optimizer", optimizerBody}, {"batch_norm", batchNormBody}, {"resize", resizeBody}};
   auto it = bodies.find(family);
   return it == bodies.end() ? std::string() : commonHeader() + it->second();
 }

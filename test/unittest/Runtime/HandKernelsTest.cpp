@@ -464,6 +464,122 @@ std::vector<Case> allCases() {
              {c.buffer("p", F, {9}, kIn), c.buffer("g", F, {9}, kIn), c.buffer("m", F, {9}, kIn)},
              {c.buffer("p2", F, {9}, kOut), c.buffer("m2", F, {9}, kOut)}, {{"lr", 0.5}});
   }
+  // the loss-scale status: ten gradients (more than DlcHandArgs' pointers,
+  // so through the operand table) of mixed types, clean, then with an inf
+  // in the last element of the last one, a NaN in a middle one, an inf in
+  // an f16 gradient; a single gradient; none.
+  struct StatusCase {
+    std::string label;
+    int gradients;
+    int bad;      // the gradient holding a non-finite value, or -1
+    double value; // and that value
+  };
+  for (const StatusCase &s : {StatusCase{"10 gradients, finite", 10, -1, 0},
+                              {"10 gradients, inf in the last", 10, 9, INFINITY},
+                              {"10 gradients, NaN in bf16 gradient 4", 10, 4, NAN},
+                              {"10 gradients, -inf in f16 gradient 2", 10, 2, -INFINITY},
+                              {"one gradient, finite", 1, -1, 0},
+                              {"no gradient", 0, -1, 0}}) {
+    Case &c = add("loss_scale_status " + s.label);
+    c.exact = true;
+    int32_t scale = c.buffer("scale", F, {}, kIn);
+    c.fixed[scale] = {3.0}; // 1/3 rounds: both sides divide in float
+    std::vector<int32_t> in = {scale};
+    for (int g = 0; g < s.gradients; ++g) {
+      int64_t n = 1 + 37 * g % 53;
+      DType t = g % 3 == 2 ? H : g % 3 == 1 ? B : F;
+      in.push_back(c.buffer("g" + std::to_string(g), t, {n}, kIn));
+      if (g == s.bad) {
+        std::vector<double> values(n, 0.5);
+        values[n - 1] = s.value;
+        c.fixed[in.back()] = values;
+      }
+    }
+    c.kernel("loss_scale_status", in, {c.buffer("status", F, {2}, kOut)});
+  }
+  // batch norm (training): 4-d, 2-d (one position per channel), 5-d, more
+  // channels than blocks in the threaded run, one element per channel (the
+  // unbiased running variance is NaN), mixed precision (x and y in f16 or
+  // bf16, the statistics in f32) and all-bf16.
+  struct BnShape {
+    std::string label;
+    std::vector<int64_t> x;
+    DType data, stats;
+  };
+  for (const BnShape &s : {BnShape{"[4,3,5,6]", {4, 3, 5, 6}, F, F},
+                           {"[6,5]", {6, 5}, F, F},
+                           {"[2,3,2,3,4]", {2, 3, 2, 3, 4}, F, F},
+                           {"[2,9,3,3]", {2, 9, 3, 3}, F, F},
+                           {"[1,2,1,1]", {1, 2, 1, 1}, F, F},
+                           {"[3,4,7,5] f16 data", {3, 4, 7, 5}, H, F},
+                           {"[2,3,4,4] bf16 data", {2, 3, 4, 4}, B, F},
+                           {"[2,3,5,5] all bf16", {2, 3, 5, 5}, B, B}}) {
+    int64_t ch = s.x[1];
+    {
+      Case &c = add("batch_norm " + s.label);
+      int32_t x = c.buffer("x", s.data, s.x, kIn), g = c.buffer("g", s.stats, {ch}, kIn),
+              b = c.buffer("b", s.stats, {ch}, kIn), rm = c.buffer("rm", s.stats, {ch}, kIn),
+              rv = c.buffer("rv", s.stats, {ch}, kIn);
+      std::vector<double> vars(ch);
+      for (int64_t k = 0; k < ch; ++k)
+        vars[k] = 0.5 + 0.25 * k;
+      c.fixed[rv] = vars;
+      c.kernel("batch_norm", {x, g, b, rm, rv},
+               {c.buffer("y", s.data, s.x, kOut), c.buffer("rm2", s.stats, {ch}, kOut),
+                c.buffer("rv2", s.stats, {ch}, kOut)},
+               {{"epsilon", 1e-3}, {"momentum", 0.2}});
+    }
+    {
+      Case &c = add("batch_norm_backward " + s.label);
+      int32_t dy = c.buffer("dy", s.data, s.x, kIn), x = c.buffer("x", s.data, s.x, kIn),
+              g = c.buffer("g", s.stats, {ch}, kIn);
+      c.kernel("batch_norm_backward", {dy, x, g},
+               {c.buffer("dx", s.data, s.x, kOut), c.buffer("dg", s.stats, {ch}, kOut),
+                c.buffer("db", s.stats, {ch}, kOut)},
+               {{"epsilon", 1e-3}});
+    }
+  }
+  {
+    Case &c = add("batch_norm default attributes");
+    int32_t x = c.buffer("x", F, {5, 2, 4}, kIn);
+    std::vector<int32_t> in = {x};
+    for (const char *name : {"g", "b", "rm", "rv"})
+      in.push_back(c.buffer(name, F, {2}, kIn));
+    c.fixed[in[4]] = {1.0, 2.0};
+    c.kernel("batch_norm", in,
+             {c.buffer("y", F, {5, 2, 4}, kOut), c.buffer("rm2", F, {2}, kOut),
+              c.buffer("rv2", F, {2}, kOut)});
+  }
+  // bilinear resize: up, down, mixed, to 1x1 (align_corners' scale 0),
+  // from 1 row, each with align_corners off and on; half types.
+  struct ResizeShape {
+    std::string label;
+    std::vector<int64_t> in, out;
+    DType t;
+  };
+  for (const ResizeShape &s :
+       {ResizeShape{"up [2,3,4,5]->[7,9]", {2, 3, 4, 5}, {2, 3, 7, 9}, F},
+        {"down [1,2,9,7]->[4,3]", {1, 2, 9, 7}, {1, 2, 4, 3}, F},
+        {"mixed [2,1,3,8]->[8,3]", {2, 1, 3, 8}, {2, 1, 8, 3}, F},
+        {"x2 [1,3,5,5]->[10,10]", {1, 3, 5, 5}, {1, 3, 10, 10}, F},
+        {"to 1x1 [1,2,3,4]->[1,1]", {1, 2, 3, 4}, {1, 2, 1, 1}, F},
+        {"from one row [1,2,1,4]->[3,6]", {1, 2, 1, 4}, {1, 2, 3, 6}, F},
+        {"f16 [2,2,5,4]->[8,7]", {2, 2, 5, 4}, {2, 2, 8, 7}, H},
+        {"bf16 [1,2,6,6]->[4,9]", {1, 2, 6, 6}, {1, 2, 4, 9}, B}}) {
+    for (int64_t align : {0, 1}) {
+      std::string suffix = s.label + (align ? " align_corners" : "");
+      {
+        Case &c = add("resize_bilinear " + suffix);
+        c.kernel("resize_bilinear", {c.buffer("x", s.t, s.in, kIn)},
+                 {c.buffer("y", s.t, s.out, kOut)}, {{"align_corners", align}});
+      }
+      {
+        Case &c = add("resize_bilinear_backward " + suffix);
+        c.kernel("resize_bilinear_backward", {c.buffer("dy", s.t, s.out, kIn)},
+                 {c.buffer("dx", s.t, s.in, kOut)}, {{"align_corners", align}});
+      }
+    }
+  }
   return cases;
 }
 
@@ -546,7 +662,8 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
                          "softmax_cross_entropy", "softmax_cross_entropy_backward", "embedding",
                          "embedding_backward", "dropout", "max_pool2d", "max_pool2d_backward",
                          "avg_pool2d", "avg_pool2d_backward", "sgd_update", "adamw_update",
-                         "update_loss_scale"})
+                         "update_loss_scale", "loss_scale_status", "batch_norm",
+                         "batch_norm_backward", "resize_bilinear", "resize_bilinear_backward"})
     EXPECT_TRUE(ops.count(op)) << op;
   for (const Case &c : allCases()) {
     auto hand = planHandKernel(c.plan, c.theKernel());
@@ -554,14 +671,31 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
   }
   Case c;
   int32_t x = c.buffer("x", DType::kF32, {2, 3, 4}, kIn);
-  c.kernel("batch_norm", {x}, {c.buffer("y", DType::kF32, {2, 3, 4}, kOut)});
+  c.kernel("conv2d", {x}, {c.buffer("y", DType::kF32, {2, 3, 4}, kOut)});
   c.kernel("softmax", {x}, {c.plan.kernels[0].outputs[0]},
            {{"axis", int64_t(0)}, {"causal", int64_t(1)}});
   c.kernel("max_pool2d", {x}, {c.plan.kernels[0].outputs[0]});
   c.kernel("dropout", {c.buffer("i", DType::kI64, {4}, kIn)},
            {c.buffer("o", DType::kI64, {4}, kOut)}, {{"rate", 0.1}});
-  const char *reasons[] = {"no hand-written kernel", "causal masking needs the last axis",
-                           "expects a 4-d (NCHW) input", "is i64, not a float type"};
+  int32_t v = c.buffer("v", DType::kF32, {3}, kIn), s = c.buffer("s", DType::kF32, {1}, kOut);
+  c.kernel("batch_norm", {v, v, v, v, v}, {v, v, v});
+  c.kernel("batch_norm", {x, v, v, v, c.buffer("r", DType::kF32, {4}, kIn)}, {x, v, v});
+  c.kernel("batch_norm_backward", {x, x, v}, {c.buffer("di", DType::kI64, {2, 3, 4}, kOut), v, v});
+  c.kernel("resize_bilinear", {x}, {x}, {{"align_corners", int64_t(1)}});
+  c.kernel("loss_scale_status", {v, x}, {s});
+  c.kernel("loss_scale_status", {v, c.buffer("ig", DType::kI32, {4}, kIn)},
+           {c.buffer("s2", DType::kF32, {2}, kOut)});
+  const char *reasons[] = {"no hand-written kernel",
+                           "causal masking needs the last axis",
+                           "expects a 4-d (NCHW) input",
+                           "is i64, not a float type",
+                           "expects an input of rank >= 2",
+                           "buffer 'r' does not hold one value per channel",
+                           "buffer 'di' is i64, not a float type",
+                           "expects 4-d (NCHW) input and output",
+                           "one 2-element status",
+                           "buffer 'ig' is i32, not a float type"};
+  ASSERT_EQ(std::size(reasons), c.plan.kernels.size());
   for (size_t k = 0; k < c.plan.kernels.size(); ++k) {
     auto hand = planHandKernel(c.plan, c.plan.kernels[k]);
     ASSERT_FALSE(hand.isOk()) << c.plan.kernels[k].op;
@@ -589,8 +723,9 @@ void loadOnHost(const std::string &text, const std::string &flags, void *&librar
 }
 
 /// Runs every case's kernel from `library` through `run` on inputs drawn
-/// with `seed` and compares its outputs with the CPU reference; prints the
-/// worst error by op under `label`.
+/// with `seed` (its operand table, if it has one, in host memory as the
+/// executor lays it out on the device) and compares its outputs with the
+/// CPU reference; prints the worst error by op under `label`.
 void checkEveryCase(void *library, const char *label, unsigned seed,
                     const std::function<void(HostKernel, HandKernelArgs, const Case &,
                                              const HandKernel &)> &run) {
@@ -605,6 +740,12 @@ void checkEveryCase(void *library, const char *label, unsigned seed,
     HandKernelArgs args = hand->args;
     for (size_t i = 0; i < hand->buffers.size(); ++i)
       args.p[i] = hand->buffers[i] < 0 ? nullptr : v.bytes[hand->buffers[i]].data();
+    std::vector<HandOperand> table = hand->table;
+    if (hand->tableSlot >= 0) {
+      for (size_t i = 0; i < table.size(); ++i)
+        table[i].p = v.bytes[hand->tableBuffers[i]].data();
+      args.p[hand->tableSlot] = table.data();
+    }
     run(kernel, args, c, *hand);
     std::vector<std::vector<float>> have(c.plan.buffers.size());
     for (int32_t id : c.theKernel().outputs)

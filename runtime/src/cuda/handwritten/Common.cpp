@@ -33,6 +33,15 @@ struct DlcHandArgs {
   double f[8];       // float attributes
 };
 enum { DLC_T_F32 = 0, DLC_T_F16 = 1, DLC_T_BF16 = 2, DLC_T_I32 = 3, DLC_T_I64 = 4 };
+/// One entry of an operand table, for a kernel with more operands than p
+/// holds: the launcher lays the entries out in memory the kernel reads and
+/// puts their address in one p slot (HandKernel::table).
+struct DlcHandOperand {
+  void *p;           // the buffer
+  long long n;       // its elements
+  int t;             // its element type: DLC_T_*
+  int unused;
+};
 
 #if defined(__CUDACC__)
 DLC_DEVICE float dlc_hw_f16_to_f(unsigned short h) { return __half2float(__ushort_as_half(h)); }
@@ -82,13 +91,17 @@ inline bool dlc_hw_isnan(float v) { return v != v; }
 #define DLC_HW_NAN NAN
 #endif
 
+/// Element i of a float buffer of element type t, widened to float.
+DLC_DEVICE float dlc_hw_load(const void *p, int t, long long i) {
+  switch (t) {
+  case DLC_T_F16: return dlc_hw_f16_to_f(static_cast<const unsigned short *>(p)[i]);
+  case DLC_T_BF16: return dlc_hw_bf16_to_f(static_cast<const unsigned short *>(p)[i]);
+  default: return static_cast<const float *>(p)[i];
+  }
+}
 /// Element i of buffer k, widened to float.
 DLC_DEVICE float dlc_hw_ld(const DlcHandArgs &a, int k, long long i) {
-  switch (a.t[k]) {
-  case DLC_T_F16: return dlc_hw_f16_to_f(static_cast<const unsigned short *>(a.p[k])[i]);
-  case DLC_T_BF16: return dlc_hw_bf16_to_f(static_cast<const unsigned short *>(a.p[k])[i]);
-  default: return static_cast<const float *>(a.p[k])[i];
-  }
+  return dlc_hw_load(a.p[k], a.t[k], i);
 }
 /// Stores v into element i of buffer k, rounded to its type.
 DLC_DEVICE void dlc_hw_st(const DlcHandArgs &a, int k, long long i, float v) {

@@ -4,7 +4,17 @@
 // for the single updates the generator's grouped optimizer kernel does not
 // take. The loss-scale status operand ({gradient multiplier, skip flag})
 // is optional; a skipped step copies parameter and state through. The
-// dynamic loss scale's update is here too: one thread, three scalars.
+// dynamic loss scale is here too: its status (one block reading every
+// gradient) and its update (one thread, three scalars).
+//
+// loss_scale_status reads every parameter gradient of the model, usually
+// far more than DlcHandArgs' eight pointers, so its gradients come in an
+// operand table (DlcHandOperand entries: pointer, elements, type) which
+// the launcher fills and places in device memory, its address in p[2]
+// (HandKernel::table). Its flag is an OR, which needs no order; it runs in
+// one block because blocks could only combine their flags with atomics
+// on a zeroed word or a second launch, and one block of 256 threads still
+// streams the gradients once, without the host round trip it replaces.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,6 +77,29 @@ dlc_hw_adamw_update(const DlcHandArgs a, const long long *step) {
     dlc_hw_st(a, 6, i, (float)m);
     dlc_hw_st(a, 7, i, (float)v);
     dlc_hw_st(a, 5, i, (float)(p - lr / correction1 * m / denom));
+  }
+}
+
+// [1 / scale, 1 if any gradient element is inf or NaN], in float as the
+// CPU computes it. p: scale, status (2 elements), the gradients' operand
+// table. i: the table's entries. Runs in block 0 only.
+extern "C" __global__ void __launch_bounds__(1024)
+dlc_hw_loss_scale_status(const DlcHandArgs a, const long long *step) {
+  __shared__ double smem[1024];
+  if (blockIdx.x != 0) return;
+  const DlcHandOperand *grads = static_cast<const DlcHandOperand *>(a.p[2]);
+  double overflow = 0;
+  for (long long g = 0; g < a.i[0]; ++g) {
+    const DlcHandOperand grad = grads[g];
+    for (long long e = threadIdx.x; e < grad.n; e += blockDim.x) {
+      const float v = dlc_hw_load(grad.p, grad.t, e);
+      if (!(v - v == 0.0f)) overflow = 1; // inf - inf and NaN - NaN are NaN
+    }
+  }
+  overflow = dlc_hw_block_max(overflow, smem);
+  if (threadIdx.x == 0) {
+    dlc_hw_st(a, 1, 0, 1.0f / dlc_hw_ld(a, 0, 0));
+    dlc_hw_st(a, 1, 1, overflow != 0 ? 1.0f : 0.0f);
   }
 }
 

@@ -28,7 +28,9 @@ const char *embeddingBody(); // embedding, embedding_backward
 const char *dropoutBody();   // dropout
 const char *poolBody();      // max / avg pool2d and their backward
 const char *optimizerBody(); // sgd_update, adamw_update (one parameter),
-                             // update_loss_scale
+                             // loss_scale_status, update_loss_scale
+const char *batchNormBody(); // batch_norm, batch_norm_backward (training)
+const char *resizeBody();    // resize_bilinear, resize_bilinear_backward
 
 } // namespace dlc::rt::cuda::handwritten
 

@@ -1,13 +1,16 @@
 //===- HandKernels.h - hand-written CUDA kernels for single ops -*- C++ -*-===//
 //
 // The ops the kernel generator does not write and no vendor library covers
-// (softmax, layer norm, cross-entropy, embeddings, dropout, pooling, single
-// optimizer updates) have hand-written CUDA C++ kernels, kept as NVRTC
-// source strings under runtime/src/cuda/handwritten/, one per op family.
-// planHandKernel() decides, for one plan kernel, which kernel runs it and
-// with what parameters, or refuses with a reason (the executor then falls
-// back to the host). Every kernel takes (DlcHandArgs a, const long long *step);
-// HandKernelArgs is DlcHandArgs' host twin, same layout.
+// (softmax, layer norm, cross-entropy, embeddings, dropout, pooling, batch
+// norm, bilinear resize, single optimizer updates, the dynamic loss scale)
+// have hand-written CUDA C++ kernels, kept as NVRTC source strings under
+// runtime/src/cuda/handwritten/, one per op family. planHandKernel()
+// decides, for one plan kernel, which kernel runs it and with what
+// parameters, or refuses with a reason (the executor then falls back to
+// the host). Every kernel takes (DlcHandArgs a, const long long *step), the
+// step counter in device memory; HandKernelArgs is DlcHandArgs' host twin,
+// same layout. An op with more operands than its eight pointers gets an
+// operand table (HandKernel::table).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +34,15 @@ struct HandKernelArgs {
 };
 static_assert(sizeof(HandKernelArgs) == 64 + 32 + 192 + 64, "DlcHandArgs' layout");
 
+/// One entry of an operand table (struct DlcHandOperand in the sources).
+struct HandOperand {
+  void *p = nullptr;   // the caller fills it from HandKernel::tableBuffers
+  int64_t n = 0;       // elements
+  int32_t t = 0;       // element type, as HandKernelArgs::t
+  int32_t unused = 0;
+};
+static_assert(sizeof(HandOperand) == 24, "DlcHandOperand's layout");
+
 /// One plan kernel as a hand-written launch.
 struct HandKernel {
   std::string family;  // "softmax": the source it is in (handKernelSource)
@@ -39,6 +51,14 @@ struct HandKernel {
   /// operand (its pointer stays null).
   std::vector<int32_t> buffers;
   HandKernelArgs args;  // t, i and f filled in; p left to the caller
+  /// Operands beyond p's eight slots (loss_scale_status reads every
+  /// parameter gradient). When tableSlot >= 0 the caller copies `table`
+  /// into memory the kernel can read (device memory on a GPU), with each
+  /// entry's p set to buffer tableBuffers[k], and stores the copy's address
+  /// in args.p[tableSlot] (whose `buffers` entry is -1).
+  int tableSlot = -1;
+  std::vector<int32_t> tableBuffers;
+  std::vector<HandOperand> table; // n and t filled in
   int blockSize = 256;  // blockDim.x, a power of two
   /// Blocks the kernel can use; the launcher may cap it (grid-stride loops
   /// cover the rest), never raise it.

@@ -1,0 +1,126 @@
+//===- Resize.cpp - bilinear resize and its gradient ----------------------===//
+//
+// The CPU reference (runtime/src/cpu/Resize.cpp: ATen's bilinear
+// interpolation given an output size, align_corners either way). Each
+// axis's taps (two source neighbours and their weights) are recomputed
+// per index by dlc_hw_tap, the CPU's formula with every double product
+// rounded on its own (no fused multiply-add), so both sides pick the same
+// neighbours and weights bit for bit.
+//
+// Forward: one thread per output element (grid-stride), the four taps
+// gathered in the CPU's expression order.
+//
+// Backward: the CPU scatters each output gradient to its four taps. Here
+// each input element gathers instead, one thread per element: it finds the
+// output rows and columns that read it (a tap's first neighbour is non-
+// decreasing in the output index, so a binary search gives the first one),
+// then adds their contributions in the order the CPU's scatter adds them
+// to that element (rows, then columns, then the four taps in turn), in
+// double. No atomics, deterministic, and the same sum as the CPU's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Sources.h"
+
+namespace dlc::rt::cuda::handwritten {
+
+const char *resizeBody() {
+  return R"src(
+#if defined(__CUDACC__)
+DLC_DEVICE double dlc_hw_dmul(double x, double y) { return __dmul_rn(x, y); }
+#else
+inline double dlc_hw_dmul(double x, double y) { return x * y; }
+#endif
+
+/// Output index o's value along one axis is w0 * in[i0] + w1 * in[i1].
+struct DlcTap {
+  long long i0, i1;
+  double w0, w1;
+};
+DLC_DEVICE DlcTap dlc_hw_tap(long long o, long long in, long long out, bool alignCorners) {
+  const double scale = alignCorners ? (out > 1 ? double(in - 1) / double(out - 1) : 0.0)
+                                    : double(in) / double(out);
+  double src = alignCorners ? dlc_hw_dmul(scale, (double)o) : dlc_hw_dmul(scale, o + 0.5) - 0.5;
+  if (!alignCorners && src < 0) src = 0;
+  long long i0 = (long long)floor(src);
+  if (i0 > in - 1) i0 = in - 1;
+  double w1 = src - double(i0);
+  w1 = w1 < 0.0 ? 0.0 : (1.0 < w1 ? 1.0 : w1);
+  DlcTap t;
+  t.i0 = i0;
+  t.i1 = i0 + (i0 < in - 1 ? 1 : 0);
+  t.w0 = 1.0 - w1;
+  t.w1 = w1;
+  return t;
+}
+
+/// The first output index whose taps can reach input index i: outputs
+/// reading i have i0 in {i - 1, i}, and i0 is non-decreasing in o.
+DLC_DEVICE long long dlc_hw_first_reader(long long i, long long in, long long out,
+                                         bool alignCorners) {
+  long long lo = 0, hi = out;
+  while (lo < hi) {
+    const long long mid = lo + (hi - lo) / 2;
+    if (dlc_hw_tap(mid, in, out, alignCorners).i0 >= i - 1) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+// p: x [n, c, inH, inW], y [n, c, outH, outW].
+// i: n, c, inH, inW, outH, outW, align_corners.
+extern "C" __global__ void __launch_bounds__(1024)
+dlc_hw_resize_bilinear(const DlcHandArgs a, const long long *step) {
+  const long long inH = a.i[2], inW = a.i[3], outH = a.i[4], outW = a.i[5];
+  const bool align = a.i[6] != 0;
+  const long long total = a.i[0] * a.i[1] * outH * outW;
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;
+       e += (long long)gridDim.x * blockDim.x) {
+    const long long ox = e % outW, oy = e / outW % outH, plane = e / (outW * outH);
+    const DlcTap ty = dlc_hw_tap(oy, inH, outH, align), tx = dlc_hw_tap(ox, inW, outW, align);
+    const long long r0 = (plane * inH + ty.i0) * inW, r1 = (plane * inH + ty.i1) * inW;
+    const double top = dlc_hw_dmul(tx.w0, dlc_hw_ld(a, 0, r0 + tx.i0)) +
+                       dlc_hw_dmul(tx.w1, dlc_hw_ld(a, 0, r0 + tx.i1));
+    const double bottom = dlc_hw_dmul(tx.w0, dlc_hw_ld(a, 0, r1 + tx.i0)) +
+                          dlc_hw_dmul(tx.w1, dlc_hw_ld(a, 0, r1 + tx.i1));
+    dlc_hw_st(a, 1, e, (float)(dlc_hw_dmul(ty.w0, top) + dlc_hw_dmul(ty.w1, bottom)));
+  }
+}
+
+// p: dy [n, c, outH, outW], dx [n, c, inH, inW].
+// i: n, c, inH, inW, outH, outW, align_corners (as the forward's).
+extern "C" __global__ void __launch_bounds__(1024)
+dlc_hw_resize_bilinear_backward(const DlcHandArgs a, const long long *step) {
+  const long long inH = a.i[2], inW = a.i[3], outH = a.i[4], outW = a.i[5];
+  const bool align = a.i[6] != 0;
+  const long long total = a.i[0] * a.i[1] * inH * inW;
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;
+       e += (long long)gridDim.x * blockDim.x) {
+    const long long ix = e % inW, iy = e / inW % inH, plane = e / (inW * inH);
+    const long long ox0 = dlc_hw_first_reader(ix, inW, outW, align);
+    double acc = 0;
+    for (long long oy = dlc_hw_first_reader(iy, inH, outH, align); oy < outH; ++oy) {
+      const DlcTap ty = dlc_hw_tap(oy, inH, outH, align);
+      if (ty.i0 > iy) break;
+      const bool top = ty.i0 == iy, bottom = ty.i1 == iy;
+      if (!top && !bottom) continue;
+      for (long long ox = ox0; ox < outW; ++ox) {
+        const DlcTap tx = dlc_hw_tap(ox, inW, outW, align);
+        if (tx.i0 > ix) break;
+        const bool left = tx.i0 == ix, right = tx.i1 == ix;
+        if (!left && !right) continue;
+        const double g = dlc_hw_ld(a, 0, (plane * outH + oy) * outW + ox);
+        // The CPU's four scatters of this output, in its order.
+        if (top && left) acc = acc + dlc_hw_dmul(dlc_hw_dmul(ty.w0, tx.w0), g);
+        if (top && right) acc = acc + dlc_hw_dmul(dlc_hw_dmul(ty.w0, tx.w1), g);
+        if (bottom && left) acc = acc + dlc_hw_dmul(dlc_hw_dmul(ty.w1, tx.w0), g);
+        if (bottom && right) acc = acc + dlc_hw_dmul(dlc_hw_dmul(ty.w1, tx.w1), g);
+      }
+    }
+    dlc_hw_st(a, 1, e, (float)acc);
+  }
+}
+)src";
+}
+
+} // namespace dlc::rt::cuda::handwritten
