@@ -331,12 +331,12 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
     int64_t cap = int64_t(this->device.multiprocessors) * kBlocksPerMultiprocessor;
     step.grid = dim3(static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, cap)));
     step.block = dim3(g.blockSize, g.blockSizeY);
-    if (g.form == KernelForm::kOptimizer) {
+    if (walksSegmentTable(g.form)) {
       tableBytes.resize((tableBytes.size() + kTableAlignment - 1) / kTableAlignment *
                         kTableAlignment);
       step.tableOffset = tableBytes.size();
-      step.segments = static_cast<int>(g.segments.size());
-      tableBytes += packOptimizerTable(g.segments, [&](int32_t id) {
+      step.segments = static_cast<int>(g.tableSegments());
+      tableBytes += packSegmentTable(g, [&](int32_t id) {
         return reinterpret_cast<uint64_t>(arena + p.buffers[id].offset);
       });
     } else {
@@ -486,8 +486,8 @@ Status CudaExecutor::Impl::runLaunch(LaunchStep &step) {
     if (step.handTableSlot >= 0)
       step.handArgs.p[step.handTableSlot] = table;
     args = {&step.handArgs, &deviceStep};
-  } else if (step.form == KernelForm::kOptimizer) {
-    // (const DlcSegment *table, int segments, const long long *step)
+  } else if (walksSegmentTable(step.form)) {
+    // (const DlcSegment / DlcCastSegment *table, int segments, const long long *step)
     args = {&table, &step.segments, &deviceStep};
   } else {
     for (void *&pointer : step.pointers)

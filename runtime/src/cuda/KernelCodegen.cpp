@@ -718,7 +718,8 @@ StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
       return Status(StatusCode::kInvalidArgument,
                     "exports values of shapes that do not broadcast to one loop (" +
                         typeText(plan.buffers[largest]) + " and " + typeText(plan.buffers[id]) +
-                        ") without a reduction");
+                        ") without a reduction, and is not a horizontal group of independent "
+                        "casts");
   }
   bool anyOverlap = false;
   // Aliasing is safe only when every input is read at the loop index; the
@@ -1035,6 +1036,44 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   return g;
 }
 
+/// Half-precision values handled as their bits and widened as the CPU
+/// widens them (Half.h), so that a table kernel also runs as plain C++ on
+/// the host (no cuda_fp16.h there) and matches the CPU bit for bit.
+const char *const kHalfBits = R"cuda(#if !defined(__CUDACC__)
+#include <string.h>
+#endif
+DLC_DEVICE float dlc_bits_to_float(unsigned int b) {
+#if defined(__CUDACC__)
+  return __uint_as_float(b);
+#else
+  float f;
+  memcpy(&f, &b, sizeof f);
+  return f;
+#endif
+}
+DLC_DEVICE unsigned int dlc_float_to_bits(float f) {
+#if defined(__CUDACC__)
+  return __float_as_uint(f);
+#else
+  unsigned int b;
+  memcpy(&b, &f, sizeof b);
+  return b;
+#endif
+}
+// Exact widening of an IEEE binary16, subnormals included (Half.h).
+DLC_DEVICE float dlc_f16_bits_to_float(unsigned short h) {
+  const unsigned int sign = (unsigned int)(h & 0x8000) << 16;
+  const unsigned int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  if (e == 0x1f) return dlc_bits_to_float(sign | 0x7f800000u | (m << 13));
+  if (e == 0) { const float v = (float)m * (1.0f / 16777216.0f); return sign ? -v : v; }
+  return dlc_bits_to_float(sign | ((e + 112) << 23) | (m << 13));
+}
+DLC_DEVICE float dlc_bf16_bits_to_float(unsigned short h) {
+  return dlc_bits_to_float((unsigned int)h << 16);
+}
+
+)cuda";
+
 const char *const kOptimizerBody = R"cuda(// The table the launcher uploads: one segment per parameter, in the
 // layout of packOptimizerTable (112 bytes). `status`, under mixed
 // precision, is the loss scale's {gradient multiplier, skip flag}.
@@ -1051,31 +1090,11 @@ struct DlcSegment {
 };
 static_assert(sizeof(DlcSegment) == 112, "DlcSegment must match packOptimizerTable");
 
-#if !defined(__CUDACC__)
-#include <string.h>
-#endif
-DLC_DEVICE float dlc_bits_to_float(unsigned int b) {
-#if defined(__CUDACC__)
-  return __uint_as_float(b);
-#else
-  float f;
-  memcpy(&f, &b, sizeof f);
-  return f;
-#endif
-}
-// Exact widening of an IEEE binary16, subnormals included (Half.h).
-DLC_DEVICE float dlc_f16_bits_to_float(unsigned short h) {
-  const unsigned int sign = (unsigned int)(h & 0x8000) << 16;
-  const unsigned int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  if (e == 0x1f) return dlc_bits_to_float(sign | 0x7f800000u | (m << 13));
-  if (e == 0) { const float v = (float)m * (1.0f / 16777216.0f); return sign ? -v : v; }
-  return dlc_bits_to_float(sign | ((e + 112) << 23) | (m << 13));
-}
 DLC_DEVICE float dlc_grad(const DlcSegment &seg, long long i) {
   if (seg.grad_dtype == 1)
     return dlc_f16_bits_to_float(((const unsigned short *)seg.grad)[i]);
   if (seg.grad_dtype == 2)
-    return dlc_bits_to_float((unsigned int)((const unsigned short *)seg.grad)[i] << 16);
+    return dlc_bf16_bits_to_float(((const unsigned short *)seg.grad)[i]);
   return ((const float *)seg.grad)[i];
 }
 
@@ -1204,9 +1223,215 @@ StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &laun
   // every model shares one kernel; the header still lists this launch's ops.
   Launch generic = launch;
   generic.kernels.clear();
-  finish(g, plan, generic, e, kOptimizerBody, "optimizer",
+  finish(g, plan, generic, e, std::string(kHalfBits) + kOptimizerBody, "optimizer",
          "// fuses sgd_update and adamw_update horizontally: one launch walks a\n"
          "// table of (param, grad, state, n) segments, one per updated tensor\n");
+  return g;
+}
+
+/// Type codes of the table kernels: 0 f32, 1 f16, 2 bf16; -1 otherwise.
+int32_t tableDtype(DType t) {
+  switch (t) {
+  case DType::kF32: return 0;
+  case DType::kF16: return 1;
+  case DType::kBF16: return 2;
+  default: return -1;
+  }
+}
+
+/// Elements per vector of a cast: 16 bytes of its narrower type, as the
+/// kernel's dlc_cast_vector computes it.
+int64_t castVectorElements(const CastSegment &seg) {
+  return kVectorBytes / std::min(dtypeBytes(seg.from), dtypeBytes(seg.to));
+}
+int64_t castVectors(const CastSegment &seg) {
+  int64_t v = castVectorElements(seg);
+  return (seg.elements + v - 1) / v;
+}
+
+const char *const kCastBody = R"cuda(#if defined(__CUDACC__)
+#include <cuda_fp16.h>
+#endif
+// float -> f16 / bf16 bits, nearest even, as the CPU rounds (Half.h); a NaN
+// becomes the CPU's quiet NaN. The device rounds to f16 in hardware.
+DLC_DEVICE unsigned short dlc_float_to_f16_bits(float f) {
+  const unsigned int b = dlc_float_to_bits(f), sign = (b >> 16) & 0x8000u, a = b & 0x7fffffffu;
+  if (a > 0x7f800000u) return (unsigned short)(sign | 0x7e00u);
+#if defined(__CUDACC__)
+  return __half_as_ushort(__float2half_rn(f));
+#else
+  if (a >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u); // rounds to inf
+  if (a < 0x38800000u) { // a subnormal: |f| / 2^-24 rounded to an integer
+    const float scaled = dlc_bits_to_float(a) * 16777216.0f;
+    unsigned int whole = (unsigned int)scaled;
+    const float rest = scaled - (float)whole;
+    if (rest > 0.5f || (rest == 0.5f && (whole & 1u))) ++whole;
+    return (unsigned short)(sign | whole);
+  }
+  unsigned int h = (((a >> 23) - 112u) << 10) | ((a & 0x7fffffu) >> 13);
+  const unsigned int rest = a & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h; // may carry into the exponent
+  return (unsigned short)(sign | h);
+#endif
+}
+DLC_DEVICE unsigned short dlc_float_to_bf16_bits(float f) {
+  const unsigned int b = dlc_float_to_bits(f);
+  if ((b & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((b >> 16) | 0x40u);
+  return (unsigned short)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
+
+// The element types, by their storage and their widening to float.
+struct DlcF32 {
+  typedef float T;
+  static DLC_DEVICE float widen(T v) { return v; }
+  static DLC_DEVICE T narrow(float v) { return v; }
+};
+struct DlcF16 {
+  typedef unsigned short T;
+  static DLC_DEVICE float widen(T v) { return dlc_f16_bits_to_float(v); }
+  static DLC_DEVICE T narrow(float v) { return dlc_float_to_f16_bits(v); }
+};
+struct DlcBF16 {
+  typedef unsigned short T;
+  static DLC_DEVICE float widen(T v) { return dlc_bf16_bits_to_float(v); }
+  static DLC_DEVICE T narrow(float v) { return dlc_float_to_bf16_bits(v); }
+};
+
+// The table the launcher uploads: one segment per cast, in the layout of
+// packCastTable (48 bytes). Each cast is cut into vectors of 16 bytes of
+// its narrower type; [begin, end) numbers its vectors among all segments'.
+struct DlcCastSegment {
+  const void *in;
+  void *out;
+  long long n, begin, end;
+  int from, to; // 0 f32, 1 f16, 2 bf16
+};
+static_assert(sizeof(DlcCastSegment) == 48, "DlcCastSegment must match packCastTable");
+
+// Vector q of a segment: one 16-byte access each way where both pointers
+// are aligned to it, element by element otherwise and in the last, partial
+// vector.
+template <typename From, typename To>
+DLC_DEVICE void dlc_cast_vector(const DlcCastSegment &seg, long long q) {
+  typedef typename From::T A;
+  typedef typename To::T B;
+  constexpr int V = 16 / (sizeof(A) < sizeof(B) ? sizeof(A) : sizeof(B));
+  const long long i = q * V;
+  const A *in = (const A *)seg.in + i;
+  B *out = (B *)seg.out + i;
+  if (i + V <= seg.n && (unsigned long long)in % sizeof(DlcPack<A, V>) == 0 &&
+      (unsigned long long)out % sizeof(DlcPack<B, V>) == 0) {
+    const DlcPack<A, V> a = *(const DlcPack<A, V> *)in;
+    DlcPack<B, V> b;
+#pragma unroll
+    for (int l = 0; l < V; ++l) b.v[l] = To::narrow(From::widen(a.v[l]));
+    *(DlcPack<B, V> *)out = b;
+  } else {
+    for (int l = 0; l < V && i + l < seg.n; ++l) out[l] = To::narrow(From::widen(in[l]));
+  }
+}
+
+// One grid-stride loop over the vectors of all segments, in table order:
+// neighbouring threads take neighbouring vectors, small casts included.
+extern "C" __global__ void __launch_bounds__(256)
+DLC_KERNEL_NAME(const DlcCastSegment *__restrict__ table, int segments,
+                const long long *__restrict__ step) {
+  (void)step;
+  if (segments <= 0) return;
+  const long long total = table[segments - 1].end;
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  int s = 0;
+  for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total; q += stride) {
+    if (q >= table[s].end) { // a later segment: bisect for it
+      int lo = s + 1, hi = segments - 1;
+      while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (q < table[mid].end) hi = mid; else lo = mid + 1;
+      }
+      s = lo;
+    }
+    const DlcCastSegment &seg = table[s];
+    const long long v = q - seg.begin;
+    switch (seg.from * 3 + seg.to) {
+    case 0: dlc_cast_vector<DlcF32, DlcF32>(seg, v); break;
+    case 1: dlc_cast_vector<DlcF32, DlcF16>(seg, v); break;
+    case 2: dlc_cast_vector<DlcF32, DlcBF16>(seg, v); break;
+    case 3: dlc_cast_vector<DlcF16, DlcF32>(seg, v); break;
+    case 4: dlc_cast_vector<DlcF16, DlcF16>(seg, v); break;
+    case 5: dlc_cast_vector<DlcF16, DlcBF16>(seg, v); break;
+    case 6: dlc_cast_vector<DlcBF16, DlcF32>(seg, v); break;
+    case 7: dlc_cast_vector<DlcBF16, DlcF16>(seg, v); break;
+    case 8: dlc_cast_vector<DlcBF16, DlcBF16>(seg, v); break;
+    }
+  }
+}
+)cuda";
+
+/// Why the launch's casts are not a horizontal group (one reads another's
+/// result, or one is not a float-to-float cast); "" when they are.
+std::string horizontalCastRefusal(const Plan &plan, const Launch &launch,
+                                  const PlanIndex &index) {
+  std::map<int32_t, size_t> results; // output -> its cast
+  for (size_t k : launch.kernels)
+    for (int32_t id : plan.kernels[k].outputs)
+      results[id] = k;
+  for (size_t k : launch.kernels) {
+    const PlanKernel &kernel = plan.kernels[k];
+    if (kernel.inputs.size() != 1 || kernel.outputs.size() != 1)
+      return "kernel #" + std::to_string(k) + " is a cast with " +
+             std::to_string(kernel.inputs.size()) + " operands and " +
+             std::to_string(kernel.outputs.size()) + " results";
+    for (int32_t id : {kernel.inputs[0], kernel.outputs[0]})
+      if (tableDtype(plan.buffers[id].dtype) < 0)
+        return "kernel #" + std::to_string(k) + " casts '" + plan.buffers[id].name + "' (" +
+               typeText(plan.buffers[id]) + "); the horizontal cast kernel converts f32, f16 "
+               "and bf16 only";
+    // Through a view, too: a reshape of another cast's result.
+    for (int32_t id : {kernel.inputs[0], index.inputs[k][0]})
+      if (auto it = results.find(id); it != results.end())
+        return "kernel #" + std::to_string(k) + " reads '" + plan.buffers[id].name +
+               "', the result of kernel #" + std::to_string(it->second) +
+               " in the same launch: the casts are not independent";
+  }
+  return "";
+}
+
+StatusOr<GeneratedKernel> generateHorizontalCast(const Plan &plan, const Launch &launch,
+                                                 const Dataflow &flow) {
+  bool anyOverlap = false;
+  std::string hazard = aliasHazard(plan, flow, false, anyOverlap);
+  if (!hazard.empty())
+    return Status(StatusCode::kInvalidArgument, hazard);
+  GeneratedKernel g;
+  g.form = KernelForm::kHorizontalCast;
+  // Only the casts whose results leave the launch; in plan order.
+  for (size_t k : launch.kernels) {
+    const PlanKernel &kernel = plan.kernels[k];
+    if (std::find(flow.exported.begin(), flow.exported.end(), kernel.outputs[0]) ==
+        flow.exported.end())
+      continue;
+    CastSegment seg;
+    seg.input = kernel.inputs[0];
+    seg.output = kernel.outputs[0];
+    seg.from = plan.buffers[seg.input].dtype;
+    seg.to = plan.buffers[seg.output].dtype;
+    seg.elements = plan.buffers[seg.output].numElements();
+    if (seg.elements == 0)
+      continue;
+    g.castSegments.push_back(seg);
+    g.work += castVectors(seg);
+  }
+  if (g.castSegments.empty())
+    return Status(StatusCode::kInvalidArgument, "computes nothing that is read later");
+  Dataflow none;
+  Emitter e(plan, none);
+  g.blockSize = kBlockSize;
+  // As the optimizer's: one source for every horizontal cast launch.
+  Launch generic = launch;
+  generic.kernels.clear();
+  finish(g, plan, generic, e, std::string(kHalfBits) + kCastBody, "horizontal_cast",
+         "// fuses independent casts horizontally: one launch walks a table of\n"
+         "// (in, out, n, types) segments, one per cast, f32 / f16 / bf16 each way\n");
   return g;
 }
 
@@ -1217,8 +1442,13 @@ const char *kernelFormName(KernelForm form) {
   case KernelForm::kLoop: return "loop";
   case KernelForm::kReduction: return "reduction";
   case KernelForm::kOptimizer: return "optimizer";
+  case KernelForm::kHorizontalCast: return "horizontal_cast";
   }
   return "?";
+}
+
+bool walksSegmentTable(KernelForm form) {
+  return form == KernelForm::kOptimizer || form == KernelForm::kHorizontalCast;
 }
 
 std::vector<Launch> planLaunches(const Plan &plan) {
@@ -1304,6 +1534,23 @@ StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
     return Status(StatusCode::kInvalidArgument, "computes nothing that is read later");
   if (!reductions.empty())
     return generateReduction(plan, launch, flow, reductions);
+  // Casts whose results differ in shape (mixed precision's weight casts,
+  // fused by FuseParameterCasts) are no loop: the horizontal cast kernel
+  // takes them when they are independent.
+  bool allCasts = launch.kernels.size() > 1 &&
+                  std::all_of(launch.kernels.begin(), launch.kernels.end(),
+                              [&](size_t k) { return plan.kernels[k].op == "cast"; });
+  bool oneShape = std::all_of(flow.exported.begin(), flow.exported.end(), [&](int32_t id) {
+    return plan.buffers[id].shape == plan.buffers[flow.exported.front()].shape;
+  });
+  if (allCasts && !oneShape) {
+    std::string refusal = horizontalCastRefusal(plan, launch, index);
+    if (!refusal.empty())
+      return Status(StatusCode::kInvalidArgument,
+                    "casts of different shapes, which only a horizontal group of independent "
+                    "casts computes in one launch, but " + refusal);
+    return generateHorizontalCast(plan, launch, flow);
+  }
   return generateLoop(plan, launch, flow);
 }
 
@@ -1362,31 +1609,59 @@ PlanKernels generatePlanKernels(const Plan &plan) {
   return result;
 }
 
+namespace {
+/// A table's rows as the device reads them: fields appended in the device
+/// struct's order, buffer ids as device addresses (null for -1).
+struct TableWriter {
+  const std::function<uint64_t(int32_t)> &address;
+  std::string bytes;
+  template <typename T> void put(T value) {
+    bytes.append(reinterpret_cast<const char *>(&value), sizeof value);
+  }
+  void pointer(int32_t id) { put<uint64_t>(id < 0 ? 0 : address(id)); }
+};
+} // namespace
+
 std::string packOptimizerTable(const std::vector<OptimizerSegment> &segments,
                                const std::function<uint64_t(int32_t)> &address) {
-  std::string bytes;
-  auto put = [&](const void *p, size_t n) {
-    bytes.append(static_cast<const char *>(p), n);
-  };
+  TableWriter table{address, {}};
   for (const OptimizerSegment &s : segments) {
     for (int32_t id : {s.newParam, s.newState1, s.newState2, s.param, s.grad, s.state1,
-                       s.state2, s.lossScaleStatus}) {
-      uint64_t a = id < 0 ? 0 : address(id);
-      put(&a, 8);
-    }
-    int64_t n = s.elements;
-    put(&n, 8);
-    for (double v : {s.lr, s.momentum, s.weightDecay, s.beta1, s.beta2, s.epsilon}) {
-      float f = static_cast<float>(v);
-      put(&f, 4);
-    }
-    int32_t adamw = s.adamw, nesterov = s.nesterov, gradDtype = s.gradDtype, pad = 0;
-    put(&adamw, 4);
-    put(&nesterov, 4);
-    put(&gradDtype, 4);
-    put(&pad, 4);
+                       s.state2, s.lossScaleStatus})
+      table.pointer(id);
+    table.put<int64_t>(s.elements);
+    for (double v : {s.lr, s.momentum, s.weightDecay, s.beta1, s.beta2, s.epsilon})
+      table.put(static_cast<float>(v));
+    for (int32_t v : {int32_t(s.adamw), int32_t(s.nesterov), s.gradDtype, int32_t(0)})
+      table.put(v);
   }
-  return bytes;
+  return table.bytes;
+}
+
+std::string packCastTable(const std::vector<CastSegment> &segments,
+                          const std::function<uint64_t(int32_t)> &address) {
+  TableWriter table{address, {}};
+  int64_t vectors = 0;
+  for (const CastSegment &s : segments) {
+    table.pointer(s.input);
+    table.pointer(s.output);
+    table.put<int64_t>(s.elements);
+    table.put<int64_t>(vectors);
+    vectors += castVectors(s);
+    table.put<int64_t>(vectors);
+    table.put(tableDtype(s.from));
+    table.put(tableDtype(s.to));
+  }
+  return table.bytes;
+}
+
+std::string packSegmentTable(const GeneratedKernel &kernel,
+                             const std::function<uint64_t(int32_t)> &address) {
+  switch (kernel.form) {
+  case KernelForm::kOptimizer: return packOptimizerTable(kernel.segments, address);
+  case KernelForm::kHorizontalCast: return packCastTable(kernel.castSegments, address);
+  default: return "";
+  }
 }
 
 } // namespace dlc::rt::cuda

@@ -88,6 +88,10 @@ std::string bindings(const Plan &plan, const GeneratedKernel &g) {
   for (const OptimizerSegment &s : g.segments)
     text += "//   segment: " + std::string(s.adamw ? "adamw" : "sgd") + " '" +
             plan.buffers[s.param].name + "', " + std::to_string(s.elements) + " elements\n";
+  for (const CastSegment &s : g.castSegments)
+    text += "//   segment: cast '" + plan.buffers[s.input].name + "' to " + dtypeName(s.to) +
+            " '" + plan.buffers[s.output].name + "', " + std::to_string(s.elements) +
+            " elements\n";
   return text + "\n";
 }
 

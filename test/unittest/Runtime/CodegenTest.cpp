@@ -18,10 +18,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <random>
@@ -153,24 +156,66 @@ std::string tempDir() {
 }
 
 #ifdef DLC_HOST_CXX
-using OptimizerKernel = void (*)(const void *, int, const long long *);
+/// (const table *, int segments, const long long *step): optimizer and
+/// horizontal cast kernels.
+using TableKernel = void (*)(const void *, int, const long long *);
 
-/// Compiles a generated optimizer kernel as plain C++ into a shared library
-/// in `dir` and finds its entry point.
-void compileOptimizerOnHost(const GeneratedKernel &g, const std::string &dir,
-                            void *&library, OptimizerKernel &kernel) {
+/// Compiles a generated table kernel as plain C++ into a shared library in
+/// `dir` and finds its entry point.
+void compileTableKernelOnHost(const GeneratedKernel &g, const std::string &dir,
+                              void *&library, TableKernel &kernel) {
   {
-    std::ofstream(dir + "/opt.cpp") << g.source;
+    std::ofstream(dir + "/table.cpp") << g.source;
   }
   std::string command = std::string(DLC_HOST_CXX) + " -std=c++17 -O1 -shared -fPIC -o " + dir +
-                        "/opt.so " + dir + "/opt.cpp 2> " + dir + "/log.txt";
+                        "/table.so " + dir + "/table.cpp 2> " + dir + "/log.txt";
   ASSERT_EQ(std::system(command.c_str()), 0) << std::ifstream(dir + "/log.txt").rdbuf();
-  library = dlopen((dir + "/opt.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  library = dlopen((dir + "/table.so").c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(library, nullptr) << dlerror();
-  kernel = reinterpret_cast<OptimizerKernel>(dlsym(library, g.name.c_str()));
+  kernel = reinterpret_cast<TableKernel>(dlsym(library, g.name.c_str()));
   ASSERT_NE(kernel, nullptr);
 }
 #endif
+
+/// Mixed precision's weight casts as FuseParameterCasts groups them:
+/// independent casts of parameters of different shapes into one launch,
+/// each result read by a later kernel. Sizes below, at and above a vector
+/// (8 halves, 4 floats), most not a multiple of it; to f16 and bf16, and a
+/// few other directions.
+struct CastCase {
+  std::vector<int64_t> shape;
+  DType from, to;
+};
+const std::vector<CastCase> &castCases() {
+  static const std::vector<CastCase> cases = {
+      {{37}, DType::kF32, DType::kF16},         {{3, 11}, DType::kF32, DType::kBF16},
+      {{64, 24}, DType::kF32, DType::kF16},     {{5}, DType::kF32, DType::kBF16},
+      {{1}, DType::kF32, DType::kF16},          {{2, 3, 5, 7}, DType::kF32, DType::kF16},
+      {{1000}, DType::kF32, DType::kBF16},      {{8}, DType::kF32, DType::kF16},
+      {{4, 4}, DType::kF32, DType::kF32},       {{19}, DType::kF16, DType::kF32},
+      {{23}, DType::kBF16, DType::kF32},        {{9, 2}, DType::kF16, DType::kBF16},
+      {{17}, DType::kBF16, DType::kF16},        {{40}, DType::kF16, DType::kF16}};
+  return cases;
+}
+
+Plan castsPlan() {
+  PlanBuilder p;
+  p.plan.model = "codegen_casts";
+  std::vector<int32_t> results;
+  for (size_t i = 0; i < castCases().size(); ++i) {
+    const CastCase &c = castCases()[i];
+    int32_t in = p.buffer("w" + std::to_string(i), c.shape, BufferRole::kParam, c.from);
+    int32_t out = p.buffer("w" + std::to_string(i) + ".cast", c.shape, BufferRole::kTemporary,
+                           c.to);
+    p.kernel("cast", {in}, {out}, 0, {{"to", std::string(dtypeName(c.to))}})
+        .attrs["fusion.kind"] = std::string("cast_horizontal");
+    results.push_back(out);
+  }
+  for (int32_t id : results)
+    p.kernel("scale", {id}, {p.buffer(p.plan.buffers[id].name + ".read",
+                                      p.plan.buffers[id].shape, kOut, p.plan.buffers[id].dtype)});
+  return p.plan;
+}
 
 } // namespace
 
@@ -444,8 +489,8 @@ TEST(Codegen, OptimizerTableMatchesTheCpuReferenceOnTheHost) {
   ASSERT_EQ(g.segments.size(), 2u);
   std::string dir = tempDir();
   void *library = nullptr;
-  OptimizerKernel kernel = nullptr;
-  ASSERT_NO_FATAL_FAILURE(compileOptimizerOnHost(g, dir, library, kernel));
+  TableKernel kernel = nullptr;
+  ASSERT_NO_FATAL_FAILURE(compileTableKernelOnHost(g, dir, library, kernel));
 
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.f, 1.f);
@@ -527,8 +572,8 @@ TEST(Codegen, OptimizerWidensFusedGradientCastsOnTheHost) {
   EXPECT_EQ(g.segments[1].gradDtype, 2);
   std::string dir = tempDir();
   void *library = nullptr;
-  OptimizerKernel kernel = nullptr;
-  ASSERT_NO_FATAL_FAILURE(compileOptimizerOnHost(g, dir, library, kernel));
+  TableKernel kernel = nullptr;
+  ASSERT_NO_FATAL_FAILURE(compileTableKernelOnHost(g, dir, library, kernel));
 
   std::mt19937 rng(5);
   std::normal_distribution<float> normal(0.f, 1.f);
@@ -575,4 +620,185 @@ TEST(Codegen, OptimizerWidensFusedGradientCastsOnTheHost) {
   dlclose(library);
   std::system(("rm -rf " + dir).c_str());
 #endif
+}
+
+TEST(Codegen, IndependentCastsOfDifferentShapesAreOneHorizontalLaunch) {
+  Plan plan = castsPlan();
+  ASSERT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
+  std::vector<Launch> launches = planLaunches(plan);
+  ASSERT_EQ(launches[0].kernels.size(), castCases().size());
+  GenerateDecision decision = isGeneratable(plan, launches[0]);
+  ASSERT_TRUE(decision.ok) << decision.reason;
+  auto g = generateKernel(plan, launches[0]);
+  ASSERT_TRUE(g.isOk()) << g.status().toString();
+  EXPECT_EQ(g->form, KernelForm::kHorizontalCast);
+  EXPECT_TRUE(walksSegmentTable(g->form));
+  EXPECT_EQ(g->name.rfind("dlc_horizontal_cast_", 0), 0u) << g->name;
+  ASSERT_EQ(g->castSegments.size(), castCases().size());
+  EXPECT_EQ(g->tableSegments(), castCases().size());
+  int64_t vectors = 0;
+  for (size_t i = 0; i < castCases().size(); ++i) {
+    const CastSegment &seg = g->castSegments[i];
+    EXPECT_EQ(plan.buffers[seg.input].name, "w" + std::to_string(i));
+    EXPECT_EQ(seg.from, castCases()[i].from);
+    EXPECT_EQ(seg.to, castCases()[i].to);
+    int64_t v = 16 / std::min(dtypeBytes(seg.from), dtypeBytes(seg.to));
+    vectors += (seg.elements + v - 1) / v;
+  }
+  EXPECT_EQ(g->work, vectors) << "one thread per vector of every segment";
+  EXPECT_EQ(g->blockSize, 256);
+  // 48 bytes per segment, as DlcCastSegment.
+  std::string table = packSegmentTable(*g, [](int32_t id) { return uint64_t(id) << 8; });
+  EXPECT_EQ(table.size(), 48 * castCases().size());
+  EXPECT_EQ(table, packCastTable(g->castSegments, [](int32_t id) { return uint64_t(id) << 8; }));
+  // Another plan's cast group (other shapes, other names) shares the kernel.
+  PlanBuilder other;
+  other.kernel("cast", {other.buffer("a", {3}, BufferRole::kParam)},
+               {other.buffer("a16", {3}, kOut, DType::kF16)}, 0);
+  other.kernel("cast", {other.buffer("b", {2, 9}, BufferRole::kParam)},
+               {other.buffer("b16", {2, 9}, kOut, DType::kBF16)}, 0);
+  auto shared = generateKernel(other.plan, planLaunches(other.plan)[0]);
+  ASSERT_TRUE(shared.isOk()) << shared.status().toString();
+  EXPECT_EQ(shared->name, g->name);
+  EXPECT_EQ(shared->source, g->source);
+}
+
+TEST(Codegen, DependentCastsOfDifferentShapesAreRefused) {
+  // b reads a, a cast of the same launch: not a horizontal group.
+  PlanBuilder p;
+  int32_t x = p.buffer("x", {5}, BufferRole::kParam), y = p.buffer("y", {7}, BufferRole::kParam);
+  int32_t a = p.buffer("a", {5}, BufferRole::kTemporary, DType::kF16);
+  p.kernel("cast", {x}, {a}, 0);
+  p.kernel("cast", {a}, {p.buffer("b", {5}, kOut)}, 0);
+  p.kernel("cast", {y}, {p.buffer("c", {7}, kOut, DType::kBF16)}, 0);
+  GenerateDecision decision = isGeneratable(p.plan, planLaunches(p.plan)[0]);
+  EXPECT_FALSE(decision.ok);
+  EXPECT_NE(decision.reason.find("kernel #1 reads 'a', the result of kernel #0 in the same "
+                                 "launch: the casts are not independent"),
+            std::string::npos)
+      << decision.reason;
+  // A cast and another element-wise op of different shapes: no loop and
+  // no horizontal cast group either.
+  PlanBuilder mixed;
+  int32_t u = mixed.buffer("u", {5}, BufferRole::kParam), v = mixed.buffer("v", {7}, kIn);
+  mixed.kernel("cast", {u}, {mixed.buffer("u16", {5}, kOut, DType::kF16)}, 0);
+  mixed.kernel("relu", {v}, {mixed.buffer("r", {7}, kOut)}, 0);
+  decision = isGeneratable(mixed.plan, planLaunches(mixed.plan)[0]);
+  EXPECT_FALSE(decision.ok);
+  EXPECT_NE(decision.reason.find("is not a horizontal group of independent casts"),
+            std::string::npos)
+      << decision.reason;
+  // Independent casts of one shape stay one loop.
+  PlanBuilder same;
+  int32_t s = same.buffer("s", {6, 5}, BufferRole::kParam);
+  same.kernel("cast", {s}, {same.buffer("s16", {6, 5}, kOut, DType::kF16)}, 0);
+  same.kernel("cast", {s}, {same.buffer("sb16", {6, 5}, kOut, DType::kBF16)}, 0);
+  auto loop = generateKernel(same.plan, planLaunches(same.plan)[0]);
+  ASSERT_TRUE(loop.isOk()) << loop.status().toString();
+  EXPECT_EQ(loop->form, KernelForm::kLoop);
+}
+
+TEST(Codegen, HorizontalCastsMatchTheCpuBitForBitOnTheHost) {
+#ifndef DLC_HOST_CXX
+  GTEST_SKIP() << "needs the host C++ compiler's path (DLC_HOST_CXX) at build time";
+#else
+  Plan plan = castsPlan();
+  const Launch launch = planLaunches(plan)[0];
+  auto g = generateKernel(plan, launch);
+  ASSERT_TRUE(g.isOk()) << g.status().toString();
+  ASSERT_EQ(g->form, KernelForm::kHorizontalCast);
+  std::string dir = tempDir();
+  void *library = nullptr;
+  TableKernel kernel = nullptr;
+  ASSERT_NO_FATAL_FAILURE(compileTableKernelOnHost(*g, dir, library, kernel));
+
+  auto cpu = cpu::CpuExecutor::create(plan);
+  ASSERT_TRUE(cpu.isOk()) << cpu.status().toString();
+  // Random values over many binades, and the cases rounding must get
+  // right: ties to even (f16 and bf16), subnormals, overflow to inf, inf,
+  // NaN, signed zero.
+  const float special[] = {1.f + 1.f / 2048,        1.f + 3.f / 2048,  1.f + 1.f / 256,
+                           1.f + 3.f / 256,         3e-6f,             -6e-8f,
+                           2.98e-8f,                65504.f,           65519.f,
+                           65520.f,                 -1e6f,             INFINITY,
+                           -INFINITY,               NAN,               -NAN,
+                           -0.f,                    1e-40f,            3.4e38f};
+  std::mt19937 rng(13);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::uniform_int_distribution<int> binade(-30, 20);
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const PlanBuffer &b = plan.buffers[i];
+    if (b.role != BufferRole::kParam)
+      continue;
+    std::string bytes;
+    for (int64_t e = 0; e < b.numElements(); ++e) {
+      float f = e < int64_t(std::size(special)) && e % 2 == 0
+                    ? special[(e / 2 + i) % std::size(special)]
+                    : std::ldexp(normal(rng), binade(rng));
+      uint32_t f32 = floatToBits(f);
+      uint16_t h = b.dtype == DType::kF16 ? floatToHalf(f) : floatToBfloat16(f);
+      bytes.append(reinterpret_cast<const char *>(b.dtype == DType::kF32 ? (void *)&f32 : &h),
+                   dtypeBytes(b.dtype));
+    }
+    ASSERT_TRUE((*cpu)->write(b.name, bytes.data(), bytes.size()).isOk());
+  }
+  for (size_t k : launch.kernels)
+    ASSERT_TRUE((*cpu)->runKernel(k, 0).isOk());
+
+  // The kernel on a copy of the arena: at its planned (256-byte) offsets,
+  // where every full vector is one 16-byte access, and shifted by 4 bytes,
+  // where none is aligned and every element goes alone.
+  for (size_t shift : {size_t(0), size_t(4)}) {
+    std::vector<unsigned char> storage(plan.arenaBytes + 512, 0xa5);
+    unsigned char *arena =
+        storage.data() + (256 - reinterpret_cast<uintptr_t>(storage.data()) % 256) + shift;
+    for (size_t i = 0; i < plan.buffers.size(); ++i)
+      if (plan.buffers[i].role == BufferRole::kParam) {
+        std::string bytes = (*cpu)->bytesOf(static_cast<int32_t>(i));
+        std::memcpy(arena + plan.buffers[i].offset, bytes.data(), bytes.size());
+      }
+    std::string table = packSegmentTable(*g, [&](int32_t id) {
+      return reinterpret_cast<uint64_t>(arena + plan.buffers[id].offset);
+    });
+    long long counter = 0;
+    kernel(table.data(), static_cast<int>(g->tableSegments()), &counter);
+    for (const CastSegment &seg : g->castSegments) {
+      const PlanBuffer &out = plan.buffers[seg.output];
+      std::string want = (*cpu)->bytesOf(seg.output);
+      std::string have(reinterpret_cast<const char *>(arena + out.offset), out.bytes);
+      for (int64_t e = 0; e < out.numElements(); ++e) {
+        size_t w = dtypeBytes(out.dtype);
+        ASSERT_EQ(have.substr(e * w, w), want.substr(e * w, w))
+            << out.name << "[" << e << "] (" << dtypeName(out.dtype) << "), arena shifted by "
+            << shift;
+      }
+      // Nothing written past the result, in the padding up to the next
+      // 256-byte boundary.
+      for (int64_t at = out.offset + out.bytes; at % 256 != 0; ++at)
+        ASSERT_EQ(arena[at], 0xa5) << out.name << ": byte " << at - out.offset;
+    }
+  }
+  dlclose(library);
+  std::system(("rm -rf " + dir).c_str());
+#endif
+}
+
+TEST(KernelCompiler, HorizontalCastsCompile) {
+  Plan plan = castsPlan();
+  PlanKernels all = generatePlanKernels(plan);
+  ASSERT_TRUE(all.refused.empty()) << all.refused[0].second;
+  const GeneratedKernel *casts = nullptr;
+  for (const GeneratedKernel &g : all.kernels)
+    if (g.form == KernelForm::kHorizontalCast)
+      casts = &g;
+  ASSERT_NE(casts, nullptr);
+  EXPECT_NE(casts->source.find("#include <cuda_fp16.h>"), std::string::npos);
+  EXPECT_NE(casts->source.find("DlcPack<A, V>"), std::string::npos) << "16-byte vectors";
+  if (!nvrtcBuilt())
+    GTEST_SKIP() << "needs NVRTC: " << nvrtcVersionString().status().toString();
+  KernelCompiler compiler("");
+  for (const char *arch : {"sm_80", "sm_90"}) {
+    auto cubin = compiler.compile(casts->name, casts->source, arch);
+    EXPECT_TRUE(cubin.isOk()) << cubin.status().toString();
+  }
 }

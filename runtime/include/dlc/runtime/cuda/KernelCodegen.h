@@ -15,7 +15,17 @@
 //              reduce_max / global_avg_pool, one block per output row, warp
 //              shuffles and shared memory, then an element-wise epilogue;
 //   optimizer  a horizontal group of sgd_update / adamw_update: one kernel
-//              walking a table of (param, grad, state, n) segments.
+//              walking a table of (param, grad, state, n) segments;
+//   horizontal_cast
+//              a horizontal group of independent casts of different shapes
+//              (mixed precision's weight casts, FuseParameterCasts): one
+//              kernel walking a table of (in, out, n, types) segments, each
+//              cut into 16-byte vectors, one grid-stride loop over all of
+//              them.
+//
+// The optimizer and horizontal_cast kernels share one signature,
+// (const table *, int segments, const long long *step): the launcher packs their
+// table with packSegmentTable once and uploads it.
 //
 // Launches whose ops the generator does not cover (library ops such as
 // batch_norm inside paddle's bn_act group) stay on the library path, and
@@ -55,8 +65,11 @@ struct GenerateDecision {
 };
 GenerateDecision isGeneratable(const Plan &plan, const Launch &launch);
 
-enum class KernelForm { kLoop, kReduction, kOptimizer };
+enum class KernelForm { kLoop, kReduction, kOptimizer, kHorizontalCast };
 const char *kernelFormName(KernelForm form);
+/// The forms whose kernel takes (const table *, int segments, long long
+/// step), the table packed by packSegmentTable.
+bool walksSegmentTable(KernelForm form);
 
 /// A segment of the optimizer kernel's table: buffer ids (-1 when the op
 /// has no such operand) and the op's hyper-parameters. The launcher turns
@@ -77,6 +90,15 @@ struct OptimizerSegment {
   bool nesterov = false;
 };
 
+/// A segment of the horizontal cast kernel's table: one cast, `input` to
+/// `output` (buffer ids), both f32, f16 or bf16 (DlcCastSegment in the
+/// source).
+struct CastSegment {
+  int32_t input = -1, output = -1;
+  DType from = DType::kF32, to = DType::kF32;
+  int64_t elements = 0;
+};
+
 struct GeneratedKernel {
   /// Stable: the form, the ops and a hash of the source's body, so two
   /// launches with the same computation share one name and one cubin.
@@ -91,14 +113,20 @@ struct GeneratedKernel {
   int blockSize = 256;  // blockDim.x
   int blockSizeY = 1;   // blockDim.y: > 1 for tiled column reductions
   /// Threads the kernel can use (loop), blocks (reduction: one per output
-  /// row, or per tile of 32 outputs), or elements over all segments
-  /// (optimizer); the launcher caps
-  /// the grid to what fills the GPU, the grid-stride loops do the rest.
+  /// row, or per tile of 32 outputs), elements over all segments
+  /// (optimizer) or vectors over all segments (horizontal cast); the
+  /// launcher caps the grid to what fills the GPU, the grid-stride loops do
+  /// the rest.
   int64_t work = 0;
   /// Optimizer kernels: the table; the parameters are
   /// (const DlcSegment *table, int segments, const long long *step), the
   /// step counter in device memory.
   std::vector<OptimizerSegment> segments;
+  /// Horizontal cast kernels: the table; the parameters are
+  /// (const DlcCastSegment *table, int segments, const long long *step).
+  std::vector<CastSegment> castSegments;
+  /// The rows of the table the kernel walks (0 for loops and reductions).
+  size_t tableSegments() const { return segments.size() + castSegments.size(); }
 };
 
 /// One launch's kernel; kInvalidArgument naming the launch when
@@ -123,6 +151,13 @@ PlanKernels generatePlanKernels(const Plan &plan);
 /// device address by `address`.
 std::string packOptimizerTable(const std::vector<OptimizerSegment> &segments,
                                const std::function<uint64_t(int32_t)> &address);
+/// The horizontal cast kernel's table (struct DlcCastSegment: 48 bytes per
+/// segment).
+std::string packCastTable(const std::vector<CastSegment> &segments,
+                          const std::function<uint64_t(int32_t)> &address);
+/// The table of a kernel whose form walksSegmentTable, whichever it is.
+std::string packSegmentTable(const GeneratedKernel &kernel,
+                             const std::function<uint64_t(int32_t)> &address);
 
 } // namespace dlc::rt::cuda
 
