@@ -33,6 +33,25 @@ bool toCudaType(DType dtype, cudaDataType_t &type) {
   }
 }
 
+/// LaunchPaths' epilogue names as cuBLASLt's modes.
+bool epilogueMode(const std::string &name, cublasLtEpilogue_t &mode) {
+  static const std::pair<const char *, cublasLtEpilogue_t> modes[] = {
+      {"relu", CUBLASLT_EPILOGUE_RELU},
+      {"relu_bias", CUBLASLT_EPILOGUE_RELU_BIAS},
+      {"gelu", CUBLASLT_EPILOGUE_GELU},
+      {"gelu_bias", CUBLASLT_EPILOGUE_GELU_BIAS},
+      {"gelu_aux", CUBLASLT_EPILOGUE_GELU_AUX},
+      {"gelu_aux_bias", CUBLASLT_EPILOGUE_GELU_AUX_BIAS},
+      {"dgelu", CUBLASLT_EPILOGUE_DGELU},
+      {"dgelu_bgrad", CUBLASLT_EPILOGUE_DGELU_BGRAD}};
+  for (const auto &[n, m] : modes)
+    if (name == n) {
+      mode = m;
+      return true;
+    }
+  return false;
+}
+
 int64_t product(const std::vector<int64_t> &dims) {
   int64_t n = 1;
   for (int64_t d : dims)
@@ -57,7 +76,7 @@ int64_t batchStride(std::vector<int64_t> batch, const std::vector<int64_t> &out,
 
 Status Gemm::plan(cublasLtHandle_t handle, const Plan &plan, const PlanKernel &kernel,
                   bool allowTf32, const std::string &where, std::unique_ptr<Gemm> &gemm,
-                  std::string &refusal) {
+                  std::string &refusal, const cuda::GemmEpilogue *epilogue) {
   gemm.reset();
   const bool linear = kernel.op == "linear";
   if ((kernel.op != "matmul" && !linear) || kernel.outputs.size() != 1 ||
@@ -67,7 +86,9 @@ Status Gemm::plan(cublasLtHandle_t handle, const Plan &plan, const PlanKernel &k
   }
   const PlanBuffer &lhs = plan.buffers[kernel.inputs[0]];
   const PlanBuffer &rhs = plan.buffers[kernel.inputs[1]];
-  const PlanBuffer &out = plan.buffers[kernel.outputs[0]];
+  // With an epilogue, D is the group's result (the activation or its
+  // gradient), the GEMM's own output never being written.
+  const PlanBuffer &out = plan.buffers[epilogue ? epilogue->output : kernel.outputs[0]];
   const PlanBuffer *bias = linear && kernel.inputs.size() > 2
                                ? &plan.buffers[kernel.inputs[2]]
                                : nullptr;
@@ -113,6 +134,17 @@ Status Gemm::plan(cublasLtHandle_t handle, const Plan &plan, const PlanKernel &k
       refusal = "batch dimensions that broadcast partly";
       return Status::ok();
     }
+    // A right operand shared by every batch and stacked left rows: one GEMM
+    // over batches x m rows.
+    if (batches > 1 && rStride == 0 && !ta && lStride == lr * lc) {
+      m *= batches;
+      lr = m;
+      batches = 1;
+    }
+  }
+  if (epilogue && batches > 1) {
+    refusal = "an epilogue on a batched GEMM";
+    return Status::ok();
   }
 
   std::unique_ptr<Gemm> g(new Gemm());
@@ -131,15 +163,45 @@ Status Gemm::plan(cublasLtHandle_t handle, const Plan &plan, const PlanKernel &k
   DLC_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_TRANSB, &opB,
                                             sizeof(opB)),
              where);
-  if (bias) {
-    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-    DLC_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_EPILOGUE,
-                                              &epilogue, sizeof(epilogue)),
+  cublasLtEpilogue_t mode = bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+  if (epilogue && !epilogueMode(epilogue->epilogue, mode)) {
+    refusal = "no cuBLASLt epilogue named '" + epilogue->epilogue + "'";
+    return Status::ok();
+  }
+  const PlanBuffer *biasGrad =
+      epilogue && epilogue->biasGrad >= 0 ? &plan.buffers[epilogue->biasGrad] : nullptr;
+  if (biasGrad && !toCudaType(biasGrad->dtype, biasType)) {
+    refusal = std::string("a bias gradient of ") + dtypeName(biasGrad->dtype);
+    return Status::ok();
+  }
+  if (mode != CUBLASLT_EPILOGUE_DEFAULT)
+    DLC_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &mode,
+                                              sizeof(mode)),
                where);
+  if (bias || biasGrad) {
     DLC_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
                                               &biasType, sizeof(biasType)),
                where);
-    g->biasOffset_ = bias->offset;
+    g->biasOffset_ = biasGrad ? biasGrad->offset : bias->offset;
+  }
+  if (epilogue && epilogue->aux >= 0) {
+    // The pre-activation, laid out as D (n x m column-major, ld n).
+    const PlanBuffer &aux = plan.buffers[epilogue->aux];
+    cudaDataType_t auxType;
+    if (!toCudaType(aux.dtype, auxType) || aux.numElements() != m * n) {
+      refusal = "an auxiliary matrix of another type or size than D";
+      return Status::ok();
+    }
+    int64_t ld = n;
+    int32_t auxTypeValue = auxType;
+    DLC_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
+                                              &ld, sizeof(ld)),
+               where);
+    DLC_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_,
+                                              CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE,
+                                              &auxTypeValue, sizeof(auxTypeValue)),
+               where);
+    g->auxOffset_ = aux.offset;
   }
   // Stored column-major: R as rc x rr (ld rc), L as lc x lr (ld lc), D as
   // n x m (ld n).
@@ -208,6 +270,12 @@ Status Gemm::run(cublasLtHandle_t handle, unsigned char *arena, void *workspace,
     const void *bias = arena + biasOffset_;
     DLC_CUBLAS(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
                                               sizeof(bias)),
+               where_);
+  }
+  if (auxOffset_ >= 0) {
+    void *aux = arena + auxOffset_;
+    DLC_CUBLAS(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+                                              &aux, sizeof(aux)),
                where_);
   }
   const float one = 1.0f, zero = 0.0f;

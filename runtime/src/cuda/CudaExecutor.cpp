@@ -15,6 +15,7 @@
 #include "dlc/runtime/cuda/CudaExecutor.h"
 
 #include "../cublas/CublasLtGemm.h"
+#include "../cudnn/CudnnBatchNorm.h"
 #include "../cudnn/CudnnConv.h"
 #include "CudaCheck.h"
 #include "dlc/runtime/Device.h"
@@ -28,6 +29,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 namespace dlc::rt::cuda {
 
@@ -87,6 +89,7 @@ struct LaunchStep {
   // library
   std::unique_ptr<cublas::Gemm> gemm;
   std::unique_ptr<cudnn::Conv> conv;
+  std::unique_ptr<cudnn::BatchNorm> bn;
   // host fallback: buffers copied down (inputs and outputs, so that bytes
   // a kernel leaves alone keep their device values) and copied back up.
   std::vector<int32_t> hostReads, hostWrites;
@@ -352,8 +355,18 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
   if (device.path == "cublaslt") {
     if (!lt)
       DLC_RETURN_IF_ERROR(cublas::cublasCheck(cublasLtCreate(&lt), "cublasLtCreate", where));
-    DLC_RETURN_IF_ERROR(
-        cublas::Gemm::plan(lt, p, kernel, options.allowTf32, where, step.gemm, refusal));
+    // A GEMM-epilogue group is one call; LaunchPaths chose its epilogue.
+    std::optional<GemmEpilogue> epilogue;
+    if (launch.kernels.size() > 1) {
+      auto chosen = gemmEpilogueFor(p, launch);
+      if (!chosen.isOk())
+        return chosen.status(); // LaunchPaths said it had one
+      epilogue = *chosen;
+    }
+    const PlanKernel &gemmKernel = epilogue ? p.kernels[epilogue->gemm] : kernel;
+    DLC_RETURN_IF_ERROR(cublas::Gemm::plan(lt, p, gemmKernel, options.allowTf32, where,
+                                           step.gemm, refusal,
+                                           epilogue ? &*epilogue : nullptr));
     if (step.gemm)
       step.path.path = "cublaslt";
     else
@@ -364,20 +377,23 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
       DLC_RETURN_IF_ERROR(
           cudnn::cudnnCheck(cudnnSetStream(dnn, stream), "cudnnSetStream", where));
     }
-    DLC_RETURN_IF_ERROR(cudnn::Conv::plan(dnn, p, kernel, options.allowTf32, where,
-                                          algorithms, step.conv, refusal));
-    if (step.conv)
+    if (kernel.op.rfind("batch_norm", 0) == 0)
+      DLC_RETURN_IF_ERROR(cudnn::BatchNorm::plan(p, kernel, where, step.bn, refusal));
+    else
+      DLC_RETURN_IF_ERROR(cudnn::Conv::plan(dnn, p, kernel, options.allowTf32, where,
+                                            algorithms, step.conv, refusal));
+    if (step.conv || step.bn)
       step.path.path = "cudnn";
     else
       note("cuDNN refuses it: " + refusal);
   }
-  if (step.gemm || step.conv) {
+  if (step.gemm || step.conv || step.bn) {
     step.path.reason = reason;
     launches.push_back(std::move(step));
     return Status::ok();
   }
 
-  if (device.path != "host-fallback" && launch.kernels.size() == 1) {
+  if (device.path != "host-fallback" && launch.kernels.size() == 1 && !step.gemm) {
     auto hand = prepareHandWritten(launch, compiler, step, reason, tableBytes);
     if (!hand.isOk())
       return hand.status();
@@ -477,6 +493,8 @@ Status CudaExecutor::Impl::runLaunch(LaunchStep &step) {
     return step.gemm->run(lt, arena, workspace, workspaceBytes, stream);
   if (step.conv)
     return step.conv->run(dnn, arena, workspace, workspaceBytes);
+  if (step.bn)
+    return step.bn->run(dnn, arena, stream);
   if (!step.kernel)
     return runOnHost(step);
   std::vector<void *> args;

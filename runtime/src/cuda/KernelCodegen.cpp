@@ -193,24 +193,7 @@ PlanIndex indexPlan(const Plan &plan, const std::vector<Launch> &launches) {
   for (const Launch &l : launches)
     for (size_t k : l.kernels)
       index.launchOf[k] = l.index;
-  std::vector<bool> written(plan.buffers.size(), false);
-  for (const PlanKernel &k : plan.kernels)
-    for (int32_t id : k.outputs)
-      written[id] = true;
-  for (size_t k = 0; k < plan.kernels.size(); ++k) {
-    std::vector<int32_t> resolved;
-    for (int32_t id : plan.kernels[k].inputs) {
-      const PlanBuffer &b = plan.buffers[id];
-      int32_t owner = id;
-      if (!written[id] && b.role == BufferRole::kTemporary)
-        for (size_t w = k; w-- > 0 && owner == id;)
-          for (int32_t out : plan.kernels[w].outputs)
-            if (plan.buffers[out].offset == b.offset && plan.buffers[out].bytes == b.bytes)
-              owner = out;
-      resolved.push_back(owner);
-    }
-    index.inputs.push_back(std::move(resolved));
-  }
+  index.inputs = resolvedInputs(plan);
   return index;
 }
 
@@ -1449,6 +1432,29 @@ const char *kernelFormName(KernelForm form) {
 
 bool walksSegmentTable(KernelForm form) {
   return form == KernelForm::kOptimizer || form == KernelForm::kHorizontalCast;
+}
+
+std::vector<std::vector<int32_t>> resolvedInputs(const Plan &plan) {
+  std::vector<bool> written(plan.buffers.size(), false);
+  for (const PlanKernel &k : plan.kernels)
+    for (int32_t id : k.outputs)
+      written[id] = true;
+  std::vector<std::vector<int32_t>> inputs;
+  for (size_t k = 0; k < plan.kernels.size(); ++k) {
+    std::vector<int32_t> resolved;
+    for (int32_t id : plan.kernels[k].inputs) {
+      const PlanBuffer &b = plan.buffers[id];
+      int32_t owner = id;
+      if (!written[id] && b.role == BufferRole::kTemporary)
+        for (size_t w = k; w-- > 0 && owner == id;)
+          for (int32_t out : plan.kernels[w].outputs)
+            if (plan.buffers[out].offset == b.offset && plan.buffers[out].bytes == b.bytes)
+              owner = out;
+      resolved.push_back(owner);
+    }
+    inputs.push_back(std::move(resolved));
+  }
+  return inputs;
 }
 
 std::vector<Launch> planLaunches(const Plan &plan) {

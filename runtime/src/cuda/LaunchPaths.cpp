@@ -5,6 +5,8 @@
 #include "dlc/runtime/PlanSummary.h"
 #include "dlc/runtime/cuda/HandKernels.h"
 
+#include <algorithm>
+
 namespace dlc::rt::cuda {
 
 namespace {
@@ -17,6 +19,20 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
   DeviceLaunch d;
   d.launch = launch;
   std::string reason;
+  if (launch.kernels.size() > 1 &&
+      (launch.kind == "gemm_bias_act" || launch.kind == "gemm_dact_bgrad")) {
+    auto epilogue = gemmEpilogueFor(plan, launch);
+    std::string refusal = epilogue.isOk()
+                              ? gemmRefusal(plan, plan.kernels[epilogue->gemm])
+                              : epilogue.status().message();
+    if (refusal.empty()) {
+      d.path = "cublaslt";
+      return d;
+    }
+    d.path = "host-fallback";
+    d.reason = "no cuBLASLt epilogue: " + refusal;
+    return d;
+  }
   if (launch.implementation == "generated") {
     auto generated = generateKernel(plan, launch, launches);
     if (generated.isOk()) {
@@ -35,6 +51,13 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
       reason = "cuBLASLt refuses it: " + refusal;
     } else if (kernel.op.rfind("conv2d", 0) == 0) {
       std::string refusal = convRefusal(plan, kernel);
+      if (refusal.empty()) {
+        d.path = "cudnn";
+        return d;
+      }
+      reason = "cuDNN refuses it: " + refusal;
+    } else if (kernel.op == "batch_norm" || kernel.op == "batch_norm_backward") {
+      std::string refusal = batchNormRefusal(plan, kernel);
       if (refusal.empty()) {
         d.path = "cudnn";
         return d;
@@ -107,6 +130,134 @@ std::string convRefusal(const Plan &plan, const PlanKernel &kernel) {
   return "";
 }
 
+std::string batchNormRefusal(const Plan &plan, const PlanKernel &kernel) {
+  bool backward = kernel.op == "batch_norm_backward";
+  if (!(kernel.op == "batch_norm" && kernel.inputs.size() == 5 && kernel.outputs.size() == 3) &&
+      !(backward && kernel.inputs.size() == 3 && kernel.outputs.size() == 3))
+    return kernel.op + " with " + std::to_string(kernel.inputs.size()) + " operands and " +
+           std::to_string(kernel.outputs.size()) + " results";
+  const PlanBuffer &x = plan.buffers[kernel.inputs[backward ? 1 : 0]];
+  if (x.dtype != DType::kF32 && x.dtype != DType::kF16)
+    return std::string("data of ") + dtypeName(x.dtype) + " (cuDNN's batch norm: f32 or f16)";
+  if (x.shape.size() < 2 || x.numElements() == 0)
+    return "an input not of shape [N, C, ...]";
+  const int64_t limit = int64_t(1) << 31;
+  int64_t spatial = x.numElements() / (x.shape[0] * x.shape[1]);
+  if (x.shape[0] >= limit || x.shape[1] >= limit || spatial >= limit)
+    return "a dimension of 2^31 or more elements";
+  // Data-shaped operands in x's type; per-channel ones f32, one per channel.
+  std::vector<int32_t> data = backward ? std::vector<int32_t>{kernel.inputs[0], kernel.outputs[0]}
+                                       : std::vector<int32_t>{kernel.outputs[0]};
+  std::vector<int32_t> channel =
+      backward ? std::vector<int32_t>{kernel.inputs[2], kernel.outputs[1], kernel.outputs[2]}
+               : std::vector<int32_t>{kernel.inputs[1], kernel.inputs[2], kernel.inputs[3],
+                                      kernel.inputs[4], kernel.outputs[1], kernel.outputs[2]};
+  for (int32_t id : data)
+    if (plan.buffers[id].dtype != x.dtype || plan.buffers[id].numElements() != x.numElements())
+      return "'" + plan.buffers[id].name + "' is not of the input's type and size";
+  for (int32_t id : channel)
+    if (plan.buffers[id].dtype != DType::kF32 ||
+        plan.buffers[id].numElements() != x.shape[1])
+      return "'" + plan.buffers[id].name + "' is not one f32 value per channel";
+  // cuDNN 9's CUDNN_BN_MIN_EPSILON is 0: any epsilon the op allows.
+  auto it = kernel.attrs.find("epsilon");
+  const double *epsilon = it == kernel.attrs.end() ? nullptr : std::get_if<double>(&it->second);
+  if (epsilon && !(*epsilon > 0))
+    return "epsilon " + std::to_string(*epsilon) + ", not positive";
+  return "";
+}
+
+namespace {
+Status noEpilogue(const std::string &why) { return Status(StatusCode::kInvalidArgument, why); }
+
+std::string stringAttr(const PlanKernel &k, const char *name, const std::string &fallback) {
+  auto it = k.attrs.find(name);
+  const std::string *v = it == k.attrs.end() ? nullptr : std::get_if<std::string>(&it->second);
+  return v ? *v : fallback;
+}
+
+/// Whether a kernel outside `launch` reads `id`, directly or through a view.
+bool readOutside(const Plan &plan, const Launch &launch, int32_t id) {
+  std::vector<std::vector<int32_t>> inputs = resolvedInputs(plan);
+  for (size_t k = 0; k < plan.kernels.size(); ++k)
+    if (std::find(launch.kernels.begin(), launch.kernels.end(), k) == launch.kernels.end() &&
+        std::find(inputs[k].begin(), inputs[k].end(), id) != inputs[k].end())
+      return true;
+  return false;
+}
+} // namespace
+
+StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch) {
+  const std::vector<size_t> &ks = launch.kernels;
+  GemmEpilogue e;
+  if (launch.kind == "gemm_bias_act") {
+    // linear / matmul -> relu | gelu
+    if (ks.size() != 2)
+      return noEpilogue("a gemm_bias_act group of " + std::to_string(ks.size()) + " kernels");
+    const PlanKernel &gemm = plan.kernels[ks[0]], &act = plan.kernels[ks[1]];
+    if ((gemm.op != "linear" && gemm.op != "matmul") || (act.op != "relu" && act.op != "gelu") ||
+        act.inputs.size() != 1 || act.inputs[0] != gemm.outputs[0])
+      return noEpilogue(gemm.op + " -> " + act.op + " is not a GEMM feeding its activation");
+    bool bias = gemm.op == "linear" && gemm.inputs.size() == 3;
+    bool preNeeded = readOutside(plan, launch, gemm.outputs[0]);
+    e.gemm = ks[0];
+    e.output = act.outputs[0];
+    if (act.op == "relu") {
+      if (preNeeded)
+        return noEpilogue("the ReLU's input is read later, and cuBLASLt's RELU_AUX keeps only "
+                          "a bitmask of it");
+      e.epilogue = bias ? "relu_bias" : "relu";
+    } else {
+      if (stringAttr(act, "approximate", "none") != "tanh")
+        return noEpilogue("an exact (erf) GELU; cuBLASLt's GELU epilogue is the tanh form");
+      e.epilogue = std::string(preNeeded ? "gelu_aux" : "gelu") + (bias ? "_bias" : "");
+      if (preNeeded)
+        e.aux = gemm.outputs[0];
+    }
+  } else if (launch.kind == "gemm_dact_bgrad") {
+    // matmul -> gelu_backward(., pre) [-> sum_to_shape]
+    if (ks.size() != 2 && ks.size() != 3)
+      return noEpilogue("a gemm_dact_bgrad group of " + std::to_string(ks.size()) + " kernels");
+    const PlanKernel &gemm = plan.kernels[ks[0]], &dact = plan.kernels[ks[1]];
+    if (gemm.op != "matmul" || dact.inputs.size() != 2 || dact.inputs[0] != gemm.outputs[0])
+      return noEpilogue(gemm.op + " -> " + dact.op + " is not a GEMM feeding its gradient");
+    if (dact.op == "relu_backward")
+      return noEpilogue("DRELU needs the forward's RELU_AUX bitmask, which the forward "
+                        "does not keep");
+    if (dact.op != "gelu_backward" || stringAttr(dact, "approximate", "none") != "tanh")
+      return noEpilogue(dact.op + " with approximate = '" +
+                        stringAttr(dact, "approximate", "none") +
+                        "'; cuBLASLt's DGELU is the tanh form's gradient");
+    if (readOutside(plan, launch, gemm.outputs[0]))
+      return noEpilogue("the GEMM's own result is read later");
+    const PlanBuffer &rhs = plan.buffers[gemm.inputs[1]];
+    auto it = gemm.attrs.find("transpose_lhs");
+    bool ta = it != gemm.attrs.end() && std::get_if<int64_t>(&it->second) &&
+              std::get<int64_t>(it->second) != 0;
+    if (rhs.shape.size() != 2 || ta)
+      return noEpilogue("a batched GEMM (the epilogue's bias gradient would be per batch)");
+    e.gemm = ks[0];
+    e.output = dact.outputs[0];
+    e.aux = dact.inputs[1];
+    e.epilogue = "dgelu";
+    if (ks.size() == 3) {
+      const PlanKernel &sum = plan.kernels[ks[2]];
+      if (sum.op != "sum_to_shape" || sum.inputs[0] != dact.outputs[0] ||
+          plan.buffers[sum.outputs[0]].shape.size() != 1)
+        return noEpilogue(sum.op + " is not the bias gradient of the activation gradient");
+      e.epilogue = "dgelu_bgrad";
+      e.biasGrad = sum.outputs[0];
+      if (plan.buffers[e.biasGrad].dtype != plan.buffers[e.output].dtype)
+        return noEpilogue("a bias gradient of another type than the activation gradient");
+    }
+  } else {
+    return noEpilogue(launch.kind + " is not a GEMM-epilogue group");
+  }
+  if (e.aux >= 0 && plan.buffers[e.aux].dtype != plan.buffers[e.output].dtype)
+    return noEpilogue("a pre-activation of another type than the result");
+  return e;
+}
+
 std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan) {
   // Each launch is decided against the plan's own launches; a group no
   // device kernel computes is split, and its parts are decided against the
@@ -122,7 +273,7 @@ std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan) {
         part.kernels = {k};
         part.implementation = kernelImplementation(plan.kernels[k].op);
         launches.push_back(std::move(part));
-        splitReason.push_back("split from its group, which " + why);
+        splitReason.push_back("split from its group (" + why + ")");
       }
       continue;
     }
@@ -136,6 +287,7 @@ std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan) {
   for (size_t i = 0; i < launches.size(); ++i) {
     DeviceLaunch d = choose(plan, launches[i], launches);
     d.splitFromGroup = !splitReason[i].empty();
+    d.splitReason = splitReason[i];
     if (d.splitFromGroup)
       d.reason = d.reason.empty() ? splitReason[i] : splitReason[i] + "; " + d.reason;
     device.push_back(std::move(d));

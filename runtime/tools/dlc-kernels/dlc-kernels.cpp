@@ -45,7 +45,8 @@ int usage(const char *message) {
             << "  --no-compile        generate only\n"
             << "  --paths             print the CUDA backend's path for every launch (no GPU\n"
             << "                      needed): launches per path, and each host fallback's op\n"
-            << "                      and reason\n";
+            << "                      and reason\n"
+            << "  --verbose           with --paths: every launch, its ops and path\n";
   return 2;
 }
 
@@ -97,7 +98,7 @@ std::string bindings(const Plan &plan, const GeneratedKernel &g) {
 
 /// The CUDA backend's path per launch: counts, then the host fallbacks by
 /// op (how many, and the first one's reason), then the split groups.
-void printPaths(const std::string &path, const Plan &plan) {
+void printPaths(const std::string &path, const Plan &plan, bool verbose) {
   std::vector<DeviceLaunch> device = planDeviceLaunches(plan);
   std::map<std::string, int64_t> counts = countByPath(device);
   std::cout << "plan " << path << ": " << plan.model << ", batch " << plan.batch
@@ -116,7 +117,7 @@ void printPaths(const std::string &path, const Plan &plan) {
     if (d.splitFromGroup && splitGroups.insert(d.launch.group).second) {
       auto &entry = splitKinds[d.launch.kind];
       if (entry.first++ == 0)
-        entry.second = d.reason.substr(0, d.reason.find("; "));
+        entry.second = d.splitReason;
     }
     if (d.path != "host-fallback")
       continue;
@@ -133,6 +134,25 @@ void printPaths(const std::string &path, const Plan &plan) {
   for (const auto &[op, entry] : fallbacks)
     std::cout << "  host-fallback: " << op << " x" << entry.first << ": " << entry.second
               << "\n";
+  if (!verbose)
+    return;
+  for (const DeviceLaunch &d : device) {
+    std::cout << "  #" << d.launch.index << " " << d.path << " " << d.launch.kind;
+    if (d.launch.group >= 0)
+      std::cout << " (group " << d.launch.group << ")";
+    std::cout << ":";
+    for (size_t k : d.launch.kernels) {
+      const PlanKernel &kernel = plan.kernels[k];
+      std::cout << " " << kernel.op << "(";
+      for (size_t i = 0; i < kernel.inputs.size(); ++i)
+        std::cout << (i ? ", " : "") << plan.buffers[kernel.inputs[i]].name;
+      std::cout << ") ->";
+      for (int32_t id : kernel.outputs)
+        std::cout << " " << plan.buffers[id].name;
+      std::cout << ";";
+    }
+    std::cout << "\n";
+  }
 }
 
 } // namespace
@@ -140,7 +160,7 @@ void printPaths(const std::string &path, const Plan &plan) {
 int main(int argc, char **argv) {
   std::vector<std::string> plans, archs = {"sm_80", "sm_90"};
   std::string dumpDir, cacheDir = defaultKernelCacheDir();
-  bool compile = true, paths = false;
+  bool compile = true, paths = false, verbose = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&](const char *flag) -> const char * {
@@ -160,6 +180,8 @@ int main(int argc, char **argv) {
       compile = false;
     else if (arg == "--paths")
       paths = true;
+    else if (arg == "--verbose")
+      verbose = true;
     else if (arg == "-h" || arg == "--help")
       return usage("generates and compiles the CUDA kernels of compiled plans"), 0;
     else if (!arg.empty() && arg[0] == '-')
@@ -191,7 +213,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     if (paths) {
-      printPaths(path, *plan);
+      printPaths(path, *plan, verbose);
       continue;
     }
     PlanKernels all = generatePlanKernels(*plan);

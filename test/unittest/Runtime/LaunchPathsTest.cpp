@@ -128,6 +128,125 @@ TEST(LaunchPaths, LibraryRefusalsNameTheProblem) {
   int32_t c3 = b.add("c3", DType::kF32, {2, 4, 6}, kTmp);
   b.kernel("conv2d", {i3, k3}, {c3});
   EXPECT_EQ(convRefusal(b.plan, b.plan.kernels[2]), "operands that are not 4-d (NCHW)");
+
+  // Batch norm on cuDNN: f32 or f16 data, f32 statistics (mixed precision).
+  for (DType data : {DType::kF32, DType::kF16, DType::kBF16}) {
+    Builder n;
+    int32_t x = n.add("x", data, {2, 3, 4, 4}, kIn), y = n.add("y", data, {2, 3, 4, 4}, kTmp);
+    std::vector<int32_t> stats;
+    for (const char *name : {"scale", "bias", "mean", "var", "new_mean", "new_var"})
+      stats.push_back(n.add(name, DType::kF32, {3}, kIn));
+    n.kernel("batch_norm", {x, stats[0], stats[1], stats[2], stats[3]}, {y, stats[4], stats[5]},
+             {{"epsilon", 1e-5}, {"momentum", 0.1}});
+    std::string refusal = batchNormRefusal(n.plan, n.plan.kernels[0]);
+    if (data == DType::kBF16) {
+      EXPECT_EQ(refusal, "data of bf16 (cuDNN's batch norm: f32 or f16)");
+      EXPECT_EQ(planDeviceLaunches(n.plan)[0].path, "hand-written");
+    } else {
+      EXPECT_EQ(refusal, "") << dtypeName(data);
+      EXPECT_EQ(planDeviceLaunches(n.plan)[0].path, "cudnn");
+    }
+    n.plan.buffers[stats[0]].dtype = data; // pure half statistics: not cuDNN's
+    if (data == DType::kF16)
+      EXPECT_EQ(batchNormRefusal(n.plan, n.plan.kernels[0]),
+                "'scale' is not one f32 value per channel");
+  }
 }
 
 } // namespace
+
+namespace {
+
+/// linear(x, w, b) -> pre -> act -> y; `keepPre`: a later kernel reads pre
+/// (as GELU's gradient does).
+Plan gemmBiasAct(const std::string &act, const std::string &approximate, bool keepPre) {
+  Builder b;
+  const DType f = DType::kF32;
+  int32_t x = b.add("x", f, {8, 16}, kIn), w = b.add("w", f, {32, 16}, kIn);
+  int32_t bias = b.add("b", f, {32}, kIn), pre = b.add("pre", f, {8, 32}, kTmp);
+  int32_t y = b.add("y", f, {8, 32}, kTmp), z = b.add("z", f, {8, 32}, BufferRole::kGradient);
+  PlanAttrs g = group(0, "gemm_bias_act");
+  b.kernel("linear", {x, w, bias}, {pre}, g);
+  PlanAttrs a = g;
+  if (!approximate.empty())
+    a["approximate"] = approximate;
+  b.kernel(act, {pre}, {y}, a);
+  b.kernel("add", {y, keepPre ? pre : y}, {z});
+  return b.plan;
+}
+
+} // namespace
+
+TEST(LaunchPaths, GemmEpiloguesFollowTheActivationAndWhatIsReadLater) {
+  struct Expect {
+    const char *act, *approximate;
+    bool keepPre;
+    const char *epilogue; // "" when refused
+    const char *refusal;
+  } cases[] = {
+      {"relu", "", false, "relu_bias", ""},
+      {"relu", "", true, "", "cuBLASLt's RELU_AUX keeps only a bitmask"},
+      {"gelu", "tanh", false, "gelu_bias", ""},
+      {"gelu", "tanh", true, "gelu_aux_bias", ""},
+      {"gelu", "none", false, "", "an exact (erf) GELU"},
+  };
+  for (const Expect &c : cases) {
+    Plan plan = gemmBiasAct(c.act, c.approximate, c.keepPre);
+    std::vector<Launch> launches = planLaunches(plan);
+    ASSERT_EQ(launches.size(), 2u);
+    auto e = gemmEpilogueFor(plan, launches[0]);
+    std::vector<DeviceLaunch> device = planDeviceLaunches(plan);
+    std::string label = std::string(c.act) + " " + c.approximate + (c.keepPre ? " kept" : "");
+    if (*c.epilogue) {
+      ASSERT_TRUE(e.isOk()) << label << ": " << e.status().toString();
+      EXPECT_EQ(e->epilogue, c.epilogue) << label;
+      EXPECT_EQ(e->gemm, 0u);
+      EXPECT_EQ(plan.buffers[e->output].name, "y");
+      EXPECT_EQ(e->aux >= 0 ? plan.buffers[e->aux].name : "", c.keepPre ? "pre" : "") << label;
+      // The whole group is one cuBLASLt launch.
+      ASSERT_EQ(device.size(), 2u) << label;
+      EXPECT_EQ(device[0].path, "cublaslt") << label;
+      EXPECT_EQ(device[0].launch.kernels.size(), 2u);
+    } else {
+      ASSERT_FALSE(e.isOk()) << label;
+      EXPECT_NE(e.status().message().find(c.refusal), std::string::npos)
+          << label << ": " << e.status().message();
+      // Split: the GEMM on cuBLASLt, the activation generated.
+      ASSERT_EQ(device.size(), 3u) << label;
+      EXPECT_EQ(device[0].path, "cublaslt");
+      EXPECT_EQ(device[1].path, "generated");
+      EXPECT_NE(device[0].splitReason.find("no cuBLASLt epilogue"), std::string::npos);
+    }
+  }
+}
+
+TEST(LaunchPaths, DgeluWithTheBiasGradientIsOneEpilogue) {
+  Builder b;
+  const DType f = DType::kF32;
+  int32_t dy = b.add("dy", f, {8, 32}, kIn), w = b.add("w", f, {32, 16}, kIn);
+  int32_t pre = b.add("pre", f, {8, 16}, kIn), g = b.add("g", f, {8, 16}, kTmp);
+  int32_t dpre = b.add("dpre", f, {8, 16}, BufferRole::kGradient);
+  int32_t db = b.add("db", f, {16}, BufferRole::kGradient);
+  PlanAttrs grp = group(0, "gemm_dact_bgrad");
+  b.kernel("matmul", {dy, w}, {g}, grp);
+  PlanAttrs tanh = grp;
+  tanh["approximate"] = std::string("tanh");
+  b.kernel("gelu_backward", {g, pre}, {dpre}, tanh);
+  b.kernel("sum_to_shape", {dpre}, {db}, grp);
+  auto e = gemmEpilogueFor(b.plan, planLaunches(b.plan)[0]);
+  ASSERT_TRUE(e.isOk()) << e.status().toString();
+  EXPECT_EQ(e->epilogue, "dgelu_bgrad");
+  EXPECT_EQ(e->output, dpre);
+  EXPECT_EQ(e->aux, pre);
+  EXPECT_EQ(e->biasGrad, db);
+  std::vector<DeviceLaunch> device = planDeviceLaunches(b.plan);
+  ASSERT_EQ(device.size(), 1u);
+  EXPECT_EQ(device[0].path, "cublaslt");
+
+  // ReLU's gradient has no epilogue without the forward's bitmask.
+  b.plan.kernels[1].op = "relu_backward";
+  auto relu = gemmEpilogueFor(b.plan, planLaunches(b.plan)[0]);
+  ASSERT_FALSE(relu.isOk());
+  EXPECT_NE(relu.status().message().find("bitmask"), std::string::npos);
+  EXPECT_EQ(planDeviceLaunches(b.plan).size(), 3u);
+}

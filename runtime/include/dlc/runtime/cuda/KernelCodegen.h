@@ -58,6 +58,11 @@ struct Launch {
 /// The plan's launches in order.
 std::vector<Launch> planLaunches(const Plan &plan);
 
+/// Each kernel's inputs with views resolved: a reshape is a buffer no
+/// kernel writes, sharing the bytes of the value it reshapes, which is the
+/// last kernel output written at its offset (and size) before the reader.
+std::vector<std::vector<int32_t>> resolvedInputs(const Plan &plan);
+
 /// Whether the generator covers a launch; `reason` says why not.
 struct GenerateDecision {
   bool ok = false;

@@ -5,9 +5,12 @@
 // CI can hold it on a machine without a GPU. For each launch, in order:
 //
 //   generated     the kernel generator covers it (KernelCodegen.h);
-//   cublaslt      a matmul / linear of types and ranks cuBLASLt takes;
-//   cudnn         a 2-d convolution (forward, data or filter gradient) of
-//                 types cuDNN takes;
+//   cublaslt      a matmul / linear of types and ranks cuBLASLt takes, or a
+//                 whole xla GEMM-epilogue group cuBLASLt computes in one
+//                 call (gemmEpilogueFor);
+//   cudnn         a 2-d convolution (forward, data or filter gradient) or a
+//                 training-mode batch norm (or its gradient) of types cuDNN
+//                 takes;
 //   hand-written  a single op with a hand-written kernel (HandKernels.h);
 //   host-fallback none of these: the CPU backend runs it on a host mirror
 //                 of the buffers it touches (correct, and slow).
@@ -46,6 +49,8 @@ struct DeviceLaunch {
   /// group it came from was split ("" when neither).
   std::string reason;
   bool splitFromGroup = false;
+  /// Why its group was split ("split from its group (...)"), or "".
+  std::string splitReason;
 };
 
 /// The plan's launches with groups split where needed, each with its path.
@@ -60,6 +65,28 @@ std::vector<Launch> launchesOf(const std::vector<DeviceLaunch> &device);
 std::string gemmRefusal(const Plan &plan, const PlanKernel &kernel);
 /// The same for cuDNN and the three convolution ops.
 std::string convRefusal(const Plan &plan, const PlanKernel &kernel);
+/// The same for cuDNN's training-mode batch norm and its gradient: f32 data
+/// with f32 statistics or f16 data with f32 statistics, a positive epsilon,
+/// fewer than 2^31 elements per dimension.
+std::string batchNormRefusal(const Plan &plan, const PlanKernel &kernel);
+
+/// A whole gemm_bias_act / gemm_dact_bgrad group (xla's GEMM epilogues) as
+/// one cuBLASLt call: which epilogue, the GEMM kernel, and the buffers the
+/// epilogue writes besides D.
+struct GemmEpilogue {
+  /// relu, relu_bias, gelu, gelu_bias, gelu_aux, gelu_aux_bias (forward),
+  /// dgelu, dgelu_bgrad (backward): CUBLASLT_EPILOGUE_* of the same name.
+  std::string epilogue;
+  size_t gemm = 0;        // the matmul / linear kernel
+  int32_t output = -1;    // D: the activation (or its gradient)
+  int32_t aux = -1;       // the pre-activation: written (gelu_aux*) or read (dgelu*)
+  int32_t biasGrad = -1;  // dgelu_bgrad: the bias gradient
+};
+/// The epilogue for `launch` (a group of kind gemm_bias_act or
+/// gemm_dact_bgrad), or kInvalidArgument saying why cuBLASLt cannot compute
+/// the group in one call (exact GELU: cuBLASLt's is the tanh form; ReLU's
+/// pre-activation needed later: cuBLASLt keeps only a bitmask of it; ...).
+StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch);
 
 /// The path names in report order, and the launches on each.
 const std::vector<std::string> &devicePathNames();

@@ -1,0 +1,96 @@
+//===- CudnnBatchNorm.cpp - training-mode batch norm through cuDNN --------===//
+
+#include "CudnnBatchNorm.h"
+
+#include "dlc/runtime/cuda/LaunchPaths.h"
+
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+namespace dlc::rt::cudnn {
+
+#define DLC_CUDNN(call, where)                                                 \
+  do {                                                                         \
+    if (Status s_ = cudnnCheck((call), #call, where); !s_.isOk())              \
+      return s_;                                                               \
+  } while (0)
+
+namespace {
+double floatAttr(const PlanKernel &k, const char *name, double fallback) {
+  auto it = k.attrs.find(name);
+  const double *v = it == k.attrs.end() ? nullptr : std::get_if<double>(&it->second);
+  return v ? *v : fallback;
+}
+} // namespace
+
+Status BatchNorm::plan(const Plan &plan, const PlanKernel &kernel, const std::string &where,
+                       std::unique_ptr<BatchNorm> &bn, std::string &refusal) {
+  bn.reset();
+  refusal = cuda::batchNormRefusal(plan, kernel);
+  if (!refusal.empty())
+    return Status::ok();
+  std::unique_ptr<BatchNorm> b(new BatchNorm());
+  b->where_ = where;
+  b->backward_ = kernel.op == "batch_norm_backward";
+  b->epsilon_ = floatAttr(kernel, "epsilon", 1e-5);
+  b->momentum_ = floatAttr(kernel, "momentum", 0.1);
+  const PlanBuffer &x = plan.buffers[kernel.inputs[b->backward_ ? 1 : 0]];
+  int n = static_cast<int>(x.shape[0]), c = static_cast<int>(x.shape[1]);
+  int spatial = static_cast<int>(x.numElements() / (int64_t(n) * c));
+  DLC_CUDNN(cudnnCreateTensorDescriptor(&b->data_), where);
+  DLC_CUDNN(cudnnSetTensor4dDescriptor(b->data_, CUDNN_TENSOR_NCHW,
+                                       x.dtype == DType::kF16 ? CUDNN_DATA_HALF
+                                                              : CUDNN_DATA_FLOAT,
+                                       n, c, spatial, 1),
+            where);
+  // Scale, bias, mean and variance: float for float and half data.
+  DLC_CUDNN(cudnnCreateTensorDescriptor(&b->perChannel_), where);
+  DLC_CUDNN(cudnnDeriveBNTensorDescriptor(b->perChannel_, b->data_, CUDNN_BATCHNORM_SPATIAL),
+            where);
+  for (int32_t id : kernel.inputs)
+    b->offsets_.push_back(plan.buffers[id].offset);
+  for (int32_t id : kernel.outputs)
+    b->offsets_.push_back(plan.buffers[id].offset);
+  b->channelBytes_ = int64_t(c) * 4;
+  bn = std::move(b);
+  return Status::ok();
+}
+
+BatchNorm::~BatchNorm() {
+  if (data_)
+    cudnnDestroyTensorDescriptor(data_);
+  if (perChannel_)
+    cudnnDestroyTensorDescriptor(perChannel_);
+}
+
+Status BatchNorm::run(cudnnHandle_t handle, unsigned char *arena, cudaStream_t stream) const {
+  const float one = 1.0f, zero = 0.0f;
+  auto at = [&](size_t i) { return arena + offsets_[i]; };
+  if (backward_) {
+    // (dy, x, scale) -> (dx, dscale, dbias)
+    DLC_CUDNN(cudnnBatchNormalizationBackward(handle, CUDNN_BATCHNORM_SPATIAL, &one, &zero,
+                                              &one, &zero, data_, at(1), data_, at(0), data_,
+                                              at(3), perChannel_, at(2), at(4), at(5),
+                                              epsilon_, nullptr, nullptr),
+              where_);
+    return Status::ok();
+  }
+  // (x, scale, bias, running mean, running var) -> (y, new mean, new var):
+  // cuDNN updates the running statistics in place, so the old values go to
+  // the new buffers first (unless the planner put them at one offset).
+  for (size_t i : {3u, 4u})
+    if (offsets_[i] != offsets_[i + 3]) {
+      cudaError_t e = cudaMemcpyAsync(at(i + 3), at(i), channelBytes_,
+                                      cudaMemcpyDeviceToDevice, stream);
+      if (e != cudaSuccess)
+        return Status(StatusCode::kInternal, std::string("cudaMemcpyAsync: ") +
+                                                 cudaGetErrorString(e) + " in " + where_ +
+                                                 ", the running statistics");
+    }
+  DLC_CUDNN(cudnnBatchNormalizationForwardTraining(
+                handle, CUDNN_BATCHNORM_SPATIAL, &one, &zero, data_, at(0), data_, at(5),
+                perChannel_, at(1), at(2), momentum_, at(6), at(7), epsilon_, nullptr, nullptr),
+            where_);
+  return Status::ok();
+}
+
+} // namespace dlc::rt::cudnn
