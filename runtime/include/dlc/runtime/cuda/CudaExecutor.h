@@ -7,8 +7,10 @@
 //
 //   generated      KernelCodegen's kernel, compiled by NVRTC for the
 //                  device's sm_XY, loaded with cudaLibraryLoadData;
-//   cublaslt       matmul / linear (fp32; f16 / bf16 with fp32 accumulation);
-//   cudnn          conv2d and its data and filter gradients;
+//   cublaslt       matmul / linear (fp32; f16 / bf16 with fp32 accumulation),
+//                  and xla's GEMM-epilogue groups as one call;
+//   cudnn          conv2d and its data and filter gradients, training-mode
+//                  batch norm and its gradient;
 //   hand-written   single ops with a HandKernels.h NVRTC kernel (softmax,
 //                  layer and batch norm, cross-entropy, embedding, dropout,
 //                  pooling, resizing, optimizer updates, loss scaling);
