@@ -8,12 +8,6 @@
 
 namespace dlc::rt::cudnn {
 
-#define DLC_CUDNN(call, where)                                                 \
-  do {                                                                         \
-    if (Status s_ = cudnnCheck((call), #call, where); !s_.isOk())              \
-      return s_;                                                               \
-  } while (0)
-
 namespace {
 double floatAttr(const PlanKernel &k, const char *name, double fallback) {
   auto it = k.attrs.find(name);

@@ -23,12 +23,6 @@ Status cudnnCheck(cudnnStatus_t status, const char *call, const std::string &whe
   return Status(code, std::string(call) + ": " + cudnnGetErrorString(status) + " in " + where);
 }
 
-#define DLC_CUDNN(call, where)                                                 \
-  do {                                                                         \
-    if (Status s_ = cudnnCheck((call), #call, where); !s_.isOk())              \
-      return s_;                                                               \
-  } while (0)
-
 namespace {
 
 bool toCudnnType(DType dtype, cudnnDataType_t &type) {

@@ -28,6 +28,14 @@ namespace dlc::rt::cudnn {
 /// ok, or "<call>: <CUDNN_STATUS_...> in <where>".
 Status cudnnCheck(cudnnStatus_t status, const char *call, const std::string &where);
 
+/// Returns cudnnCheck's status from the enclosing function when it fails.
+#define DLC_CUDNN(call, where)                                                 \
+  do {                                                                         \
+    if (::dlc::rt::Status s_ = ::dlc::rt::cudnn::cudnnCheck((call), #call, where); \
+        !s_.isOk())                                                            \
+      return s_;                                                               \
+  } while (0)
+
 /// The most workspace one convolution algorithm may ask for.
 constexpr size_t kMaxConvWorkspaceBytes = size_t(1) << 30;
 
