@@ -35,10 +35,15 @@ std::string groupsText(const Result &r) {
 
 void writeCompileSweep(std::ostream &os, const std::vector<Result> &results,
                        Format format) {
-  const std::vector<std::string> header = {
+  std::vector<std::string> header = {
       "model", "precision", "fusion", "batch", "kernels", "generated", "library",
       "hand-written", "GB/step", "kernels vs base", "bytes vs base", "arena GB",
       "compile ms", "fused groups"};
+  // --backend cuda: what the CUDA backend would launch, groups it splits
+  // included (LaunchPaths.h).
+  bool device = !results.empty() && !results.front().launchesByPath.empty();
+  if (device)
+    header.insert(header.end() - 1, {"device launches", "split/host"});
   std::vector<std::vector<std::string>> rows;
   for (const Result &r : results) {
     const Result *base = &r;
@@ -55,6 +60,16 @@ void writeCompileSweep(std::ostream &os, const std::vector<Result> &results,
          fixedText(double(r.kernelsPerStep) / std::max<int64_t>(base->kernelsPerStep, 1), 2) + "x",
          fixedText(double(r.memoryBytesPerStep) / std::max<int64_t>(base->memoryBytesPerStep, 1), 2) + "x",
          fixedText(r.peakArenaBytes / 1e9, 2), fixedText(r.compileMs, 1), groupsText(r)});
+    if (device) {
+      int64_t launches = 0;
+      for (auto &[path, count] : r.launchesByPath)
+        launches += count;
+      auto host = r.launchesByPath.find("host-fallback");
+      rows.back().insert(rows.back().end() - 1,
+                         {std::to_string(launches),
+                          std::to_string(launches - r.kernelsPerStep) + "/" +
+                              std::to_string(host == r.launchesByPath.end() ? 0 : host->second)});
+    }
   }
   if (format == Format::kCsv) {
     for (size_t i = 0; i < header.size(); ++i)
@@ -100,6 +115,10 @@ void writeCompileSweep(std::ostream &os, const std::vector<Result> &results,
   os << "compiled, not run: kernels per step by kind, bytes per step if each kernel "
         "reads its inputs and writes its outputs once; ratios against the first "
         "configuration of the same precision and batch\n";
+  if (device)
+    os << "device launches: what --backend cuda launches per step; split/host: launches "
+          "added by splitting groups no single device kernel computes / launches left "
+          "to the host (dlc-kernels --paths says why)\n";
 }
 
 } // namespace dlc::bench

@@ -295,6 +295,15 @@ void writeCompileReport(std::ostream &os, const Result &r, Format format) {
       {"peak_arena_bytes", std::to_string(r.peakArenaBytes)},
       {"total_buffer_bytes", bytesOrNull(r.totalBufferBytes)},
       {"compile_ms", fixed(r.compileMs, 1)}};
+  // --backend cuda: the launches the CUDA backend would make, by path
+  // (LaunchPaths.h: decided from the plan, no GPU needed).
+  if (!r.launchesByPath.empty()) {
+    int64_t launches = 0;
+    for (auto &[path, count] : r.launchesByPath)
+      launches += count;
+    rows.push_back({"device_launches_per_step", std::to_string(launches)});
+    rows.push_back({"launches_by_path", countsJson(r.launchesByPath)});
+  }
   if (format == Format::kJson) {
     os << "{\n  \"schema\": \"dlc-bench/1\",\n  \"compile_only\": true";
     for (auto &[key, value] : rows)

@@ -28,6 +28,7 @@
 #include "dlc/runtime/cpu/Parallel.h"
 #include "dlc/runtime/Nvml.h"
 #include "dlc/runtime/cuda/CudaExecutor.h"
+#include "dlc/runtime/cuda/LaunchPaths.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -431,6 +432,10 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
     return fail(error);
   result.peakTflops = peak.tflops;
   result.peakName = peak.name;
+
+  // The CUDA backend's routing needs no GPU: compile-only runs report it.
+  if (backend == "cuda")
+    result.launchesByPath = rt::cuda::countByPath(rt::cuda::planDeviceLaunches(plan));
 
   if (compileOnly)
     return 0;
