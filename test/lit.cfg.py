@@ -32,7 +32,7 @@ config.available_features.update(subprocess.run(
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.dlc_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["dlc-opt", "dlc-bench"], [config.dlc_tools_dir])
+llvm_config.add_tool_substitutions(["dlc-opt", "dlc-bench", "dlc-run"], [config.dlc_tools_dir])
 
 # NVRTC (from the CUDA toolkit) compiles generated kernels without a GPU.
 if getattr(config, "dlc_enable_cuda", "OFF").upper() in ("ON", "1", "TRUE", "YES"):

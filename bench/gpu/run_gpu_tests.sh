@@ -9,8 +9,8 @@
 #   build/bin/DLCRuntimeTests   self-contained (GoogleTest linked in); else it
 #                               is rebuilt here from runtime/ (cmake, ninja,
 #                               GoogleTest needed; no MLIR)
-#   build/bin/dlc-bench         needs libLLVM.so.22.1: put its directory in
-#                               DLC_LLVM_LIB; without it the plans are skipped
+#   build/bin/dlc-run           runs plans; links no MLIR (rebuilt here with the
+#                               runtime when the carried one does not start)
 #   plans/*.plan                dev$ build/bin/dlc-bench models/mlp.mlir --batch 64 \
 #                                      --compile-only --emit-plan plans/mlp.plan
 # Usage: bench/gpu/run_gpu_tests.sh [PLAN_DIR] [OUT]    (default: plans, bench/results/gpu)
@@ -54,6 +54,7 @@ find_package(GTest REQUIRED)
 set(DLC_ENABLE_CUDA ON)
 set(DLC_CUDNN_ROOT "$CUDNN_ROOT")
 add_subdirectory($PWD/runtime runtime)
+add_subdirectory($PWD/bench/run bench-run)
 file(GLOB tests $PWD/test/unittest/Runtime/*Test.cpp)
 add_executable(DLCRuntimeTests \${tests})
 target_link_libraries(DLCRuntimeTests PRIVATE dlc_runtime GTest::gtest GTest::gtest_main \${CMAKE_DL_LIBS})
@@ -61,7 +62,7 @@ target_compile_definitions(DLCRuntimeTests PRIVATE DLC_HOST_CXX="\${CMAKE_CXX_CO
 CMAKE
   cmake -S $B/src -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc &&
-    cmake --build $B --target DLCRuntimeTests dlc-kernels dlc-bandwidth || exit 1
+    cmake --build $B --target DLCRuntimeTests dlc-kernels dlc-bandwidth dlc-run || exit 1
   TESTS=$B/bin/DLCRuntimeTests
 fi
 readelf -d "$TESTS" | grep -q 'libcuda\.so' && { echo "error: $TESTS links the driver library" >&2; status=1; }
@@ -75,7 +76,8 @@ BW=$(dirname "$TESTS")/dlc-bandwidth
 "$BW" --mib 1024 --steps 20 | tee "$OUT/bandwidth.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 
-BENCH=build/bin/dlc-bench
+BENCH=$(dirname "$TESTS")/dlc-run
+"$BENCH" --help >/dev/null 2>&1 || BENCH=build/bin/dlc-run
 if "$BENCH" --help >/dev/null 2>&1; then
   for plan in "$PLANS"/*.plan; do
     [ -e "$plan" ] || continue
@@ -118,6 +120,6 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
           + f"  util {r.get('gpu_utilization_percent')}%")
 PY
 else
-  echo "skipped the plans: $BENCH does not start here (libLLVM.so.22.1? set DLC_LLVM_LIB)" >&2
+  echo "skipped the plans: no dlc-run starts here" >&2; status=1
 fi
 exit $status

@@ -16,6 +16,7 @@
 #include "GpuPeaks.h"
 #include "Html.h"
 #include "Report.h"
+#include "RunPlan.h"
 
 #include "dlc/Conversion/TrainToPlan.h"
 #include "dlc/InitAll.h"
@@ -180,46 +181,20 @@ int fail(const std::string &message) {
   return 1;
 }
 
-/// --profile on the CUDA backend: device milliseconds per step by launch
-/// kind and path, slowest first, then the ten slowest launches.
-rt::Status printLaunchProfile(const rt::cuda::CudaExecutor &gpu) {
-  auto ms = gpu.launchMsPerStep();
-  if (!ms.isOk())
-    return ms.status();
-  const std::vector<rt::cuda::LaunchPath> &paths = gpu.launchPaths();
-  std::map<std::string, std::pair<double, int64_t>> byKind;
-  double total = 0;
-  for (size_t i = 0; i < paths.size(); ++i) {
-    // "launch #5 (elewise_act, group 2, ...)": the kind is the first word.
-    const std::string &label = paths[i].label;
-    size_t open = label.find('(') + 1;
-    std::string kind = label.substr(open, label.find_first_of(",)", open) - open);
-    auto &entry = byKind[kind + " [" + paths[i].path + "]"];
-    entry.first += (*ms)[i];
-    ++entry.second;
-    total += (*ms)[i];
-  }
-  std::vector<std::pair<double, std::string>> rows;
-  for (auto &[kind, entry] : byKind)
-    rows.push_back({entry.first, kind});
-  std::sort(rows.rbegin(), rows.rend());
-  std::cerr << "device time by launch kind [path] over " << gpu.profiledSteps()
-            << " profiled steps (CUDA events around each launch, no graph): " << std::fixed
-            << std::setprecision(3) << total << " ms/step\n";
-  for (auto &[value, kind] : rows)
-    std::cerr << "  " << std::left << std::setw(44) << kind << std::right << std::setw(10)
-              << std::setprecision(3) << value << " ms/step  " << std::setw(5)
-              << std::setprecision(1) << (total > 0 ? 100 * value / total : 0.0) << "%  ("
-              << byKind[kind].second << " launches)\n";
-  std::vector<size_t> order(paths.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return (*ms)[a] > (*ms)[b]; });
-  std::cerr << "slowest launches:\n";
-  for (size_t i = 0; i < std::min<size_t>(10, order.size()); ++i)
-    std::cerr << "  " << std::setw(9) << std::setprecision(3) << (*ms)[order[i]] << " ms  "
-              << paths[order[i]].path << "  " << paths[order[i]].label << "\n";
-  return rt::Status::ok();
+bench::RunOptions runOptions() {
+  bench::RunOptions o;
+  o.backend = backend;
+  o.warmup = warmup;
+  o.steps = steps;
+  o.repeats = repeats;
+  o.seed = seed;
+  o.paramsIn = paramsIn;
+  o.inputsIn = inputsIn;
+  o.dumpOut = dumpOut;
+  o.profile = profile;
+  o.noCudaGraph = noCudaGraph;
+  o.tf32 = tf32;
+  return o;
 }
 
 bench::Fp32Peak fp32Peak() {
@@ -241,57 +216,6 @@ std::string modelName(const std::string &path) {
   std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
   size_t dot = name.rfind('.');
   return dot == std::string::npos ? name : name.substr(0, dot);
-}
-
-/// Loads DIR/<name>.npy into every buffer of the given roles; a missing file
-/// is an error only when `required`.
-rt::Status loadBuffers(rt::Executor &exec, const std::string &dir,
-                       std::initializer_list<rt::BufferRole> roles,
-                       bool required(rt::BufferRole)) {
-  for (const rt::PlanBuffer &b : exec.plan().buffers) {
-    if (std::find(roles.begin(), roles.end(), b.role) == roles.end())
-      continue;
-    std::string path = dir + "/" + b.name + ".npy";
-    if (!required(b.role) && !std::ifstream(path))
-      continue;
-    auto array = rt::readNpy(path);
-    if (!array.isOk())
-      return array.status();
-    // Half-precision buffers (--precision fp16) load from float32 files.
-    bool widened = rt::cpu::isHalf(b.dtype) && array->dtype == rt::DType::kF32;
-    if ((array->dtype != b.dtype && !widened) || array->shape != b.shape) {
-      std::string expected, got;
-      for (int64_t d : b.shape)
-        expected += std::to_string(d) + " ";
-      for (int64_t d : array->shape)
-        got += std::to_string(d) + " ";
-      return rt::Status(rt::StatusCode::kInvalidArgument,
-                        path + ": '" + b.name + "' is " + rt::dtypeName(b.dtype) +
-                            " [ " + expected + "], the file holds " +
-                            rt::dtypeName(array->dtype) + " [ " + got + "]");
-    }
-    if (widened) {
-      std::string half(b.bytes, '\0');
-      rt::cpu::roundFromFloat(reinterpret_cast<const float *>(array->data.data()),
-                              b.dtype, half.data(), b.numElements());
-      array->data = std::move(half);
-    }
-    if (rt::Status s = exec.write(b.name, array->data.data(), array->data.size());
-        !s.isOk())
-      return s;
-  }
-  return rt::Status::ok();
-}
-
-/// A buffer's bytes as float32 values (half precision widened).
-std::vector<float> asFloats(const std::string &bytes, rt::DType dtype) {
-  size_t n = bytes.size() / rt::dtypeBytes(dtype);
-  std::vector<float> values(n);
-  if (rt::cpu::isHalf(dtype))
-    rt::cpu::widenToFloat(bytes.data(), dtype, values.data(), n);
-  else
-    std::memcpy(values.data(), bytes.data(), bytes.size());
-  return values;
 }
 
 /// "a,b,c" -> {"a", "b", "c"}.
@@ -397,239 +321,26 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
     if (rt::Status status = rt::writePlanFile(plan, emitPlan); !status.isOk())
       return fail(status.toString());
 
-  std::string optimizerName = optimizer;
-  for (const rt::PlanKernel &k : plan.kernels)
-    if (k.op == "sgd_update" || k.op == "adamw_update") {
-      optimizerName = k.op.substr(0, k.op.find('_'));
-      break;
-    }
-  result.model = plan.model;
-  result.backend = backend;
-  result.precision = precision;
-  result.fusion = fromPlan ? plan.fusion : strategy;
-  result.batch = batch;
-  result.threads = rt::cpu::cpuThreadCount();
-  result.warmup = warmup;
-  result.steps = steps;
-  result.repeats = repeats;
-  result.seed = seed;
-  result.optimizer = optimizerName;
+  // The plan's own description (its model, precision, strategy, batch,
+  // optimizer, counts), then what only the compiler knows.
+  result.optimizer = optimizer;
+  bench::describePlan(plan, backend, result);
   result.compileMs = compileMs;
-  result.peakArenaBytes = plan.arenaBytes;
   result.totalBufferBytes = stats.totalBufferBytes;
   result.lowerBoundBytes = stats.lowerBoundBytes;
-  rt::PlanSummary summary = rt::summarizePlan(plan);
-  result.parameters = summary.parameters;
-  result.forwardMacsPerSample = summary.forwardMacs / std::max<int64_t>(batch, 1);
-  result.trainFlopsPerStep = 2 * summary.stepMacs;
-  result.kernelsPerStep = summary.launches;
-  result.memoryBytesPerStep = summary.memoryBytes;
-  result.fusedGroups = summary.groupsByKind;
-  result.kernelsByKind = summary.launchesByKind;
   bench::ChosenPeak peak;
   if (std::string error;
-      !bench::choosePeak(gpuName, precision, fp32Peak(), peakTflops, peak, error))
+      !bench::choosePeak(gpuName, result.precision, fp32Peak(), peakTflops, peak, error))
     return fail(error);
   result.peakTflops = peak.tflops;
   result.peakName = peak.name;
 
-  // The CUDA backend's routing needs no GPU: compile-only runs report it.
-  if (backend == "cuda")
-    result.launchesByPath = rt::cuda::countByPath(rt::cuda::planDeviceLaunches(plan));
-
   if (compileOnly)
     return 0;
 
-  // Both backends run the same loop below through rt::Executor.
-  std::unique_ptr<rt::Executor> executor;
-  rt::cuda::CudaExecutor *gpu = nullptr;
-  std::unique_ptr<rt::NvmlMonitor> nvml;
-  if (backend == "cuda") {
-    rt::cuda::CudaOptions options;
-    options.cudaGraph = !noCudaGraph;
-    options.allowTf32 = tf32;
-    auto created = rt::cuda::CudaExecutor::create(plan, options);
-    if (!created.isOk())
-      return fail("--backend cuda: " + created.status().toString());
-    gpu = created->get();
-    executor = std::move(*created);
-    result.launchesByPath = executor->launchesByPath();
-    result.device = gpu->deviceName();
-    result.tf32 = gpu->options().allowTf32;
-    auto monitor = rt::NvmlMonitor::open(gpu->pciBusId());
-    if (monitor.isOk())
-      nvml = std::move(*monitor);
-    else
-      result.gpuUsageNote = monitor.status().message();
-  } else {
-    auto created = rt::cpu::CpuExecutor::create(plan);
-    if (!created.isOk())
-      return fail(created.status().toString());
-    executor = std::move(*created);
-  }
-
-  bool progress = isatty(STDERR_FILENO);
-  rt::Executor &exec = *executor;
-  // Gradients die inside the step; capture each as its update reads it.
-  // Under loss scaling they are unscaled with the status the update read.
-  std::map<std::string, std::vector<float>> lastGrads;
-  // --profile: seconds and calls by op, between consecutive kernel ends.
-  std::map<std::string, std::pair<double, int64_t>> opTime;
-  bool timing = false;
-  auto lastMark = std::chrono::steady_clock::now();
-  // The CUDA backend times its own launches with events (--profile).
-  bool observeProfile = profile && !gpu;
-  if (!dumpOut.empty() || observeProfile)
-    exec.setKernelObserver([&](size_t k) {
-      const rt::PlanKernel &kernel = exec.plan().kernels[k];
-      if (!dumpOut.empty() &&
-          (kernel.op == "sgd_update" || kernel.op == "adamw_update"))
-      {
-        const rt::PlanBuffer &grad = exec.plan().buffers[kernel.inputs[1]];
-        std::vector<float> values = asFloats(exec.bytesOf(kernel.inputs[1]), grad.dtype);
-        size_t statusOperand = kernel.op == "sgd_update" ? 3 : 4;
-        if (kernel.inputs.size() > statusOperand) {
-          float factor = asFloats(exec.bytesOf(kernel.inputs[statusOperand]),
-                                  rt::DType::kF32)[0];
-          for (float &v : values)
-            v *= factor;
-        }
-        lastGrads[exec.plan().buffers[kernel.inputs[0]].name] = std::move(values);
-      }
-      if (observeProfile) {
-        auto now = std::chrono::steady_clock::now();
-        if (timing) {
-          auto &entry = opTime[kernel.op];
-          entry.first += std::chrono::duration<double>(now - lastMark).count();
-          ++entry.second;
-        }
-        lastMark = std::chrono::steady_clock::now();
-      }
-    });
-  for (int64_t r = 0; r < repeats; ++r) {
-    if (rt::Status s = exec.initialize(seed); !s.isOk())
-      return fail(s.toString());
-    if (!paramsIn.empty())
-      if (rt::Status s = loadBuffers(exec, paramsIn,
-                                     {rt::BufferRole::kParam, rt::BufferRole::kState},
-                                     [](rt::BufferRole role) {
-                                       return role == rt::BufferRole::kParam;
-                                     });
-          !s.isOk())
-        return fail(s.toString());
-    if (rt::Status s = inputsIn.empty()
-                           ? exec.fillSyntheticBatch(seed + 1)
-                           : loadBuffers(exec, inputsIn,
-                                         {rt::BufferRole::kInput, rt::BufferRole::kLabel},
-                                         [](rt::BufferRole) { return true; });
-        !s.isOk())
-      return fail(s.toString());
-    bench::RepeatResult repeat;
-    for (int64_t i = 0; i < warmup; ++i) {
-      if (rt::Status s = exec.step(); !s.isOk())
-        return fail(s.toString());
-      if (i == 0)
-        repeat.lossFirst = exec.loss();
-    }
-    if (rt::Status s = exec.synchronize(); !s.isOk())
-      return fail(s.toString());
-    if (gpu && profile)
-      gpu->setProfiling(true);
-    if (nvml)
-      nvml->start();
-    auto start = std::chrono::steady_clock::now();
-    timing = true;
-    lastMark = start;
-    for (int64_t i = 0; i < steps; ++i) {
-      if (rt::Status s = exec.step(); !s.isOk())
-        return fail(s.toString());
-      if (warmup == 0 && i == 0)
-        repeat.lossFirst = exec.loss();
-      if (progress && (i + 1) % 10 == 0)
-        std::cerr << "\rrepeat " << r + 1 << "/" << repeats << ": step "
-                  << i + 1 << "/" << steps << std::flush;
-    }
-    // A device backend returns before its last steps finish: wait for them.
-    if (rt::Status s = exec.synchronize(); !s.isOk())
-      return fail(s.toString());
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
-    timing = false;
-    if (gpu) {
-      gpu->setProfiling(false);
-      result.cudaGraph = gpu->replaysCudaGraph();
-      result.cudaGraphNote = gpu->cudaGraphNote();
-    }
-    if (nvml) {
-      rt::GpuUsage usage = nvml->stop();
-      // Utilization: the mean over every repeat's samples.
-      double total = result.gpuUtilization * result.gpuSamples +
-                     usage.gpuUtilizationPercent * usage.samples;
-      result.gpuSamples += usage.samples;
-      if (result.gpuSamples)
-        result.gpuUtilization = total / result.gpuSamples;
-      result.gpuMemoryUsedBytes = std::max(result.gpuMemoryUsedBytes, usage.memoryUsedBytes);
-    }
-    repeat.lossLast = exec.loss();
-    repeat.samplesPerSec = batch * steps / seconds;
-    repeat.stepMs = seconds * 1000 / steps;
-    result.repeatResults.push_back(repeat);
-  }
-  if (progress)
-    std::cerr << "\r\033[K" << std::flush;
-
-  if (profile && gpu) {
-    if (rt::Status s = printLaunchProfile(*gpu); !s.isOk())
-      return fail(s.toString());
-  } else if (profile) {
-    std::vector<std::pair<double, std::string>> rows;
-    double total = 0;
-    for (auto &[op, entry] : opTime) {
-      rows.push_back({entry.first, op});
-      total += entry.first;
-    }
-    std::sort(rows.rbegin(), rows.rend());
-    std::cerr << "time by kernel op over " << repeats * steps << " timed steps:\n";
-    for (auto &[seconds, op] : rows)
-      std::cerr << "  " << std::left << std::setw(34) << op << std::right
-                << std::setw(10) << std::fixed << std::setprecision(3)
-                << seconds * 1000 / (repeats * steps) << " ms/step  "
-                << std::setw(5) << std::setprecision(1) << 100 * seconds / total
-                << "%  (" << opTime[op].second / (repeats * steps) << " per step)\n";
-  }
-
-  if (!dumpOut.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(std::string(dumpOut), ec);
-    if (ec)
-      return fail("cannot create --dump-out directory " + dumpOut + ": " + ec.message());
-    for (const rt::PlanBuffer &b : exec.plan().buffers) {
-      bool updated = b.role == rt::BufferRole::kParam || b.role == rt::BufferRole::kState;
-      if (!updated && b.role != rt::BufferRole::kLoss)
-        continue;
-      // Every float buffer is written as float32, half precision widened.
-      std::string bytes = exec.bytesOf(&b - exec.plan().buffers.data());
-      std::vector<float> widened;
-      rt::DType dtype = b.dtype;
-      if (rt::cpu::isHalf(dtype)) {
-        widened = asFloats(bytes, dtype);
-        dtype = rt::DType::kF32;
-      }
-      if (rt::Status s = rt::writeNpy(dumpOut + "/" + b.name + ".npy", dtype, b.shape,
-                                      widened.empty() ? bytes.data()
-                                                      : static_cast<const void *>(widened.data()));
-          !s.isOk())
-        return fail(s.toString());
-      auto grad = lastGrads.find(b.name);
-      if (grad != lastGrads.end())
-        if (rt::Status s = rt::writeNpy(dumpOut + "/" + b.name + ".grad.npy",
-                                        rt::DType::kF32, b.shape, grad->second.data());
-            !s.isOk())
-          return fail(s.toString());
-    }
-  }
-
+  rt::Status ran = bench::runPlan(plan, runOptions(), result);
+  if (!ran.isOk())
+    return fail(ran.message());
   return 0;
 }
 

@@ -1,0 +1,183 @@
+//===- dlc-run.cpp - time a compiled plan, no MLIR needed -----------------===//
+//
+//   dlc-run PLAN.plan [--backend cpu|cuda] [--warmup N] [--steps N]
+//           [--repeats N] [--seed N] [--format table|json|csv|markdown]
+//           [-o FILE] [--profile] [--no-cuda-graph] [--tf32] [--gpu NAME]
+//           [--peak-tflops X] [--fp32-peak fp32|tf32] [--params-in DIR]
+//           [--inputs-in DIR] [--dump-out DIR] [--describe]
+//
+// dlc-bench without the compiler: it runs a plan written by `dlc-bench
+// MODEL --compile-only --emit-plan X.plan` with the same loop and the same
+// report, and links only the runtime, so it builds and runs where MLIR is
+// not installed (the GPU machine: bench/gpu/run_gpu_tests.sh builds it
+// there with runtime/ and bench/run/). --describe prints the plan's counts
+// (and, with --backend cuda, its device launches by path) without running.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuPeaks.h"
+#include "Report.h"
+#include "RunPlan.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+namespace rt = ::dlc::rt;
+namespace bench = ::dlc::bench;
+
+namespace {
+
+int fail(const std::string &message) {
+  std::cerr << "dlc-run: error: " << message << "\n";
+  return 1;
+}
+
+const char *const kUsage =
+    "usage: dlc-run PLAN.plan [options]\n"
+    "Times a plan compiled by `dlc-bench MODEL --compile-only --emit-plan PLAN.plan`,\n"
+    "as dlc-bench times a model, without MLIR.\n"
+    "  --backend cpu|cuda     the backend (default cpu)\n"
+    "  --warmup N             untimed steps before timing (default 20)\n"
+    "  --steps N              timed steps per repeat (default 100)\n"
+    "  --repeats N            repeats; the median is reported (default 5)\n"
+    "  --seed N               seed of parameters and synthetic data (default 0)\n"
+    "  --format F             table (default), json, csv or markdown\n"
+    "  -o FILE                write the report to FILE\n"
+    "  --profile              time every kernel (cuda: CUDA events per launch)\n"
+    "  --no-cuda-graph        cuda: launch kernel by kernel instead of replaying a graph\n"
+    "  --tf32                 cuda: fp32 GEMMs and convolutions on TF32\n"
+    "  --gpu NAME             the GPU the MFU is against (dlc-bench gpus lists them)\n"
+    "  --peak-tflops X        the peak the MFU is against, overriding --gpu\n"
+    "  --fp32-peak fp32|tf32  with --gpu, the peak of an fp32 run (default fp32)\n"
+    "  --params-in DIR        read parameters from DIR/<name>.npy\n"
+    "  --inputs-in DIR        read inputs and labels from DIR/<name>.npy\n"
+    "  --dump-out DIR         write the loss, updated parameters and last gradients\n"
+    "  --describe             print the plan's counts without running it\n";
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string planPath, format = "table", output = "-", gpu, fp32Peak = "fp32";
+  double peakTflops = 0;
+  bool describe = false;
+  bench::RunOptions o;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << "dlc-run: error: " << arg << " needs a value\n" << kUsage;
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    auto integer = [&](int64_t minimum) -> int64_t {
+      std::string text = value();
+      char *end = nullptr;
+      long long v = std::strtoll(text.c_str(), &end, 10);
+      if (text.empty() || *end || v < minimum) {
+        std::cerr << "dlc-run: error: " << arg << " expects an integer >= " << minimum
+                  << ", got '" << text << "'\n";
+        std::exit(2);
+      }
+      return v;
+    };
+    if (arg == "-h" || arg == "--help") {
+      std::cout << kUsage;
+      return 0;
+    } else if (arg == "--backend") {
+      o.backend = value();
+    } else if (arg == "--warmup") {
+      o.warmup = integer(0);
+    } else if (arg == "--steps") {
+      o.steps = integer(1);
+    } else if (arg == "--repeats") {
+      o.repeats = integer(1);
+    } else if (arg == "--seed") {
+      o.seed = static_cast<uint64_t>(integer(0));
+    } else if (arg == "--format") {
+      format = value();
+    } else if (arg == "-o") {
+      output = value();
+    } else if (arg == "--profile") {
+      o.profile = true;
+    } else if (arg == "--no-cuda-graph") {
+      o.noCudaGraph = true;
+    } else if (arg == "--tf32") {
+      o.tf32 = true;
+    } else if (arg == "--gpu") {
+      gpu = value();
+    } else if (arg == "--peak-tflops") {
+      peakTflops = std::atof(value().c_str());
+    } else if (arg == "--fp32-peak") {
+      fp32Peak = value();
+    } else if (arg == "--params-in") {
+      o.paramsIn = value();
+    } else if (arg == "--inputs-in") {
+      o.inputsIn = value();
+    } else if (arg == "--dump-out") {
+      o.dumpOut = value();
+    } else if (arg == "--describe") {
+      describe = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      std::cerr << "dlc-run: error: unknown option '" << arg << "'\n" << kUsage;
+      return 2;
+    } else if (planPath.empty()) {
+      planPath = arg;
+    } else {
+      return fail("one plan at a time; got '" + planPath + "' and '" + arg + "'");
+    }
+  }
+  if (planPath.empty()) {
+    std::cerr << "dlc-run: error: no plan given\n" << kUsage;
+    return 2;
+  }
+  if (o.backend != "cpu" && o.backend != "cuda")
+    return fail("unknown --backend '" + o.backend + "' (cpu or cuda)");
+  if (fp32Peak != "fp32" && fp32Peak != "tf32")
+    return fail("--fp32-peak must be fp32 or tf32, got '" + fp32Peak + "'");
+  bench::Format reportFormat;
+  if (format == "table")
+    reportFormat = bench::Format::kTable;
+  else if (format == "json")
+    reportFormat = bench::Format::kJson;
+  else if (format == "csv")
+    reportFormat = bench::Format::kCsv;
+  else if (format == "markdown")
+    reportFormat = bench::Format::kMarkdown;
+  else
+    return fail("unknown --format '" + format + "' (table, json, csv or markdown)");
+
+  auto plan = rt::readPlanFile(planPath);
+  if (!plan.isOk())
+    return fail(plan.status().toString());
+  bench::Result result;
+  bench::describePlan(*plan, o.backend, result);
+  // A plan records offsets, not which buffers share storage by design.
+  result.totalBufferBytes = result.lowerBoundBytes = -1;
+  bench::ChosenPeak peak;
+  if (std::string error;
+      !bench::choosePeak(gpu, result.precision,
+                         fp32Peak == "tf32" ? bench::Fp32Peak::kTf32 : bench::Fp32Peak::kFp32,
+                         peakTflops, peak, error))
+    return fail(error);
+  result.peakTflops = peak.tflops;
+  result.peakName = peak.name;
+  if (!describe)
+    if (rt::Status ran = bench::runPlan(*plan, o, result); !ran.isOk())
+      return fail(ran.message());
+
+  std::ofstream file;
+  if (output != "-") {
+    file.open(output);
+    if (!file)
+      return fail("cannot write " + output);
+  }
+  std::ostream &os = output == "-" ? std::cout : file;
+  if (describe)
+    bench::writeCompileReport(os, result, reportFormat);
+  else
+    bench::writeReport(os, result, reportFormat);
+  return os ? 0 : fail("cannot write " + output);
+}
