@@ -35,7 +35,6 @@ for want in "libcudnn.so.9 cudnn" "libcublasLt.so.13 cublas" "libnvrtc.so.13 cud
   fi
 done
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-[ -n "${DLC_LLVM_LIB:-}" ] && export LD_LIBRARY_PATH="$DLC_LLVM_LIB:$LD_LIBRARY_PATH"
 echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 
