@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <thread>
 
 namespace dlc::rt::cuda {
 
@@ -250,6 +251,24 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan, CudaOpti
   std::string tableBytes;
   std::vector<DeviceLaunch> routed = planDeviceLaunches(impl->plan());
   std::vector<Launch> all = launchesOf(routed);
+  // NVRTC on every core first: hundreds of kernels for a large model, which
+  // the loop below then loads from the disk cache (its own compile reports
+  // any failure, with the launch it belongs to).
+  if (!compiler.cacheDir().empty()) {
+    std::vector<KernelSource> sources = {{"dlc_advance_step", kAdvanceStepSource}};
+    for (const DeviceLaunch &d : routed) {
+      if (d.path == "generated") {
+        if (auto g = generateKernel(impl->plan(), d.launch, all); g.isOk())
+          sources.push_back({g->name, g->source});
+      } else if (d.path == "hand-written") {
+        const PlanKernel &k = impl->plan().kernels[d.launch.kernels.front()];
+        if (auto hand = planHandKernel(impl->plan(), k); hand.isOk())
+          sources.push_back({"dlc_hw_" + hand->family, handKernelSource(hand->family)});
+      }
+    }
+    (void)compileInParallel(sources, arch, std::max(1u, std::thread::hardware_concurrency()),
+                            compiler.cacheDir());
+  }
   for (const DeviceLaunch &device : routed)
     DLC_RETURN_IF_ERROR(impl->prepareLaunch(device, all, compiler, algorithms, tableBytes));
   DLC_RETURN_IF_ERROR(cudaCheck(

@@ -10,6 +10,12 @@
 
 #include "dlc/runtime/cuda/KernelCompiler.h"
 
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -156,7 +162,10 @@ StatusOr<std::string> KernelCompiler::compile(const std::string &kernelName,
                                              "' (" + arch + "): " + nvrtcGetErrorString(got));
 
   if (!path.empty() && makeDirs(cacheDir_)) {
-    std::string temp = path + ".tmp" + std::to_string(getpid());
+    // Unique per process and thread: compileInParallel's threads may write
+    // the same cubin at once.
+    std::string temp = path + ".tmp" + std::to_string(getpid()) + "-" +
+                       std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
     {
       std::ofstream out(temp, std::ios::binary);
       out << kCacheMagic << check << "\n" << cubin;
@@ -186,5 +195,45 @@ StatusOr<std::string> KernelCompiler::compile(const std::string &kernelName,
 }
 
 #endif
+
+Status compileInParallel(const std::vector<KernelSource> &sources, const std::string &arch,
+                         int jobs, const std::string &cacheDir, int64_t *hits,
+                         int64_t *misses) {
+  // Distinct sources only: the same text compiles once.
+  std::vector<const KernelSource *> work;
+  std::set<std::string> seen;
+  for (const KernelSource &k : sources)
+    if (seen.insert(k.source).second)
+      work.push_back(&k);
+  std::atomic<size_t> next{0};
+  std::atomic<int64_t> hitCount{0}, missCount{0};
+  std::mutex failedMutex;
+  Status failed = Status::ok();
+  auto worker = [&] {
+    KernelCompiler compiler(cacheDir);
+    for (size_t i = next++; i < work.size(); i = next++) {
+      auto cubin = compiler.compile(work[i]->name, work[i]->source, arch);
+      if (!cubin.isOk()) {
+        std::lock_guard<std::mutex> lock(failedMutex);
+        if (failed.isOk())
+          failed = cubin.status();
+      }
+    }
+    hitCount += compiler.cacheHits();
+    missCount += compiler.cacheMisses();
+  };
+  int threads = std::max(1, std::min<int>(jobs, static_cast<int>(work.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread &t : pool)
+    t.join();
+  if (hits)
+    *hits += hitCount;
+  if (misses)
+    *misses += missCount;
+  return failed;
+}
 
 } // namespace dlc::rt::cuda

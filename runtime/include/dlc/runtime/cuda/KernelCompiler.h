@@ -50,6 +50,21 @@ private:
   int64_t hits_ = 0, misses_ = 0;
 };
 
+/// One source to compile: its kernel name (for messages) and its text.
+struct KernelSource {
+  std::string name;
+  std::string source;
+};
+
+/// Compiles `sources` for `arch` on up to `jobs` threads into `cacheDir`, so
+/// that later compile() calls with that cache are hits (NVRTC is the slow
+/// part of creating an executor: hundreds of kernels for a large model).
+/// Each distinct source compiles once. The first failure, if any; the
+/// hits and misses add to the counters given.
+Status compileInParallel(const std::vector<KernelSource> &sources, const std::string &arch,
+                         int jobs, const std::string &cacheDir, int64_t *hits = nullptr,
+                         int64_t *misses = nullptr);
+
 } // namespace dlc::rt::cuda
 
 #endif // DLC_RUNTIME_CUDA_KERNELCOMPILER_H
