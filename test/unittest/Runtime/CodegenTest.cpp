@@ -887,6 +887,21 @@ Plan rowPlan() {
                           p.buffer("tb", {7}, BufferRole::kParam)},
            {p.buffer("tiny.n", {4, 7}, kOut)});
   inputGroup(p, first, 6);
+  // Dropout in the other forms: a loop, and a bias gradient's column
+  // reduction (GPT-2's add -> dropout -> sum_to_shape).
+  int32_t lx = p.buffer("lx", {3, 50}, kIn), ld = p.buffer("ld", {3, 50});
+  first = p.plan.kernels.size();
+  p.kernel("dropout", {lx}, {ld}, -1, {{"rate", 0.5}, {"seed", int64_t(11)}});
+  p.kernel("mul", {ld, lx}, {p.buffer("lm", {3, 50}, kOut)});
+  inputGroup(p, first, 7);
+  int32_t ra = p.buffer("ra", {4, 33}, kIn), rs = p.buffer("rs", {4, 33}),
+          rd = p.buffer("rd", {4, 33}, kOut);
+  first = p.plan.kernels.size();
+  p.kernel("add", {ra, ra}, {rs});
+  p.kernel("dropout", {rs}, {rd}, -1, {{"rate", 0.2}, {"seed", int64_t(5)}});
+  p.kernel("sum_to_shape", {rd}, {p.buffer("rsum", {1, 33}, kOut)}, -1,
+           {{"shape", std::vector<int64_t>{1, 33}}});
+  inputGroup(p, first, 8);
   return p.plan;
 }
 
@@ -1131,7 +1146,8 @@ TEST(Codegen, RowGroupsAreOneLaunchEach) {
   for (const GeneratedKernel &g : all.kernels)
     ++forms[g.form];
   EXPECT_EQ(forms[KernelForm::kRow], 7);
-  EXPECT_EQ(forms[KernelForm::kLoop], 1) << "the exported sum's reader";
+  EXPECT_EQ(forms[KernelForm::kLoop], 2) << "the exported sum's reader, the dropout loop";
+  EXPECT_EQ(forms[KernelForm::kReduction], 1);
   for (const GeneratedKernel &g : all.kernels) {
     if (g.form != KernelForm::kRow)
       continue;
