@@ -80,7 +80,8 @@ struct LaunchStep {
   std::string kernelName;
   cudaKernel_t kernel = nullptr;
   dim3 grid, block;
-  std::vector<void *> pointers; // loop and reduction kernels' parameters
+  std::vector<void *> pointers; // loop, reduction and row kernels' parameters
+  bool readsStep = false;       // ... then the step counter (dropout)
   size_t tableOffset = 0;       // optimizer, hand-written: its table in Impl::tables
   int segments = 0;
   // hand-written: the kernel's one parameter block (pointers filled in)
@@ -349,7 +350,9 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
     DLC_RETURN_IF_ERROR(loadKernel(compiler, g.name, g.source, g.name, where, step.kernel));
     int64_t threads = int64_t(g.blockSize) * g.blockSizeY;
     int64_t blocks =
-        g.form == KernelForm::kReduction ? g.work : (g.work + threads - 1) / threads;
+        g.form == KernelForm::kReduction || g.form == KernelForm::kRow
+            ? g.work
+            : (g.work + threads - 1) / threads;
     int64_t cap = int64_t(this->device.multiprocessors) * kBlocksPerMultiprocessor;
     step.grid = dim3(static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, cap)));
     step.block = dim3(g.blockSize, g.blockSizeY);
@@ -364,6 +367,7 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
     } else {
       for (int32_t id : g.args)
         step.pointers.push_back(arena + p.buffers[id].offset);
+      step.readsStep = g.readsStep;
     }
     launches.push_back(std::move(step));
     return Status::ok();
@@ -529,6 +533,8 @@ Status CudaExecutor::Impl::runLaunch(LaunchStep &step) {
   } else {
     for (void *&pointer : step.pointers)
       args.push_back(&pointer);
+    if (step.readsStep)
+      args.push_back(&deviceStep);
   }
   return cudaCheck(cudaLaunchKernel(reinterpret_cast<const void *>(step.kernel), step.grid,
                                     step.block, args.data(), 0, stream),

@@ -71,6 +71,16 @@ std::string typeText(const PlanBuffer &b) {
   return std::string(dtypeName(b.dtype)) + shapeText(b.shape);
 }
 
+/// A double constant as CUDA source, exactly.
+std::string doubleLiteral(double v) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.17g", v);
+  std::string s = text;
+  if (s.find_first_of(".en") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
 /// A float constant as CUDA source that rounds to the same float.
 std::string floatLiteral(double v) {
   char text[64];
@@ -124,8 +134,14 @@ bool isElemental(const std::string &op) {
   static const std::set<std::string> ops = {
       "relu", "tanh", "sigmoid", "gelu", "scale", "add", "sub", "mul", "div",
       "relu_backward", "tanh_backward", "sigmoid_backward", "gelu_backward",
-      "cast", "broadcast_to", "transpose", "slice", "slice_backward", "concat"};
+      "cast", "broadcast_to", "transpose", "slice", "slice_backward", "concat",
+      "dropout"};
   return ops.count(op) > 0;
+}
+/// Ops the row form computes: statistics over the last axis, then an
+/// element-wise pass over the same row that uses them.
+bool isRowOp(const std::string &op) {
+  return op == "softmax" || op == "layer_norm" || op == "softmax_backward";
 }
 
 /// What a reduction does to its input: which input dimensions it sums.
@@ -299,6 +315,8 @@ public:
   int indent = 1;
   std::vector<int32_t> params;
   bool usesF16 = false, usesBF16 = false;
+  /// A dropout reads the step counter: the kernel's last parameter.
+  bool usesStep = false;
 
 private:
   static std::string key(int32_t b, const std::string &idx) {
@@ -408,7 +426,18 @@ std::string Emitter::value(int32_t buffer, const std::string &idx) {
       spelled = "dlc_ld(" + param(buffer) + ", " + idx + ")";
     reg = temp("v", "float", spelled);
   } else {
-    reg = emitOp(plan.kernels[producer->second], buffer, idx);
+    const PlanKernel &k = plan.kernels[producer->second];
+    reg = emitOp(k, buffer, idx);
+    // A half-precision result is rounded as the CPU stores it, so that a
+    // later op of the launch reads what it would read from memory (a cast
+    // rounds itself).
+    static const std::set<std::string> exact = {"cast", "broadcast_to", "transpose", "slice",
+                                                "slice_backward", "concat"};
+    bool rounds = !exact.count(k.op);
+    if (rounds && b.dtype == DType::kF16)
+      reg = temp("v", "float", "dlc_round_f16(" + reg + ")");
+    else if (rounds && b.dtype == DType::kBF16)
+      reg = temp("v", "float", "dlc_round_bf16(" + reg + ")");
   }
   memo.back()[key(buffer, idx)] = reg;
   return reg;
@@ -582,6 +611,33 @@ std::string Emitter::emitOp(const PlanKernel &k, int32_t result, const std::stri
     }
     return reg;
   }
+  if (op == "dropout") {
+    // y = keep ? x * 1/(1 - rate) : 0, the keep decision the CPU's, at the
+    // element's index in y (the same as x's).
+    if (!arity(1))
+      return "0.f";
+    double rate = floatAttr(k, "rate", 0);
+    if (!(rate >= 0 && rate < 1)) {
+      fail("dropout with rate " + std::to_string(rate) + ", not in [0, 1)");
+      return "0.f";
+    }
+    if (plan.buffers[k.inputs[0]].shape != out) {
+      fail("dropout of " + shapeText(plan.buffers[k.inputs[0]].shape) + " into " +
+           shapeText(out));
+      return "0.f";
+    }
+    usesStep = true;
+    std::string x = operand(0);
+    return temp("v", "float",
+                "dlc_keep(" + std::to_string(static_cast<uint64_t>(intAttr(k, "seed", 0))) +
+                    "ull, dlc_step, " + idx + ", " + doubleLiteral(rate) + ") ? " + x + " * " +
+                    floatLiteral(1.0 / (1.0 - rate)) + " : 0.f");
+  }
+  if (isRowOp(op)) {
+    fail("the result of " + op + " is needed at an index other than its row's (a later op "
+         "of the launch reads it broadcast or remapped)");
+    return "0.f";
+  }
   if (isReduction(op)) {
     fail("the result of " + op + " is needed at an index its reduction did not "
          "compute (a reduction feeding the same reduction's loop, or its result "
@@ -623,7 +679,15 @@ std::string paramList(const Emitter &e, const Dataflow &flow, bool restrict) {
     text += std::string(i ? ", " : "") + (written ? "" : "const ") + cType(b.dtype) + " *" +
             (restrict ? "__restrict__ " : "") + (written ? "out" : "in") + std::to_string(i);
   }
+  if (e.usesStep)
+    text += ", const long long *__restrict__ dlc_step_counter";
   return text;
+}
+
+/// The first line of a kernel whose dropouts read the step counter.
+std::string stepLine(const Emitter &e) {
+  return e.usesStep ? "  const long long dlc_step = *dlc_step_counter; // a graph replays it\n"
+                    : "";
 }
 
 /// Outputs that share arena bytes with an input (the memory planner gives
@@ -678,6 +742,7 @@ std::string finish(GeneratedKernel &g, const Plan &plan, const Launch &launch,
   for (size_t at; (at = text.find("DLC_KERNEL_NAME")) != std::string::npos;)
     text.replace(at, 15, g.name);
   g.source = header + text;
+  g.readsStep = e.usesStep;
   return g.name;
 }
 
@@ -793,7 +858,7 @@ StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
   std::ostringstream s;
   s << "extern \"C\" __global__ void __launch_bounds__(" << kBlockSize << ") DLC_KERNEL_NAME("
     << paramList(e, flow, !anyOverlap) << ") {\n"
-    << "  const long long n = " << n << "LL;\n"
+    << stepLine(e) << "  const long long n = " << n << "LL;\n"
     << "  const long long stride = (long long)gridDim.x * blockDim.x;\n"
     << "  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
     << "  // " << v << " elements per thread and access, 16-byte loads and stores.\n"
@@ -1002,12 +1067,12 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   if (columns)
     s << "extern \"C\" __global__ void __launch_bounds__(" << kColumnTile * kColumnRows
       << ") DLC_KERNEL_NAME(" << paramList(e, flow, !anyOverlap) << ") {\n"
-      << "  // " << red.rows << " outputs in tiles of " << kColumnTile << " (blockDim.x), each "
+      << stepLine(e) << "  // " << red.rows << " outputs in tiles of " << kColumnTile << " (blockDim.x), each "
       << "summing " << red.count << " rows split over blockDim.y = " << kColumnRows << ".\n";
   else
     s << "extern \"C\" __global__ void __launch_bounds__(" << block << ") DLC_KERNEL_NAME("
       << paramList(e, flow, !anyOverlap) << ") {\n"
-      << "  // One block per output row: " << red.rows << " rows of " << red.count
+      << stepLine(e) << "  // One block per output row: " << red.rows << " rows of " << red.count
       << " elements" << (rowsOuter ? ", contiguous" : rowsInner ? ", strided by the row count" : "")
       << ".\n";
   s << e.body << "}\n";
@@ -1016,6 +1081,222 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   g.blockSizeY = columns ? kColumnRows : 1;
   g.work = columns ? (red.rows + kColumnTile - 1) / kColumnTile : red.rows;
   finish(g, plan, launch, e, s.str(), "reduce");
+  return g;
+}
+
+
+/// The row form: element-wise producers, one softmax / layer_norm /
+/// softmax_backward over the last axis, element-wise consumers of its
+/// result. One block per row; each pass over the row asks the emitter for
+/// the row op's operands at the element's index (the producers recomputed
+/// per pass, as XLA's input fusion does), the statistics combine in
+/// double as the CPU reference's (cpu/OpsDense.cpp), and the last pass
+/// seeds the row op's result at the index, so consumers and every
+/// exported value are computed and stored there.
+StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
+                                      const Dataflow &flow, size_t rowKernel) {
+  const PlanKernel &k = plan.kernels[rowKernel];
+  const std::string &op = k.op;
+  auto refuse = [&](const std::string &why) {
+    return Status(StatusCode::kInvalidArgument, op + " " + why);
+  };
+  bool softmax = op == "softmax", norm = op == "layer_norm", backward = op == "softmax_backward";
+  size_t minIn = norm ? 3 : 2 - softmax, maxIn = softmax ? 2 : norm ? 3 : 2;
+  if (k.inputs.size() < minIn || k.inputs.size() > maxIn || k.outputs.size() != 1)
+    return refuse("with " + std::to_string(k.inputs.size()) + " operands and " +
+                  std::to_string(k.outputs.size()) + " results");
+  const Shape space = plan.buffers[k.inputs[0]].shape;
+  int64_t rank = static_cast<int64_t>(space.size());
+  if (rank == 0 || space.back() == 0)
+    return refuse("of a scalar or empty input");
+  int64_t d = space.back(), rows = numel(space) / d;
+  if (!norm) {
+    int64_t axis = intAttr(k, "axis", -1);
+    if (axis != -1 && axis != rank - 1)
+      return refuse("over axis " + std::to_string(axis) + " of a rank-" + std::to_string(rank) +
+                    " input: the row form normalizes the last axis only");
+  }
+  bool causal = softmax && intAttr(k, "causal", 0) != 0;
+  if (causal && rank < 2)
+    return refuse("with causal masking of a rank-1 input");
+  for (int32_t id : {k.outputs[0], backward ? k.inputs[1] : k.outputs[0]})
+    if (plan.buffers[id].shape != space)
+      return refuse("with '" + plan.buffers[id].name + "' of type " + typeText(plan.buffers[id]) +
+                    ", not of the input's shape " + shapeText(space));
+  if (norm)
+    for (int32_t id : {k.inputs[1], k.inputs[2]})
+      if (plan.buffers[id].numElements() != d)
+        return refuse("with '" + plan.buffers[id].name + "' of type " +
+                      typeText(plan.buffers[id]) + ", not one value per column (" +
+                      std::to_string(d) + ")");
+  for (int32_t id : flow.exported)
+    if (plan.buffers[id].shape != space)
+      return Status(StatusCode::kInvalidArgument,
+                    "exports '" + plan.buffers[id].name + "' (" + typeText(plan.buffers[id]) +
+                        "), not of the shape of the rows of its " + op + " " +
+                        shapeText(space));
+
+  int block = 32;
+  while (block < kBlockSize && block < d)
+    block *= 2;
+  std::string B = std::to_string(block);
+  // Inputs read at an index other than the element's own (gamma, beta, a
+  // broadcast mask, producers' remapped operands).
+  std::set<int32_t> remapped;
+  auto body = [&](Emitter &e, bool stores) {
+    e.loadHook = [&](int32_t id, const std::string &idx) -> std::string {
+      if (idx != "i")
+        remapped.insert(id);
+      return "";
+    };
+    e.indent = 1;
+    e.line("__shared__ double smem[32];");
+    e.line("const long long d = " + std::to_string(d) + "LL;");
+    e.open("for (long long r = blockIdx.x; r < " + std::to_string(rows) +
+           "LL; r += gridDim.x)");
+    if (causal) // the last visible key of the row's query
+      e.line("const long long last = r % " + std::to_string(space[rank - 2]) + "LL + " +
+             std::to_string(d - space[rank - 2]) + "LL;");
+    // One pass over the row: `each` emits the work at element i.
+    auto pass = [&](const std::function<void()> &each) {
+      e.open("for (long long c = threadIdx.x; c < d; c += blockDim.x)");
+      e.line("const long long i = r * d + c;");
+      each();
+      e.close();
+    };
+    auto reduce = [&](const std::string &acc, bool max) {
+      e.line(acc + " = dlc_block_allreduce<" + B + ", " + (max ? "true" : "false") + ">(" + acc +
+             ", smem);");
+    };
+    // softmax's logit at i: scale * x + mask, in double.
+    double scale = floatAttr(k, "scale", 1.0);
+    auto logit = [&] {
+      std::string z = "(" + doubleLiteral(scale) + " * (double)" + e.value(k.inputs[0], "i");
+      if (k.inputs.size() > 1)
+        z += " + (double)" +
+             e.value(k.inputs[1], e.broadcastIndex("i", space, plan.buffers[k.inputs[1]].shape));
+      return e.temp("z", "double", z + ")");
+    };
+    std::string visible = causal ? "c <= last" : "";
+    // The passes that gather the row's statistics; `last` then emits the
+    // row op's result at i in the final pass.
+    std::function<std::string()> last;
+    if (softmax) {
+      e.line("double mx = DLC_NEG_INF, sum = 0.0;");
+      pass([&] {
+        std::string z = logit();
+        e.line((causal ? "if (" + visible + ") " : std::string()) + "mx = mx < " + z + " ? " +
+               z + " : mx;");
+      });
+      reduce("mx", true);
+      pass([&] {
+        std::string z = logit();
+        e.line((causal ? "if (" + visible + ") " : std::string()) + "sum += exp(" + z +
+               " - mx);");
+      });
+      reduce("sum", false);
+      last = [&] {
+        // The CPU stores the exponential as a float, then divides it.
+        std::string y = "(float)((double)(float)exp(" + logit() + " - mx) / sum)";
+        return e.temp("y", "float", causal ? visible + " ? " + y + " : 0.f" : y);
+      };
+    } else if (norm) {
+      e.line("double mean = 0.0, var = 0.0;");
+      pass([&] { e.line("mean += (double)" + e.value(k.inputs[0], "i") + ";"); });
+      reduce("mean", false);
+      e.line("mean /= (double)d;");
+      pass([&] {
+        std::string dv =
+            e.temp("dv", "double", "(double)" + e.value(k.inputs[0], "i") + " - mean");
+        e.line("var += " + dv + " * " + dv + ";");
+      });
+      reduce("var", false);
+      e.line("const double rstd = 1.0 / sqrt(var / (double)d + " +
+             doubleLiteral(floatAttr(k, "epsilon", 1e-5)) + ");");
+      last = [&] {
+        return e.temp("y", "float",
+                      "(float)(((double)" + e.value(k.inputs[0], "i") +
+                          " - mean) * rstd * (double)" + e.value(k.inputs[1], "c") +
+                          " + (double)" + e.value(k.inputs[2], "c") + ")");
+      };
+    } else {
+      e.line("double dot = 0.0;");
+      pass([&] {
+        e.line("dot += (double)" + e.value(k.inputs[0], "i") + " * (double)" +
+               e.value(k.inputs[1], "i") + ";");
+      });
+      reduce("dot", false);
+      last = [&] {
+        return e.temp("y", "float",
+                      "(float)(" + doubleLiteral(scale) + " * (double)" +
+                          e.value(k.inputs[1], "i") + " * ((double)" +
+                          e.value(k.inputs[0], "i") + " - dot))");
+      };
+    }
+    pass([&] {
+      std::string y = last();
+      // What the result's buffer would hold, for the consumers.
+      DType type = plan.buffers[k.outputs[0]].dtype;
+      if (type == DType::kF16 || type == DType::kBF16) {
+        (type == DType::kF16 ? e.usesF16 : e.usesBF16) = true;
+        y = e.temp("y", "float",
+                   (type == DType::kF16 ? "dlc_round_f16(" : "dlc_round_bf16(") + y + ")");
+      }
+      e.seed(k.outputs[0], "i", y);
+      for (int32_t id : flow.exported) {
+        std::string v = e.value(id, "i");
+        if (stores)
+          e.line("dlc_st(" + e.param(id) + ", i, " + v + ");");
+      }
+    });
+    e.close();
+  };
+
+  GeneratedKernel g;
+  g.form = KernelForm::kRow;
+  Emitter e(plan, flow);
+  // Inputs first, as in the other forms: a dry run registers them.
+  {
+    Emitter dry(plan, flow);
+    body(dry, false);
+    if (!dry.error.empty())
+      return Status(StatusCode::kInvalidArgument, dry.error);
+    e.params = dry.params;
+    for (int32_t id : flow.exported)
+      e.param(id);
+  }
+  remapped.clear();
+  body(e, true);
+  if (!e.error.empty())
+    return Status(StatusCode::kInvalidArgument, e.error);
+  // A result may take the bytes of an input (the memory planner ends an
+  // input's life at the op that reads it): safe where the input is read at
+  // the element's own index only, as the same element, since each thread
+  // reads its elements before it writes them, after the row's statistics.
+  bool anyOverlap = false;
+  for (int32_t o : flow.exported)
+    for (int32_t in : flow.inputs) {
+      const PlanBuffer &ob = plan.buffers[o], &ib = plan.buffers[in];
+      if (!overlaps(ob, ib))
+        continue;
+      anyOverlap = true;
+      if (remapped.count(in) || ob.offset != ib.offset || ib.shape != space ||
+          dtypeBytes(ob.dtype) != dtypeBytes(ib.dtype))
+        return Status(StatusCode::kInvalidArgument,
+                      "output '" + ob.name + "' shares arena bytes with input '" + ib.name +
+                          "', which is not read as the same element only");
+    }
+
+  std::ostringstream src;
+  src << "extern \"C\" __global__ void __launch_bounds__(" << block << ") DLC_KERNEL_NAME("
+      << paramList(e, flow, !anyOverlap) << ") {\n"
+      << stepLine(e) << "  // One block per row: " << rows << " rows of " << d << ", " << op
+      << (causal ? " (causal)" : "") << " statistics in double.\n"
+      << e.body << "}\n";
+  g.args = e.params;
+  g.blockSize = block;
+  g.work = rows;
+  finish(g, plan, launch, e, src.str(), "row");
   return g;
 }
 
@@ -1424,6 +1705,7 @@ const char *kernelFormName(KernelForm form) {
   switch (form) {
   case KernelForm::kLoop: return "loop";
   case KernelForm::kReduction: return "reduction";
+  case KernelForm::kRow: return "row";
   case KernelForm::kOptimizer: return "optimizer";
   case KernelForm::kHorizontalCast: return "horizontal_cast";
   }
@@ -1513,18 +1795,21 @@ StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
   if (launch.kernels.empty())
     return Status(StatusCode::kInvalidArgument, "an empty launch");
   bool allOptimizer = true, anyOptimizer = false;
-  std::vector<size_t> reductions;
+  std::vector<size_t> reductions, rowOps;
   for (size_t k : launch.kernels) {
     const std::string &op = plan.kernels[k].op;
-    if (!isElemental(op) && !isReduction(op) && !isOptimizer(op))
+    if (!isElemental(op) && !isReduction(op) && !isOptimizer(op) && !isRowOp(op))
       return Status(StatusCode::kInvalidArgument,
                     op + " is a " + kernelImplementation(op) +
                         " op, not one the generator covers (element-wise, broadcast, "
-                        "data movement, reductions, optimizer updates)");
+                        "data movement, dropout, reductions, softmax / layer_norm / "
+                        "softmax_backward rows, optimizer updates)");
     allOptimizer &= isOptimizer(op);
     anyOptimizer |= isOptimizer(op);
     if (isReduction(op))
       reductions.push_back(k);
+    if (isRowOp(op))
+      rowOps.push_back(k);
   }
   // Mixed precision: a horizontal update group may hold the casts of its
   // half-precision gradients (dlc-fuse-optimizer-updates).
@@ -1538,6 +1823,19 @@ StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
   Dataflow flow = dataflowOf(plan, launch, index);
   if (flow.exported.empty())
     return Status(StatusCode::kInvalidArgument, "computes nothing that is read later");
+  if (!rowOps.empty()) {
+    const std::string &first = plan.kernels[rowOps[0]].op;
+    if (rowOps.size() > 1)
+      return Status(StatusCode::kInvalidArgument,
+                    "holds " + std::to_string(rowOps.size()) + " row ops (" + first + " and " +
+                        plan.kernels[rowOps[1]].op + "); the row form computes one per launch");
+    if (!reductions.empty())
+      return Status(StatusCode::kInvalidArgument,
+                    "holds a row op (" + first + ") and a reduction (" +
+                        plan.kernels[reductions[0]].op + "); the row form computes no other "
+                        "reduction");
+    return generateRow(plan, launch, flow, rowOps[0]);
+  }
   if (!reductions.empty())
     return generateReduction(plan, launch, flow, reductions);
   // Casts whose results differ in shape (mixed precision's weight casts,

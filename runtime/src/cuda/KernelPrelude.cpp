@@ -5,7 +5,9 @@
 // just the fused computation. Under NVRTC it is CUDA; compiled as plain C++
 // (no __CUDACC__), the same kernel text runs on the host with one thread
 // per block and one block, which lets a unit test check a generated kernel
-// against the CPU reference kernels without a GPU.
+// against the CPU reference kernels without a GPU; a test that defines
+// DLC_HOST_THREADS brings its own threads (and the block reductions then
+// combine them).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,7 +22,7 @@ const char *const kPrelude = R"prelude(#ifndef DLC_KERNEL_PRELUDE
 #define DLC_DEVICE __device__ __forceinline__
 #define DLC_NEG_INF (-__int_as_float(0x7f800000))
 #else
-// Host layer: one block of one thread runs the whole grid-stride loop.
+// Host layers: plain C++.
 #include <math.h>
 #include <limits>
 #define __global__
@@ -28,12 +30,18 @@ const char *const kPrelude = R"prelude(#ifndef DLC_KERNEL_PRELUDE
 #define __forceinline__ inline
 #define __launch_bounds__(n)
 #define __shared__ static
-#define __syncthreads()
 #define DLC_DEVICE inline
 #define DLC_NEG_INF (-std::numeric_limits<float>::infinity())
+#if !defined(DLC_HOST_THREADS)
+// One block of one thread runs the whole grid-stride loop. (With
+// DLC_HOST_THREADS the includer, a unit test's simulator, runs each
+// block's threads at once and defines threadIdx, blockIdx, blockDim,
+// gridDim and __syncthreads(), a barrier.)
+#define __syncthreads()
 struct dlc_dim3 { unsigned x, y, z; };
 static const dlc_dim3 threadIdx = {0, 0, 0}, blockIdx = {0, 0, 0},
                       blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
+#endif
 #endif
 
 DLC_DEVICE float dlc_tof(float v) { return v; }
@@ -86,6 +94,22 @@ DLC_DEVICE float dlc_gelu_tanh_grad(float x) {
                                 (1.f + 3.f * 0.044715f * x * x);
 }
 
+// Dropout's keep decision, the CPU's keepElement (cpu/OpsDense.cpp):
+// splitmix64 finalizers over (seed, step, element index), the top 53 bits
+// as a double in [0, 1) against the rate; integers and one exact
+// conversion, so the mask is the CPU's bit for bit.
+DLC_DEVICE unsigned long long dlc_mix64(unsigned long long z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+DLC_DEVICE bool dlc_keep(unsigned long long seed, long long step, long long i, double rate) {
+  const unsigned long long h =
+      dlc_mix64(dlc_mix64(seed * 0x9e3779b97f4a7c15ull + (unsigned long long)step) +
+                (unsigned long long)i);
+  return (double)(h >> 11) * (1.0 / 9007199254740992.0) >= rate;
+}
+
 // A block's reduction, valid in thread 0: warp shuffles, then one value
 // per warp through shared memory. kThreads is the launch's block size, a
 // multiple of 32.
@@ -111,8 +135,50 @@ DLC_DEVICE float dlc_block_reduce(float v, float *smem) {
   }
   return v;
 }
+
+// The row form's statistics: a block's reduction whose result every thread
+// gets. Butterfly shuffles leave the same value in every lane (a + b is
+// b + a), then every warp reduces the warps' partials from shared memory
+// (at least 32 slots). float or double.
+template <bool kMax, typename T> DLC_DEVICE T dlc_warp_allreduce(T v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    T w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = kMax ? (v < w ? w : v) : v + w;
+  }
+  return v;
+}
+template <int kThreads, bool kMax, typename T>
+DLC_DEVICE T dlc_block_allreduce(T v, T *smem) {
+  v = dlc_warp_allreduce<kMax>(v);
+  if (kThreads > 32) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) smem[warp] = v;
+    __syncthreads();
+    v = lane < kThreads / 32 ? smem[lane] : (kMax ? (T)DLC_NEG_INF : (T)0);
+    v = dlc_warp_allreduce<kMax>(v);
+    __syncthreads(); // smem is reused by the next reduction
+  }
+  return v;
+}
+#elif defined(DLC_HOST_THREADS)
+// Every thread combines the block's values in thread order, so all get one
+// result; smem needs blockDim.x slots (the simulator runs <= 32 threads).
+template <int kThreads, bool kMax, typename T>
+inline T dlc_block_allreduce(T v, T *smem) {
+  smem[threadIdx.x] = v;
+  __syncthreads();
+  T r = smem[0];
+  for (unsigned t = 1; t < blockDim.x; ++t) r = kMax ? (r < smem[t] ? smem[t] : r) : r + smem[t];
+  __syncthreads();
+  return r;
+}
+template <int kThreads, bool kMax> inline float dlc_block_reduce(float v, float *smem) {
+  return dlc_block_allreduce<kThreads, kMax>(v, smem);
+}
 #else
 template <int kThreads, bool kMax> inline float dlc_block_reduce(float v, float *) { return v; }
+template <int kThreads, bool kMax, typename T> inline T dlc_block_allreduce(T v, T *) { return v; }
 #endif
 #endif // DLC_KERNEL_PRELUDE
 )prelude";

@@ -802,3 +802,463 @@ TEST(KernelCompiler, HorizontalCastsCompile) {
     EXPECT_TRUE(cubin.isOk()) << cubin.status().toString();
   }
 }
+
+//===----------------------------------------------------------------------===//
+// The row form: element-wise producers, one softmax / layer_norm /
+// softmax_backward, element-wise consumers, in one launch.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Marks every kernel of `p` added from `first` on as one xla input group.
+void inputGroup(PlanBuilder &p, size_t first, int64_t group) {
+  for (size_t k = first; k < p.plan.kernels.size(); ++k) {
+    p.plan.kernels[k].attrs["fusion.group"] = group;
+    p.plan.kernels[k].attrs["fusion.kind"] = std::string("input");
+  }
+}
+
+/// The row groups of xla's transformers, with row lengths below, above and
+/// at no multiple of a warp and of the block, several rows each.
+Plan rowPlan() {
+  PlanBuilder p;
+  p.plan.model = "codegen_rows";
+  const DType h = DType::kF16;
+  // BERT: dropout -> add(residual) -> layer_norm; the sum is also read by
+  // a kernel outside the group (exported), the result is an output.
+  int32_t lin = p.buffer("lin", {6, 200}, kIn), res = p.buffer("res", {6, 200}, kIn);
+  int32_t g = p.buffer("g", {200}, BufferRole::kParam), b = p.buffer("b", {200}, BufferRole::kParam);
+  int32_t dr = p.buffer("dr", {6, 200}), sum = p.buffer("sum", {6, 200});
+  size_t first = p.plan.kernels.size();
+  p.kernel("dropout", {lin}, {dr}, -1, {{"rate", 0.25}, {"seed", int64_t(7)}});
+  p.kernel("add", {res, dr}, {sum});
+  p.kernel("layer_norm", {sum, g, b}, {p.buffer("ln", {6, 200}, kOut)}, -1, {{"epsilon", 1e-5}});
+  inputGroup(p, first, 0);
+  p.kernel("relu", {sum}, {p.buffer("sum.read", {6, 200}, kOut)});
+  // amp: f16 data, f32 gamma and beta, a long row (1000 > the block).
+  int32_t xh = p.buffer("xh", {3, 1000}, kIn, h), rh = p.buffer("rh", {3, 1000}, kIn, h);
+  int32_t gh = p.buffer("gh", {1000}, BufferRole::kParam), bh = p.buffer("bh", {1000}, BufferRole::kParam);
+  int32_t sh = p.buffer("sh", {3, 1000}, BufferRole::kTemporary, h);
+  first = p.plan.kernels.size();
+  p.kernel("add", {xh, rh}, {sh});
+  p.kernel("layer_norm", {sh, gh, bh}, {p.buffer("lnh", {3, 1000}, kOut, h)});
+  inputGroup(p, first, 1);
+  // Attention: scale, add a broadcast mask, softmax, then consumers: a
+  // cast to f16 and a mul; the probabilities are an output too.
+  int32_t sc = p.buffer("scores", {2, 3, 4, 45}, kIn), mask = p.buffer("mask", {2, 1, 1, 45}, kIn);
+  int32_t w = p.buffer("w", {2, 3, 4, 45}, kIn);
+  int32_t t = p.buffer("t", {2, 3, 4, 45}), u = p.buffer("u", {2, 3, 4, 45});
+  int32_t prob = p.buffer("prob", {2, 3, 4, 45}, kOut);
+  first = p.plan.kernels.size();
+  p.kernel("scale", {sc}, {t}, -1, {{"scale", 0.125}, {"bias", 0.0}});
+  p.kernel("add", {t, mask}, {u});
+  p.kernel("softmax", {u}, {prob}, -1, {{"axis", int64_t(-1)}});
+  p.kernel("cast", {prob}, {p.buffer("prob16", {2, 3, 4, 45}, kOut, h)}, -1,
+           {{"to", std::string("f16")}});
+  p.kernel("mul", {prob, w}, {p.buffer("pw", {2, 3, 4, 45}, kOut)});
+  inputGroup(p, first, 2);
+  // GPT-2: a causal, scaled softmax of f16 scores, dropout after it.
+  int32_t cs = p.buffer("cs", {2, 2, 37, 37}, kIn, h), cf = p.buffer("cf", {2, 2, 37, 37});
+  int32_t cp = p.buffer("cp", {2, 2, 37, 37}, kOut);
+  first = p.plan.kernels.size();
+  p.kernel("cast", {cs}, {cf}, -1, {{"to", std::string("f32")}});
+  p.kernel("softmax", {cf}, {cp}, -1, {{"causal", int64_t(1)}, {"scale", 0.3}});
+  p.kernel("dropout", {cp}, {p.buffer("cpd", {2, 2, 37, 37}, kOut, h)}, -1,
+           {{"rate", 0.1}, {"seed", int64_t(3)}});
+  inputGroup(p, first, 3);
+  // Its gradient: the dropout's mask on dy, then softmax_backward.
+  int32_t dy = p.buffer("dy", {2, 2, 37, 37}, kIn), ddy = p.buffer("ddy", {2, 2, 37, 37});
+  first = p.plan.kernels.size();
+  p.kernel("dropout", {dy}, {ddy}, -1, {{"rate", 0.1}, {"seed", int64_t(3)}});
+  p.kernel("softmax_backward", {ddy, cp}, {p.buffer("dx", {2, 2, 37, 37}, kOut)}, -1,
+           {{"scale", 0.3}});
+  inputGroup(p, first, 4);
+  // A row of one element and a row shorter than a warp.
+  int32_t one = p.buffer("one", {5, 1}, kIn), tiny = p.buffer("tiny", {4, 7}, kIn);
+  first = p.plan.kernels.size();
+  int32_t onet = p.buffer("one.t", {5, 1});
+  p.kernel("tanh", {one}, {onet});
+  p.kernel("softmax", {onet}, {p.buffer("one.p", {5, 1}, kOut)});
+  inputGroup(p, first, 5);
+  first = p.plan.kernels.size();
+  int32_t tinyt = p.buffer("tiny.t", {4, 7});
+  p.kernel("sigmoid", {tiny}, {tinyt});
+  p.kernel("layer_norm", {tinyt, p.buffer("tg", {7}, BufferRole::kParam),
+                          p.buffer("tb", {7}, BufferRole::kParam)},
+           {p.buffer("tiny.n", {4, 7}, kOut)});
+  inputGroup(p, first, 6);
+  // Dropout in the other forms: a loop, and a bias gradient's column
+  // reduction (GPT-2's add -> dropout -> sum_to_shape).
+  int32_t lx = p.buffer("lx", {3, 50}, kIn), ld = p.buffer("ld", {3, 50});
+  first = p.plan.kernels.size();
+  p.kernel("dropout", {lx}, {ld}, -1, {{"rate", 0.5}, {"seed", int64_t(11)}});
+  p.kernel("mul", {ld, lx}, {p.buffer("lm", {3, 50}, kOut)});
+  inputGroup(p, first, 7);
+  int32_t ra = p.buffer("ra", {4, 33}, kIn), rs = p.buffer("rs", {4, 33}),
+          rd = p.buffer("rd", {4, 33}, kOut);
+  first = p.plan.kernels.size();
+  p.kernel("add", {ra, ra}, {rs});
+  p.kernel("dropout", {rs}, {rd}, -1, {{"rate", 0.2}, {"seed", int64_t(5)}});
+  p.kernel("sum_to_shape", {rd}, {p.buffer("rsum", {1, 33}, kOut)}, -1,
+           {{"shape", std::vector<int64_t>{1, 33}}});
+  inputGroup(p, first, 8);
+  return p.plan;
+}
+
+/// Calls a generated pointer-parameter kernel.
+void callKernel(void *symbol, const std::vector<void *> &a) {
+  using P = void *;
+  switch (a.size()) {
+  case 1: reinterpret_cast<void (*)(P)>(symbol)(a[0]); break;
+  case 2: reinterpret_cast<void (*)(P, P)>(symbol)(a[0], a[1]); break;
+  case 3: reinterpret_cast<void (*)(P, P, P)>(symbol)(a[0], a[1], a[2]); break;
+  case 4: reinterpret_cast<void (*)(P, P, P, P)>(symbol)(a[0], a[1], a[2], a[3]); break;
+  case 5: reinterpret_cast<void (*)(P, P, P, P, P)>(symbol)(a[0], a[1], a[2], a[3], a[4]); break;
+  case 6:
+    reinterpret_cast<void (*)(P, P, P, P, P, P)>(symbol)(a[0], a[1], a[2], a[3], a[4], a[5]);
+    break;
+  case 7:
+    reinterpret_cast<void (*)(P, P, P, P, P, P, P)>(symbol)(a[0], a[1], a[2], a[3], a[4], a[5],
+                                                          a[6]);
+    break;
+  default: ADD_FAILURE() << a.size() << " arguments"; break;
+  }
+}
+
+/// The HandKernelsTest simulator's layer for generated kernels: each
+/// block's threads run at once as std::threads, __syncthreads() a barrier,
+/// __shared__ arrays statics (one block at a time), blocks one after
+/// another; the prelude's DLC_HOST_THREADS block reductions combine them.
+const char *const kThreadedLayer = R"src(#define DLC_HOST_THREADS 1
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+struct dlc_dim3 { unsigned x, y, z; };
+inline thread_local dlc_dim3 threadIdx, blockIdx;
+inline dlc_dim3 blockDim, gridDim;
+struct DlcBarrier {
+  std::mutex m;
+  std::condition_variable cv;
+  unsigned count = 0, waiting = 0;
+  unsigned long generation = 0;
+  void wait() {
+    std::unique_lock<std::mutex> lock(m);
+    unsigned long g = generation;
+    if (++waiting == count) {
+      waiting = 0;
+      ++generation;
+      cv.notify_all();
+    } else {
+      cv.wait(lock, [&] { return g != generation; });
+    }
+  }
+};
+inline DlcBarrier dlc_barrier;
+#define __syncthreads() dlc_barrier.wait()
+)src";
+const char *const kThreadedLaunch = R"src(#include "threads.h"
+extern "C" void dlc_sim_launch(void (*body)(void *), void *context, unsigned grid,
+                               unsigned block) {
+  gridDim = {grid, 1, 1};
+  blockDim = {block, 1, 1};
+  dlc_barrier.count = block;
+  for (unsigned b = 0; b < grid; ++b) {
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < block; ++t)
+      threads.emplace_back([=] {
+        blockIdx = {b, 0, 0};
+        threadIdx = {t, 0, 0};
+        body(context);
+      });
+    for (std::thread &thread : threads)
+      thread.join();
+  }
+}
+)src";
+using SimLaunch = void (*)(void (*)(void *), void *, unsigned, unsigned);
+
+/// cuda_fp16.h and cuda_bf16.h for the host: the types as their bits,
+/// converted as the CPU converts them (Half.h), so that generated kernels
+/// touching half types run here too.
+const char *const kHostHalfHeaders = R"src(#pragma once
+#include <string.h>
+struct __half { unsigned short x; };
+struct __nv_bfloat16 { unsigned short x; };
+inline float dlc_host_bits(unsigned b) { float f; memcpy(&f, &b, 4); return f; }
+inline unsigned dlc_host_float_bits(float f) { unsigned b; memcpy(&b, &f, 4); return b; }
+inline float __half2float(__half v) {
+  unsigned h = v.x, sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  if (e == 0x1f) return dlc_host_bits(sign | 0x7f800000u | (m << 13));
+  if (e == 0) { float f = (float)m * (1.0f / 16777216.0f); return sign ? -f : f; }
+  return dlc_host_bits(sign | ((e + 112) << 23) | (m << 13));
+}
+inline __half __float2half_rn(float f) {
+  unsigned bits = dlc_host_float_bits(f), sign = (bits >> 16) & 0x8000u, a = bits & 0x7fffffffu;
+  if (a >= 0x7f800000u) return {(unsigned short)(sign | 0x7c00u | (a > 0x7f800000u ? 0x200u : 0u))};
+  if (a >= 0x477ff000u) return {(unsigned short)(sign | 0x7c00u)};
+  if (a < 0x38800000u) {
+    float scaled = dlc_host_bits(a) * 16777216.0f;
+    unsigned whole = (unsigned)scaled;
+    float rest = scaled - (float)whole;
+    if (rest > 0.5f || (rest == 0.5f && (whole & 1))) ++whole;
+    return {(unsigned short)(sign | whole)};
+  }
+  unsigned e = (a >> 23) - 112, m = a & 0x7fffffu, h = (e << 10) | (m >> 13), rest = m & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) ++h;
+  return {(unsigned short)(sign | h)};
+}
+inline float __bfloat162float(__nv_bfloat16 v) { return dlc_host_bits((unsigned)v.x << 16); }
+inline __nv_bfloat16 __float2bfloat16_rn(float f) {
+  unsigned bits = dlc_host_float_bits(f);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return {(unsigned short)((bits >> 16) | 0x40u)};
+  return {(unsigned short)((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16)};
+}
+)src";
+
+struct SimCall {
+  void *symbol;
+  std::vector<void *> args;
+};
+void simBody(void *context) {
+  SimCall *call = static_cast<SimCall *>(context);
+  callKernel(call->symbol, call->args);
+}
+
+/// Runs `plan`'s generated kernels as plain C++ on an arena and compares
+/// every output (role kOut) with the CPU executor's: float32 within 1e-5
+/// relative, half types within one unit of their last place. `threads` 0:
+/// the prelude's one-thread layer; otherwise that many threads a block and
+/// up to 3 blocks.
+void checkAgainstCpu(const Plan &plan, unsigned threads, int64_t step) {
+#ifndef DLC_HOST_CXX
+  GTEST_SKIP() << "needs the host C++ compiler's path (DLC_HOST_CXX) at build time";
+#else
+  PlanKernels all = generatePlanKernels(plan);
+  for (const auto &[launch, reason] : all.refused)
+    ADD_FAILURE() << "launch #" << launch.index << " refused: " << reason;
+  std::string dir = tempDir();
+  ASSERT_FALSE(dir.empty());
+  // Each kernel its own translation unit, as NVRTC compiles it (the
+  // prelude's helpers depend on the half types the kernel touches).
+  std::string files;
+  {
+    std::ofstream(dir + "/cuda_fp16.h") << kHostHalfHeaders;
+    std::ofstream(dir + "/cuda_bf16.h") << "#include \"cuda_fp16.h\"\n";
+    std::ofstream(dir + "/threads.h") << "#pragma once\n" << kThreadedLayer;
+    if (threads) {
+      std::ofstream(dir + "/launch.cpp") << kThreadedLaunch;
+      files += " " + dir + "/launch.cpp";
+    }
+    std::set<std::string> names;
+    for (const GeneratedKernel &g : all.kernels)
+      if (names.insert(g.name).second) {
+        std::ofstream(dir + "/" + g.name + ".cpp")
+            << (threads ? "#include \"threads.h\"\n" : "") << g.source;
+        files += " " + dir + "/" + g.name + ".cpp";
+      }
+  }
+  std::string command = std::string(DLC_HOST_CXX) + " -std=c++17 -O1 -shared -fPIC -I " + dir +
+                        " " + (threads ? "-pthread " : "") + "-o " + dir + "/kernels.so" +
+                        files + " 2> " + dir + "/log.txt";
+  ASSERT_EQ(std::system(command.c_str()), 0) << std::ifstream(dir + "/log.txt").rdbuf();
+  void *library = dlopen((dir + "/kernels.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << dlerror();
+  SimLaunch launch = threads ? reinterpret_cast<SimLaunch>(dlsym(library, "dlc_sim_launch"))
+                             : nullptr;
+  ASSERT_TRUE(!threads || launch);
+
+  auto cpu = cpu::CpuExecutor::create(plan);
+  ASSERT_TRUE(cpu.isOk()) << cpu.status().toString();
+  std::mt19937 rng(17);
+  std::normal_distribution<float> normal(0.f, 2.f);
+  for (const PlanBuffer &b : plan.buffers) {
+    if (b.role != kIn && b.role != BufferRole::kParam)
+      continue;
+    std::string bytes;
+    for (int64_t e = 0; e < b.numElements(); ++e) {
+      float f = normal(rng);
+      uint16_t half = b.dtype == DType::kF16 ? floatToHalf(f) : floatToBfloat16(f);
+      bytes.append(reinterpret_cast<const char *>(b.dtype == DType::kF32 ? (void *)&f : &half),
+                   dtypeBytes(b.dtype));
+    }
+    ASSERT_TRUE(cpu.value()->write(b.name, bytes.data(), bytes.size()).isOk());
+  }
+  std::vector<unsigned char> arena(plan.arenaBytes, 0);
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (plan.buffers[i].role == kIn || plan.buffers[i].role == BufferRole::kParam) {
+      std::string bytes = cpu.value()->bytesOf(static_cast<int32_t>(i));
+      std::memcpy(arena.data() + plan.buffers[i].offset, bytes.data(), bytes.size());
+    }
+  for (size_t k = 0; k < plan.kernels.size(); ++k)
+    ASSERT_TRUE(cpu.value()->runKernel(k, step).isOk());
+
+  long long counter = step; // the kernels read it from memory, as from the device's
+  for (const GeneratedKernel &g : all.kernels) {
+    SimCall call{dlsym(library, g.name.c_str()), {}};
+    ASSERT_NE(call.symbol, nullptr) << g.name;
+    for (int32_t id : g.args)
+      call.args.push_back(arena.data() + plan.buffers[id].offset);
+    if (g.readsStep)
+      call.args.push_back(&counter);
+    if (threads)
+      launch(simBody, &call, static_cast<unsigned>(std::min<int64_t>(g.work, 3)), threads);
+    else
+      callKernel(call.symbol, call.args);
+  }
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const PlanBuffer &b = plan.buffers[i];
+    if (b.role != kOut)
+      continue;
+    std::string want = cpu.value()->bytesOf(static_cast<int32_t>(i));
+    const unsigned char *have = arena.data() + b.offset;
+    for (int64_t e = 0; e < b.numElements(); ++e) {
+      if (b.dtype == DType::kF32) {
+        float w, h;
+        std::memcpy(&w, want.data() + 4 * e, 4);
+        std::memcpy(&h, have + 4 * e, 4);
+        ASSERT_NEAR(h, w, 1e-5f * std::max(1.f, std::fabs(w)))
+            << b.name << "[" << e << "], " << threads << " threads";
+      } else {
+        uint16_t w, h;
+        std::memcpy(&w, want.data() + 2 * e, 2);
+        std::memcpy(&h, have + 2 * e, 2);
+        ASSERT_LE(std::abs(int(w) - int(h)), 1)
+            << b.name << "[" << e << "] (" << dtypeName(b.dtype) << "), " << threads
+            << " threads";
+      }
+    }
+  }
+  dlclose(library);
+  std::system(("rm -rf " + dir).c_str());
+#endif
+}
+
+} // namespace
+
+TEST(Codegen, RowGroupsAreOneLaunchEach) {
+  Plan plan = rowPlan();
+  ASSERT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
+  PlanKernels all = generatePlanKernels(plan);
+  for (const auto &[launch, reason] : all.refused)
+    ADD_FAILURE() << "launch #" << launch.index << " refused: " << reason;
+  std::map<KernelForm, int> forms;
+  for (const GeneratedKernel &g : all.kernels)
+    ++forms[g.form];
+  EXPECT_EQ(forms[KernelForm::kRow], 7);
+  EXPECT_EQ(forms[KernelForm::kLoop], 2) << "the exported sum's reader, the dropout loop";
+  EXPECT_EQ(forms[KernelForm::kReduction], 1);
+  for (const GeneratedKernel &g : all.kernels) {
+    if (g.form != KernelForm::kRow)
+      continue;
+    EXPECT_STREQ(kernelFormName(g.form), "row");
+    EXPECT_EQ(g.name.rfind("dlc_row_", 0), 0u) << g.name;
+    EXPECT_NE(g.source.find("dlc_block_allreduce<"), std::string::npos) << g.name;
+    // One block per row.
+    const PlanKernel &first = plan.kernels[g.kernels.front()];
+    const PlanBuffer &in = plan.buffers[first.inputs[0]];
+    EXPECT_EQ(g.work, in.numElements() / in.shape.back()) << g.name;
+    EXPECT_EQ(g.readsStep, g.source.find("dlc_step_counter") != std::string::npos) << g.name;
+  }
+  // The layer_norm group writes the sum, which the relu outside reads, and
+  // its result; the 1000-long row takes the largest block.
+  const GeneratedKernel &ln = all.kernels[0];
+  ASSERT_EQ(ln.form, KernelForm::kRow);
+  EXPECT_TRUE(ln.readsStep);
+  EXPECT_EQ(ln.args.size(), 6u) << "lin, res, g, b; then sum and ln";
+  EXPECT_EQ(ln.blockSize, 256);
+  EXPECT_NE(ln.source.find("const long long *__restrict__ dlc_step_counter"), std::string::npos);
+}
+
+TEST(Codegen, RowKernelsMatchTheCpuReferenceOnTheHost) {
+  Plan plan = rowPlan();
+  ASSERT_NO_FATAL_FAILURE(checkAgainstCpu(plan, 0, 5));
+}
+
+TEST(Codegen, RowKernelsMatchTheCpuReferenceWithManyThreadsOnTheHost) {
+  // 16 threads a block and up to 3 blocks: every row statistic is a
+  // block-wide reduction, rows longer than the block take several elements
+  // per thread, and blocks stride over the rows.
+  Plan plan = rowPlan();
+  ASSERT_NO_FATAL_FAILURE(checkAgainstCpu(plan, 16, 5));
+  ASSERT_NO_FATAL_FAILURE(checkAgainstCpu(plan, 32, 2));
+}
+
+TEST(Codegen, RowGroupsTheRowFormDoesNotCoverAreRefused) {
+  auto reason = [](const Plan &plan) {
+    GenerateDecision d = isGeneratable(plan, planLaunches(plan)[0]);
+    EXPECT_FALSE(d.ok);
+    return d.reason;
+  };
+  {
+    // Two row ops in one launch.
+    PlanBuilder p;
+    int32_t x = p.buffer("x", {4, 8}, kIn), s = p.buffer("s", {4, 8});
+    p.kernel("softmax", {x}, {s}, 0);
+    p.kernel("layer_norm", {s, p.buffer("g", {8}, kIn), p.buffer("b", {8}, kIn)},
+             {p.buffer("y", {4, 8}, kOut)}, 0);
+    EXPECT_NE(reason(p.plan).find("holds 2 row ops (softmax and layer_norm)"),
+              std::string::npos)
+        << reason(p.plan);
+  }
+  {
+    // A softmax over a leading axis.
+    PlanBuilder p;
+    int32_t x = p.buffer("x", {4, 8}, kIn), t = p.buffer("t", {4, 8});
+    p.kernel("relu", {x}, {t}, 0);
+    p.kernel("softmax", {t}, {p.buffer("y", {4, 8}, kOut)}, 0, {{"axis", int64_t(0)}});
+    EXPECT_NE(reason(p.plan).find("softmax over axis 0 of a rank-2 input: the row form "
+                                  "normalizes the last axis only"),
+              std::string::npos)
+        << reason(p.plan);
+  }
+  {
+    // A row op and a reduction; a row result read broadcast; a value of
+    // another shape exported.
+    PlanBuilder p;
+    int32_t x = p.buffer("x", {4, 8}, kIn), y = p.buffer("y", {4, 8});
+    p.kernel("softmax", {x}, {y}, 0);
+    p.kernel("sum_to_shape", {y}, {p.buffer("s", {1, 8}, kOut)}, 0,
+             {{"shape", std::vector<int64_t>{1, 8}}});
+    EXPECT_NE(reason(p.plan).find("holds a row op (softmax) and a reduction (sum_to_shape)"),
+              std::string::npos)
+        << reason(p.plan);
+    PlanBuilder q;
+    int32_t a = q.buffer("a", {4, 8}, kIn), b = q.buffer("b", {4, 8});
+    q.kernel("softmax", {a}, {b}, 0);
+    q.kernel("broadcast_to", {b}, {q.buffer("c", {2, 4, 8}, kOut)}, 0);
+    EXPECT_NE(reason(q.plan).find("exports 'c' (f32[2,4,8]), not of the shape of the rows"),
+              std::string::npos)
+        << reason(q.plan);
+  }
+  {
+    // Other hand-written ops keep the library path.
+    PlanBuilder p;
+    int32_t dy = p.buffer("dy", {4, 8}, kIn), x = p.buffer("x", {4, 8}, kIn),
+            g = p.buffer("g", {8}, kIn), t = p.buffer("t", {4, 8});
+    p.kernel("relu", {dy}, {t}, 0);
+    p.kernel("layer_norm_backward", {t, x, g},
+             {p.buffer("dx", {4, 8}, kOut), p.buffer("dg", {8}, kOut), p.buffer("db", {8}, kOut)},
+             0);
+    EXPECT_NE(reason(p.plan).find("layer_norm_backward is a hand-written op, not one the "
+                                  "generator covers"),
+              std::string::npos)
+        << reason(p.plan);
+  }
+}
+
+TEST(KernelCompiler, RowKernelsCompile) {
+  PlanKernels all = generatePlanKernels(rowPlan());
+  ASSERT_TRUE(all.refused.empty()) << all.refused[0].second;
+  if (!nvrtcBuilt())
+    GTEST_SKIP() << "needs NVRTC: " << nvrtcVersionString().status().toString();
+  KernelCompiler compiler("");
+  int compiled = 0;
+  for (const GeneratedKernel &g : all.kernels)
+    for (const char *arch : {"sm_80", "sm_90"}) {
+      auto cubin = compiler.compile(g.name, g.source, arch);
+      EXPECT_TRUE(cubin.isOk()) << g.name << " " << arch << ": " << cubin.status().toString();
+      compiled += g.form == KernelForm::kRow;
+    }
+  EXPECT_EQ(compiled, 14);
+}

@@ -76,15 +76,16 @@ TEST(LaunchPaths, RoutesEachOpToItsPath) {
 
 TEST(LaunchPaths, AGroupNoKernelComputesIsSplitAndItsPartsExportWhatSiblingsRead) {
   // An xla-style input fusion: add feeding softmax, in one group. The
-  // generator does not write softmax, so the group splits; `s` was internal
-  // to the group and must now be written by the add part.
+  // generator's row form normalizes the last axis only, and this softmax
+  // is over the first, so the group splits; `s` was internal to the group
+  // and must now be written by the add part.
   Builder b;
   const DType f = DType::kF32;
   int32_t x = b.add("x", f, {4, 8}, kIn), y = b.add("y", f, {4, 8}, kIn);
   int32_t s = b.add("s", f, {4, 8}, kTmp), p = b.add("p", f, {4, 8}, kTmp);
   int32_t q = b.add("q", f, {4, 8}, BufferRole::kGradient); // read after the step
   b.kernel("add", {x, y}, {s}, group(0, "input"));
-  b.kernel("softmax", {s}, {p}, {{"axis", int64_t(-1)}, {"fusion.group", int64_t(0)},
+  b.kernel("softmax", {s}, {p}, {{"axis", int64_t(0)}, {"fusion.group", int64_t(0)},
                                   {"fusion.kind", std::string("input")}});
   b.kernel("relu", {p}, {q});
 

@@ -14,6 +14,14 @@
 //   reduction  a loop body feeding sum_to_shape / reduce_sum / reduce_mean /
 //              reduce_max / global_avg_pool, one block per output row, warp
 //              shuffles and shared memory, then an element-wise epilogue;
+//   row        element-wise producers feeding one softmax, layer_norm or
+//              softmax_backward over the last axis, and element-wise
+//              consumers of its result (XLA's input fusion): one block per
+//              row, each pass over the row recomputing the producers at
+//              the element's index, the row's statistics (max and sum,
+//              mean and variance, or dot) in double through block-wide
+//              reductions as the CPU reference, the last pass applying
+//              the consumers and storing everything the launch exports;
 //   optimizer  a horizontal group of sgd_update / adamw_update: one kernel
 //              walking a table of (param, grad, state, n) segments;
 //   horizontal_cast
@@ -23,12 +31,17 @@
 //              cut into 16-byte vectors, one grid-stride loop over all of
 //              them.
 //
+// The loop, reduction and row kernels take pointers to their buffers, and,
+// when a dropout is among their ops, the device step counter last (the
+// keep mask hashes it, as the hand-written dropout's).
+//
 // The optimizer and horizontal_cast kernels share one signature,
 // (const table *, int segments, const long long *step): the launcher packs their
 // table with packSegmentTable once and uploads it.
 //
 // Launches whose ops the generator does not cover (library ops such as
-// batch_norm inside paddle's bn_act group) stay on the library path, and
+// batch_norm inside paddle's bn_act group, hand-written ops other than the
+// row form's, two row ops in one launch) stay on the library path, and
 // `isGeneratable` says why.
 //
 //===----------------------------------------------------------------------===//
@@ -70,7 +83,7 @@ struct GenerateDecision {
 };
 GenerateDecision isGeneratable(const Plan &plan, const Launch &launch);
 
-enum class KernelForm { kLoop, kReduction, kOptimizer, kHorizontalCast };
+enum class KernelForm { kLoop, kReduction, kRow, kOptimizer, kHorizontalCast };
 const char *kernelFormName(KernelForm form);
 /// The forms whose kernel takes (const table *, int segments, long long
 /// step), the table packed by packSegmentTable.
@@ -112,13 +125,16 @@ struct GeneratedKernel {
   KernelForm form = KernelForm::kLoop;
   size_t launch = 0;           // Launch::index
   std::vector<size_t> kernels; // the plan kernels it computes
-  /// Loop and reduction kernels: the kernel's pointer parameters, in order,
-  /// as buffer ids (inputs first, then outputs).
+  /// Loop, reduction and row kernels: the kernel's pointer parameters, in
+  /// order, as buffer ids (inputs first, then outputs).
   std::vector<int32_t> args;
+  /// Loop, reduction and row kernels: a last parameter after `args`, the
+  /// step counter in device memory (const long long *), which dropout reads.
+  bool readsStep = false;
   int blockSize = 256;  // blockDim.x
   int blockSizeY = 1;   // blockDim.y: > 1 for tiled column reductions
   /// Threads the kernel can use (loop), blocks (reduction: one per output
-  /// row, or per tile of 32 outputs), elements over all segments
+  /// row, or per tile of 32 outputs; row: one per row), elements over all segments
   /// (optimizer) or vectors over all segments (horizontal cast); the
   /// launcher caps the grid to what fills the GPU, the grid-stride loops do
   /// the rest.
