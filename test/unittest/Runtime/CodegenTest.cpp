@@ -1262,3 +1262,37 @@ TEST(KernelCompiler, RowKernelsCompile) {
     }
   EXPECT_EQ(compiled, 14);
 }
+
+// compileInParallel fills the cache a later compiler reads: each distinct
+// source compiles once, whatever the threads, and the counts add up.
+TEST(KernelCompiler, ParallelCompilesFillTheCacheOncePerSource) {
+  if (!nvrtcBuilt())
+    GTEST_SKIP() << "needs NVRTC: " << nvrtcVersionString().status().toString();
+  std::string dir = tempDir();
+  ASSERT_FALSE(dir.empty());
+  PlanKernels all = generatePlanKernels(formsPlan());
+  ASSERT_GE(all.kernels.size(), 2u);
+  std::vector<KernelSource> sources;
+  for (const GeneratedKernel &g : all.kernels)
+    sources.push_back({g.name, g.source});
+  sources.push_back(sources.front()); // a repeat compiles once
+  std::set<std::string> distinct;
+  for (const KernelSource &k : sources)
+    distinct.insert(k.source);
+  int64_t hits = 0, misses = 0;
+  Status cold = compileInParallel(sources, "sm_90", 3, dir + "/cache", &hits, &misses);
+  ASSERT_TRUE(cold.isOk()) << cold.toString();
+  EXPECT_EQ(misses, static_cast<int64_t>(distinct.size()));
+  EXPECT_EQ(hits, 0);
+  KernelCompiler later(dir + "/cache");
+  for (const GeneratedKernel &g : all.kernels)
+    ASSERT_TRUE(later.compile(g.name, g.source, "sm_90").isOk());
+  EXPECT_EQ(later.cacheMisses(), 0);
+  EXPECT_EQ(later.cacheHits(), static_cast<int64_t>(all.kernels.size()));
+  // A source NVRTC refuses is reported, named.
+  Status broken = compileInParallel({{"dlc_broken", "extern \"C\" __global__ void f( {"}},
+                                    "sm_90", 2, dir + "/cache");
+  ASSERT_FALSE(broken.isOk());
+  EXPECT_NE(broken.message().find("dlc_broken"), std::string::npos) << broken.toString();
+  std::system(("rm -rf " + dir).c_str());
+}

@@ -27,18 +27,7 @@ using namespace dlc::rt;
 
 namespace {
 
-/// Builds a plan buffer by buffer, each at the next 256-byte boundary.
-struct PlanBuilder {
-  Plan plan;
-  int32_t add(const std::string &name, DType dtype, std::vector<int64_t> shape,
-              BufferRole role) {
-    return dlc_test::appendBuffer(plan, name, dtype, std::move(shape), role);
-  }
-  void kernel(const std::string &op, std::vector<int32_t> in, std::vector<int32_t> out,
-              PlanAttrs attrs = {}) {
-    plan.kernels.push_back(PlanKernel{op, std::move(in), std::move(out), std::move(attrs)});
-  }
-};
+using dlc_test::PlanBuilder;
 
 /// One launch per path: add + relu fused (generated), matmul, matmul with
 /// a transposed right operand and linear (cuBLASLt), conv2d with bias and

@@ -22,17 +22,7 @@ namespace {
 
 constexpr BufferRole kIn = BufferRole::kInput, kTmp = BufferRole::kTemporary;
 
-struct Builder {
-  Plan plan;
-  int32_t add(const std::string &name, DType dtype, std::vector<int64_t> shape,
-              BufferRole role) {
-    return dlc_test::appendBuffer(plan, name, dtype, std::move(shape), role);
-  }
-  void kernel(const std::string &op, std::vector<int32_t> in, std::vector<int32_t> out,
-              PlanAttrs attrs = {}) {
-    plan.kernels.push_back(PlanKernel{op, std::move(in), std::move(out), std::move(attrs)});
-  }
-};
+using Builder = dlc_test::PlanBuilder;
 
 PlanAttrs group(int64_t id, const std::string &kind) {
   return {{"fusion.group", id}, {"fusion.kind", kind}};

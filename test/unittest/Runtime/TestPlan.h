@@ -27,6 +27,21 @@ inline int32_t appendBuffer(dlc::rt::Plan &plan, const std::string &name,
   return static_cast<int32_t>(plan.buffers.size() - 1);
 }
 
+/// Builds a plan buffer by buffer (appendBuffer's layout) and kernel by
+/// kernel.
+struct PlanBuilder {
+  dlc::rt::Plan plan;
+  int32_t add(const std::string &name, dlc::rt::DType dtype, std::vector<int64_t> shape,
+              dlc::rt::BufferRole role) {
+    return appendBuffer(plan, name, dtype, std::move(shape), role);
+  }
+  void kernel(const std::string &op, std::vector<int32_t> in, std::vector<int32_t> out,
+              dlc::rt::PlanAttrs attrs = {}) {
+    plan.kernels.push_back(
+        dlc::rt::PlanKernel{op, std::move(in), std::move(out), std::move(attrs)});
+  }
+};
+
 } // namespace dlc_test
 
 #endif // DLC_TEST_UNITTEST_RUNTIME_TESTPLAN_H
