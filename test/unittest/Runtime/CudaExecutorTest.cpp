@@ -222,3 +222,73 @@ TEST(CudaExecutor, AnArenaLargerThanTheDeviceNamesBothSizes) {
       << message;
   EXPECT_NE(message.find("bytes free of"), std::string::npos) << message;
 }
+
+// The step counter lives on the device and a captured graph replays the
+// step: three steps replayed, three launched one by one and three on the
+// CPU give the same AdamW parameters (bias correction by step) and the same
+// dropout masks (seeded by step).
+TEST(CudaExecutor, AGraphReplayAdvancesTheStepAsLaunchingDoes) {
+  auto devices = listCudaDevices();
+  if (!devices.isOk())
+    GTEST_SKIP() << "needs a GPU: " << devices.status().toString();
+  PlanBuilder p;
+  p.plan.model = "graph";
+  p.plan.batch = 4;
+  p.plan.precision = "fp32";
+  p.plan.fusion = "none";
+  const DType f = DType::kF32;
+  int32_t x = p.add("x", f, {4, 256}, BufferRole::kInput);
+  int32_t d = p.add("d", f, {4, 256}, BufferRole::kGradient);
+  int32_t w = p.add("w", f, {256}, BufferRole::kParam);
+  p.plan.buffers[w].init = {{"init", std::string("normal")}, {"std", 0.02}};
+  int32_t g = p.add("g", f, {256}, BufferRole::kInput);
+  int32_t m = p.add("m", f, {256}, BufferRole::kOptimizerState);
+  int32_t v = p.add("v", f, {256}, BufferRole::kOptimizerState);
+  p.plan.buffers[m].init = p.plan.buffers[v].init = {{"init", std::string("zeros")}};
+  // The updates write their inputs' storage, as compiled plans do.
+  int32_t w2 = p.add("w'", f, {256}, BufferRole::kUpdate);
+  int32_t m2 = p.add("m'", f, {256}, BufferRole::kUpdate);
+  int32_t v2 = p.add("v'", f, {256}, BufferRole::kUpdate);
+  p.plan.buffers[w2].offset = p.plan.buffers[w].offset;
+  p.plan.buffers[m2].offset = p.plan.buffers[m].offset;
+  p.plan.buffers[v2].offset = p.plan.buffers[v].offset;
+  p.kernel("dropout", {x}, {d}, {{"rate", 0.5}, {"seed", int64_t(3)}});
+  p.kernel("adamw_update", {w, g, m, v}, {w2, m2, v2}, {{"lr", 1e-2}, {"weight_decay", 0.1}});
+  ASSERT_TRUE(validatePlan(p.plan).isOk()) << validatePlan(p.plan).toString();
+
+  auto cpuExec = cpu::CpuExecutor::create(p.plan);
+  ASSERT_TRUE(cpuExec.isOk()) << cpuExec.status().toString();
+  cuda::CudaOptions eager;
+  eager.cudaGraph = false;
+  auto replayed = cuda::CudaExecutor::create(p.plan);
+  auto launched = cuda::CudaExecutor::create(p.plan, eager);
+  ASSERT_TRUE(replayed.isOk()) << replayed.status().toString();
+  ASSERT_TRUE(launched.isOk()) << launched.status().toString();
+  for (Executor *e : std::initializer_list<Executor *>{cpuExec->get(), replayed->get(),
+                                                       launched->get()})
+    ASSERT_TRUE(e->initialize(11).isOk());
+  writeRandomInputs(**cpuExec, **replayed, 5);
+  writeRandomInputs(**cpuExec, **launched, 5);
+  for (int step = 0; step < 3; ++step) {
+    ASSERT_TRUE((*cpuExec)->step().isOk());
+    Status a = (*replayed)->step(), b = (*launched)->step();
+    ASSERT_TRUE(a.isOk()) << a.toString();
+    ASSERT_TRUE(b.isOk()) << b.toString();
+  }
+  ASSERT_TRUE((*replayed)->synchronize().isOk());
+  ASSERT_TRUE((*launched)->synchronize().isOk());
+  EXPECT_TRUE((*replayed)->replaysCudaGraph()) << (*replayed)->cudaGraphNote();
+  EXPECT_FALSE((*launched)->replaysCudaGraph());
+  EXPECT_EQ((*launched)->cudaGraphNote(), "disabled (--no-cuda-graph)");
+  for (int32_t id : {d, w}) {
+    std::vector<float> want = asFloats((*cpuExec)->bytesOf(id), f);
+    for (cuda::CudaExecutor *gpu : {replayed->get(), launched->get()}) {
+      std::vector<float> got = asFloats(gpu->bytesOf(id), f);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 1e-5 * std::max(1.0f, std::fabs(want[i])))
+            << p.plan.buffers[id].name << "[" << i << "], graph "
+            << gpu->replaysCudaGraph();
+    }
+  }
+}
