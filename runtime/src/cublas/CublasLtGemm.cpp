@@ -194,6 +194,11 @@ Status Gemm::plan(cublasLtHandle_t handle, const Plan &plan, const PlanKernel &k
       refusal = "an auxiliary matrix of another type or size than D";
       return Status::ok();
     }
+    if (n % 8 != 0) { // EPILOGUE_AUX_LD: divisible by 8 (cublasLt.h)
+      refusal = "an auxiliary matrix whose leading dimension " + std::to_string(n) +
+                " is not a multiple of 8";
+      return Status::ok();
+    }
     int64_t ld = n;
     DLC_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
                                               &ld, sizeof(ld)),
