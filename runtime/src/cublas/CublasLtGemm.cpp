@@ -186,20 +186,22 @@ Status Gemm::plan(cublasLtHandle_t handle, const Plan &plan, const PlanKernel &k
   }
   if (epilogue && epilogue->aux >= 0) {
     // The pre-activation, laid out as D (n x m column-major, ld n).
+    // cuBLASLt keeps the GELU input in D's type: CUBLASLT_MATMUL_DESC_
+    // EPILOGUE_AUX_DATA_TYPE stays at its default (-1); a non-default type
+    // is for FP8 matmuls only.
     const PlanBuffer &aux = plan.buffers[epilogue->aux];
-    cudaDataType_t auxType;
-    if (!toCudaType(aux.dtype, auxType) || aux.numElements() != m * n) {
+    if (aux.dtype != out.dtype || aux.numElements() != m * n) {
       refusal = "an auxiliary matrix of another type or size than D";
       return Status::ok();
     }
+    if (n % 8 != 0) { // EPILOGUE_AUX_LD: divisible by 8 (cublasLt.h)
+      refusal = "an auxiliary matrix whose leading dimension " + std::to_string(n) +
+                " is not a multiple of 8";
+      return Status::ok();
+    }
     int64_t ld = n;
-    int32_t auxTypeValue = auxType;
     DLC_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
                                               &ld, sizeof(ld)),
-               where);
-    DLC_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_,
-                                              CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE,
-                                              &auxTypeValue, sizeof(auxTypeValue)),
                where);
     g->auxOffset_ = aux.offset;
   }

@@ -116,8 +116,10 @@ struct CudaExecutor::Impl {
   /// The step counter the kernels read (see the header), and its kernel.
   long long *deviceStep = nullptr;
   cudaKernel_t advanceStep = nullptr;
-  /// The captured step; graphNote says why there is none.
-  bool graphUsable = false, graphReplayed = false;
+  /// The captured step; graphNote says why there is none. `warmedUp`: a
+  /// step has run launch by launch since create(), so every library call
+  /// and kernel has done its lazy, capture-unsafe setup before capture.
+  bool graphUsable = false, graphReplayed = false, warmedUp = false;
   std::string graphNote;
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t graphExec = nullptr;
@@ -640,7 +642,10 @@ Status CudaExecutor::step() {
   std::string at = "step " + std::to_string(d.stepCounter);
   DLC_RETURN_IF_ERROR(
       cudaCheck(cudaEventRecord(d.start, d.stream), "cudaEventRecord", "the start of " + at));
-  bool replay = d.graphUsable && !d.observer && !d.profiling;
+  // The first step runs eagerly: cuBLASLt, cuDNN and module loading may
+  // initialize lazily on their first call (allocations, kernel loads), which
+  // stream capture forbids; the graph is captured from the next step on.
+  bool replay = d.graphUsable && d.warmedUp && !d.observer && !d.profiling;
   if (replay && !d.graphExec) {
     if (Status s = d.captureGraph(); !s.isOk()) {
       d.graphUsable = replay = false;
@@ -651,8 +656,10 @@ Status CudaExecutor::step() {
   if (replay)
     DLC_RETURN_IF_ERROR(
         cudaCheck(cudaGraphLaunch(d.graphExec, d.stream), "cudaGraphLaunch", at));
-  else
+  else {
     DLC_RETURN_IF_ERROR(d.enqueueEagerly(at));
+    d.warmedUp = true;
+  }
   DLC_RETURN_IF_ERROR(
       cudaCheck(cudaEventRecord(d.stop, d.stream), "cudaEventRecord", "the end of " + at));
   d.stepRecorded = true;

@@ -166,12 +166,17 @@ StatusOr<std::string> KernelCompiler::compile(const std::string &kernelName,
     // the same cubin at once.
     std::string temp = path + ".tmp" + std::to_string(getpid()) + "-" +
                        std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+    bool written = false;
     {
       std::ofstream out(temp, std::ios::binary);
       out << kCacheMagic << check << "\n" << cubin;
+      out.close();
+      written = static_cast<bool>(out);
     }
-    // A cache that cannot be written only costs the next run a compile.
-    if (std::rename(temp.c_str(), path.c_str()) != 0)
+    // A cache that cannot be written only costs the next run a compile; a
+    // short write (a full disk) must not be renamed into place, where the
+    // header check would accept the truncated cubin.
+    if (!written || std::rename(temp.c_str(), path.c_str()) != 0)
       std::remove(temp.c_str());
   }
   return cubin;

@@ -255,6 +255,14 @@ StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch) {
   }
   if (e.aux >= 0 && plan.buffers[e.aux].dtype != plan.buffers[e.output].dtype)
     return noEpilogue("a pre-activation of another type than the result");
+  // cuBLASLt's GELU input matrix is laid out as D (column-major, ld = the
+  // row-major result's last dimension), and CUBLASLT_MATMUL_DESC_EPILOGUE_
+  // AUX_LD must be divisible by 8 (cublasLt.h).
+  if (e.aux >= 0 && !plan.buffers[e.output].shape.empty() &&
+      plan.buffers[e.output].shape.back() % 8 != 0)
+    return noEpilogue("a pre-activation whose rows of " +
+                      std::to_string(plan.buffers[e.output].shape.back()) +
+                      " are not a multiple of 8 (cuBLASLt's EPILOGUE_AUX_LD)");
   return e;
 }
 

@@ -241,3 +241,25 @@ TEST(LaunchPaths, DgeluWithTheBiasGradientIsOneEpilogue) {
   EXPECT_NE(relu.status().message().find("bitmask"), std::string::npos);
   EXPECT_EQ(planDeviceLaunches(b.plan).size(), 3u);
 }
+
+TEST(LaunchPaths, GeluAuxRowsNotAMultipleOf8AreSplit) {
+  // cuBLASLt's EPILOGUE_AUX_LD (the result's last dimension) must be
+  // divisible by 8: the group is split rather than refused on the device.
+  Builder b;
+  const DType f = DType::kF32;
+  int32_t dy = b.add("dy", f, {8, 32}, kIn), w = b.add("w", f, {32, 12}, kIn);
+  int32_t pre = b.add("pre", f, {8, 12}, kIn), g = b.add("g", f, {8, 12}, kTmp);
+  int32_t dpre = b.add("dpre", f, {8, 12}, BufferRole::kGradient);
+  PlanAttrs grp = group(0, "gemm_dact_bgrad");
+  b.kernel("matmul", {dy, w}, {g}, grp);
+  PlanAttrs tanh = grp;
+  tanh["approximate"] = std::string("tanh");
+  b.kernel("gelu_backward", {g, pre}, {dpre}, tanh);
+  auto e = gemmEpilogueFor(b.plan, planLaunches(b.plan)[0]);
+  ASSERT_FALSE(e.isOk());
+  EXPECT_NE(e.status().message().find("multiple of 8"), std::string::npos)
+      << e.status().message();
+  std::vector<DeviceLaunch> device = planDeviceLaunches(b.plan);
+  ASSERT_EQ(device.size(), 2u);
+  EXPECT_EQ(device[0].path, "cublaslt");
+}

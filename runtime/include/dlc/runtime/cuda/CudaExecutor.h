@@ -26,7 +26,9 @@
 // The step counter (AdamW's bias correction, dropout's seed) lives on the
 // device: kernels read it through a pointer and a one-thread kernel advances
 // it at the end of each step, so the whole step can be captured once as a
-// CUDA graph and replayed (CudaOptions::cudaGraph). A step with host
+// CUDA graph and replayed (CudaOptions::cudaGraph); the first step runs
+// launch by launch as the warm-up capture needs, the second is captured
+// and every later one replays the graph. A step with host
 // fallbacks, a kernel observer or per-launch profiling runs launch by
 // launch instead, and cudaGraphNote() says why.
 //
