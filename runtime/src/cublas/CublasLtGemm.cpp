@@ -242,7 +242,11 @@ Status Gemm::plan(cublasLtHandle_t handle, const Plan &plan, const PlanKernel &k
     status = cublasLtMatmulAlgoGetHeuristic(handle, g->desc_, g->a_, g->b_, g->c_, g->c_,
                                             preference, 1, &result, &found);
   cublasLtMatmulPreferenceDestroy(preference);
-  if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && !found)) {
+  // NOT_SUPPORTED, and INVALID_VALUE for a combination of types, layouts
+  // and epilogue this cuBLASLt does not take, are refusals: the launch then
+  // runs elsewhere rather than failing the executor.
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_INVALID_VALUE ||
+      (status == CUBLAS_STATUS_SUCCESS && !found)) {
     refusal = "cuBLASLt has no algorithm for it (cublasLtMatmulAlgoGetHeuristic: " +
               std::string(cublasLtGetStatusName(status)) + ")";
     return Status::ok();

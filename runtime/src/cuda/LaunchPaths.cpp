@@ -176,6 +176,17 @@ std::string stringAttr(const PlanKernel &k, const char *name, const std::string 
   return v ? *v : fallback;
 }
 
+/// A matmul cuBLASLt runs as several GEMMs: its right operand has batch
+/// dimensions, or its left one is transposed (so stacked rows cannot fold
+/// the batches into one GEMM; CublasLtGemm.cpp).
+bool batchedGemm(const Plan &plan, const PlanKernel &matmul) {
+  auto it = matmul.attrs.find("transpose_lhs");
+  bool ta = it != matmul.attrs.end() && std::get_if<int64_t>(&it->second) &&
+            std::get<int64_t>(it->second) != 0;
+  const PlanBuffer &lhs = plan.buffers[matmul.inputs[0]];
+  return plan.buffers[matmul.inputs[1]].shape.size() != 2 || (ta && lhs.shape.size() > 2);
+}
+
 /// Whether a kernel outside `launch` reads `id`, directly or through a view.
 bool readOutside(const Plan &plan, const Launch &launch, int32_t id) {
   std::vector<std::vector<int32_t>> inputs = resolvedInputs(plan);
@@ -198,6 +209,8 @@ StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch) {
     if ((gemm.op != "linear" && gemm.op != "matmul") || (act.op != "relu" && act.op != "gelu") ||
         act.inputs.size() != 1 || act.inputs[0] != gemm.outputs[0])
       return noEpilogue(gemm.op + " -> " + act.op + " is not a GEMM feeding its activation");
+    if (gemm.op == "matmul" && batchedGemm(plan, gemm))
+      return noEpilogue("a batched GEMM (cuBLASLt's epilogues take one GEMM)");
     bool bias = gemm.op == "linear" && gemm.inputs.size() == 3;
     bool preNeeded = readOutside(plan, launch, gemm.outputs[0]);
     e.gemm = ks[0];
@@ -230,11 +243,7 @@ StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch) {
                         "'; cuBLASLt's DGELU is the tanh form's gradient");
     if (readOutside(plan, launch, gemm.outputs[0]))
       return noEpilogue("the GEMM's own result is read later");
-    const PlanBuffer &rhs = plan.buffers[gemm.inputs[1]];
-    auto it = gemm.attrs.find("transpose_lhs");
-    bool ta = it != gemm.attrs.end() && std::get_if<int64_t>(&it->second) &&
-              std::get<int64_t>(it->second) != 0;
-    if (rhs.shape.size() != 2 || ta)
+    if (batchedGemm(plan, gemm))
       return noEpilogue("a batched GEMM (the epilogue's bias gradient would be per batch)");
     e.gemm = ks[0];
     e.output = dact.outputs[0];
