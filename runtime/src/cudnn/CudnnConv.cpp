@@ -51,10 +51,10 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 }
 
 /// The first algorithm of cuDNN's heuristic list that runs with this math
-/// mode within the workspace limit: its number and workspace, or -1.
+/// mode within the workspace limit, with its math type and workspace (algo -1: none).
 template <typename Perf, typename SizeFn>
-int chooseAlgorithm(const Perf *perf, int returned, bool fmaOnly, SizeFn workspaceOf,
-                    size_t &workspace) {
+ChosenAlgorithm chooseAlgorithm(const Perf *perf, int returned, bool fmaOnly,
+                                SizeFn workspaceOf, size_t &workspace) {
   for (int i = 0; i < returned; ++i) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS)
       continue;
@@ -66,9 +66,9 @@ int chooseAlgorithm(const Perf *perf, int returned, bool fmaOnly, SizeFn workspa
         bytes > kMaxConvWorkspaceBytes)
       continue;
     workspace = bytes;
-    return static_cast<int>(perf[i].algo);
+    return {static_cast<int>(perf[i].algo), perf[i].mathType};
   }
-  return -1;
+  return {};
 }
 
 } // namespace
@@ -171,7 +171,7 @@ Status Conv::plan(cudnnHandle_t handle, const Plan &plan, const PlanKernel &kern
                     " d" + shapeText(dilation) + " g" + std::to_string(groups) + " " +
                     dtypeName(X.dtype) + (fmaOnly ? " fma" : "");
   auto cached = cache.find(key);
-  int algo = -1;
+  ChosenAlgorithm algo;
   size_t workspace = 0;
   int returned = 0;
   switch (c->kind_) {
@@ -183,7 +183,7 @@ Status Conv::plan(cudnnHandle_t handle, const Plan &plan, const PlanKernel &kern
     };
     if (cached != cache.end()) {
       algo = cached->second;
-      DLC_CUDNN(size(algo, workspace), where);
+      DLC_CUDNN(size(algo.algo, workspace), where);
       break;
     }
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -202,7 +202,7 @@ Status Conv::plan(cudnnHandle_t handle, const Plan &plan, const PlanKernel &kern
     };
     if (cached != cache.end()) {
       algo = cached->second;
-      DLC_CUDNN(size(algo, workspace), where);
+      DLC_CUDNN(size(algo.algo, workspace), where);
       break;
     }
     cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
@@ -221,7 +221,7 @@ Status Conv::plan(cudnnHandle_t handle, const Plan &plan, const PlanKernel &kern
     };
     if (cached != cache.end()) {
       algo = cached->second;
-      DLC_CUDNN(size(algo, workspace), where);
+      DLC_CUDNN(size(algo.algo, workspace), where);
       break;
     }
     cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
@@ -233,14 +233,18 @@ Status Conv::plan(cudnnHandle_t handle, const Plan &plan, const PlanKernel &kern
     break;
   }
   }
-  if (algo < 0) {
+  if (algo.algo < 0) {
     refusal = "cuDNN offers no algorithm " + std::string(fmaOnly ? "without TF32 " : "") +
               "within " + std::to_string(kMaxConvWorkspaceBytes >> 20) +
               " MiB of workspace (" + std::to_string(returned) + " considered)";
     return Status::ok();
   }
   cache[key] = algo;
-  c->algo_ = algo;
+  c->algo_ = algo.algo;
+  // The math type the algorithm was offered under; fp32 without TF32 keeps
+  // FMA math whatever the heuristic's entry says.
+  if (!fmaOnly)
+    DLC_CUDNN(cudnnSetConvolutionMathType(c->conv_, algo.math), where);
   c->workspace_ = workspace;
   conv = std::move(c);
   return Status::ok();

@@ -39,8 +39,14 @@ Status cudnnCheck(cudnnStatus_t status, const char *call, const std::string &whe
 /// The most workspace one convolution algorithm may ask for.
 constexpr size_t kMaxConvWorkspaceBytes = size_t(1) << 30;
 
+/// An algorithm chosen, with the math type cuDNN offered it under (set on
+/// the descriptor, as cuDNN's v7 heuristics expect).
+struct ChosenAlgorithm {
+  int algo = -1;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+};
 /// Algorithms already chosen, by kernel op and shapes.
-using AlgorithmCache = std::map<std::string, int>;
+using AlgorithmCache = std::map<std::string, ChosenAlgorithm>;
 
 class Conv {
 public:
