@@ -108,7 +108,7 @@ PY
       > /dev/null 2> "$OUT/$name.profile.txt" || status=1
     head -25 "$OUT/$name.profile.txt"
   done
-  python3 - "$OUT" <<'PY'
+  python3 - "$OUT" <<'PY' | tee "$OUT/summary.txt"
 import glob, json, os, sys
 for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
     if path.endswith((".cpu.json", ".check.json", ".nograph.json")): continue
