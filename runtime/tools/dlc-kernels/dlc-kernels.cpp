@@ -3,11 +3,12 @@
 //   dlc-kernels PLAN.plan... [--arch sm_80,sm_90] [--dump-kernels DIR]
 //               [--cache DIR] [--no-compile] [--paths]
 //
-// For every launch the plan summary calls "generated", writes its CUDA C++
-// kernel (KernelCodegen.h) and compiles it with NVRTC for each
-// architecture, through the disk cache (KernelCompiler.h). Prints the
+// For every launch the CUDA backend generates (LaunchPaths.h: the parts of
+// split groups included), writes its CUDA C++ kernel (KernelCodegen.h), and
+// compiles it and every hand-written family the plan uses with NVRTC for
+// each architecture, through the disk cache (KernelCompiler.h). Prints the
 // counts per fusion kind, per kernel form and per architecture, and the
-// launches that stay on the library path with the reason. Exits non-zero,
+// groups split, with the reason. Exits non-zero,
 // naming the kernel and printing NVRTC's log, when a kernel does not
 // compile. --paths prints, instead, the device path every launch of the
 // CUDA backend takes (LaunchPaths.h) and why each host fallback happens.
@@ -17,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dlc/runtime/Plan.h"
+#include "dlc/runtime/cuda/HandKernels.h"
 #include "dlc/runtime/cuda/KernelCodegen.h"
 #include "dlc/runtime/cuda/KernelCompiler.h"
 #include "dlc/runtime/cuda/LaunchPaths.h"
@@ -216,28 +218,52 @@ int main(int argc, char **argv) {
       printPaths(path, *plan, verbose);
       continue;
     }
-    PlanKernels all = generatePlanKernels(*plan);
+    // The kernels the CUDA backend compiles for this plan: every generated
+    // device launch (split groups' parts included) and every hand-written
+    // family a launch uses.
+    std::vector<DeviceLaunch> device = planDeviceLaunches(*plan);
+    std::vector<Launch> launches = launchesOf(device);
+    PlanKernels all;
+    std::set<std::string> families;
     std::map<std::string, int> byKind, byForm;
     std::set<std::string> distinct;
-    std::vector<Launch> launches = planLaunches(*plan);
-    for (const GeneratedKernel &g : all.kernels) {
-      const std::string &kind = launches[g.launch].kind;
-      ++byKind[kind];
-      ++byForm[kernelFormName(g.form)];
-      distinct.insert(g.name);
+    std::set<int64_t> splitGroups;
+    std::map<std::string, std::pair<int64_t, std::string>> splits; // by kind
+    for (const DeviceLaunch &d : device) {
+      if (d.splitFromGroup && splitGroups.insert(d.launch.group).second) {
+        auto &entry = splits[d.launch.kind];
+        if (entry.first++ == 0)
+          entry.second = d.splitReason;
+      }
+      if (d.path == "hand-written") {
+        auto hand = planHandKernel(*plan, plan->kernels[d.launch.kernels.front()]);
+        if (hand.isOk())
+          families.insert(hand->family);
+      }
+      if (d.path != "generated")
+        continue;
+      auto g = generateKernel(*plan, d.launch, launches);
+      if (!g.isOk()) {
+        std::cerr << "dlc-kernels: " << g.status().toString() << "\n";
+        return 1;
+      }
+      ++byKind[d.launch.kind];
+      ++byForm[kernelFormName(g->form)];
+      distinct.insert(g->name);
+      all.kernels.push_back(std::move(*g));
     }
     std::cout << "plan " << path << ": " << plan->model << ", batch " << plan->batch
               << ", fusion " << plan->fusion << "\n"
-              << "generated launches: " << all.kernels.size() + all.refused.size()
-              << ", kernels: " << all.kernels.size() << " (" << distinct.size()
-              << " distinct), library path: " << all.refused.size() << "\n";
+              << "device launches: " << device.size() << ", generated: " << all.kernels.size()
+              << " (" << distinct.size() << " distinct), hand-written families: "
+              << families.size() << ", split groups: " << splitGroups.size() << "\n";
     for (const auto &[kind, n] : byKind)
       std::cout << "  kind " << kind << ": " << n << "\n";
     for (const auto &[form, n] : byForm)
       std::cout << "  form " << form << ": " << n << "\n";
-    for (const auto &[launch, reason] : all.refused)
-      std::cout << "  library path: launch #" << launch.index << " (" << launch.kind
-                << "): " << reason << "\n";
+    for (const auto &[kind, entry] : splits)
+      std::cout << "  split groups: " << kind << " x" << entry.first << ": " << entry.second
+                << "\n";
 
     if (!dumpDir.empty()) {
       std::string dir = plans.size() > 1 ? dumpDir + "/" + stem(path) : dumpDir;
@@ -260,22 +286,27 @@ int main(int argc, char **argv) {
     }
     if (!compile)
       continue;
+    std::vector<std::pair<std::string, std::string>> sources;
+    for (const GeneratedKernel &g : all.kernels)
+      sources.push_back({g.name, g.source});
+    for (const std::string &family : families)
+      sources.push_back({"dlc_hw_" + family, handKernelSource(family)});
     for (const std::string &arch : archs) {
       int64_t hits = compiler.cacheHits(), misses = compiler.cacheMisses();
       int compiled = 0, failed = 0;
       std::set<std::string> done;
-      for (const GeneratedKernel &g : all.kernels) {
-        if (done.count(g.name)) {
+      for (const auto &[name, source] : sources) {
+        if (done.count(name)) {
           ++compiled;
           continue;
         }
-        auto cubin = compiler.compile(g.name, g.source, arch);
+        auto cubin = compiler.compile(name, source, arch);
         if (!cubin.isOk()) {
           ++failed;
           std::cerr << "dlc-kernels: " << cubin.status().toString() << "\n";
           continue;
         }
-        done.insert(g.name);
+        done.insert(name);
         ++compiled;
       }
       failures += failed;
