@@ -1,10 +1,12 @@
 //===- CudaExecutor.cpp - run a plan on one CUDA GPU ----------------------===//
 //
-// Everything a step needs is decided and prepared in create(): the arena,
-// each launch's path, the generated kernels' cubins (loaded once), the
-// cuBLASLt and cuDNN descriptors and algorithms, one workspace sized to
-// the largest need, and the optimizer kernels' segment tables and the
-// hand-written kernels' operand tables. step() only enqueues, or replays
+// Everything a step needs is decided and prepared in create(): each
+// launch's path, the generated kernels' cubins (loaded once), the cuBLASLt
+// and cuDNN descriptors and algorithms, then ONE device allocation holding
+// the plan's arena, the library workspace sized to the largest need, the
+// optimizer kernels' segment tables and the hand-written kernels' operand
+// tables, and the step counter. Launches are prepared against arena
+// offsets and bound to addresses once that allocation exists. step() only enqueues, or replays
 // the step's CUDA graph. The host fallback runs through a CPU executor
 // over a host mirror of the arena, so the CPU backend's kernels,
 // initializers and half-precision handling are used as they are, never
@@ -43,6 +45,10 @@ constexpr int64_t kBlocksPerMultiprocessor = 32;
 /// (DlcSegment and DlcHandOperand hold 8-byte pointers; 16 keeps every
 /// table on a vector boundary).
 constexpr size_t kTableAlignment = 16;
+/// Regions of the one device allocation start on this boundary.
+constexpr size_t kRegionAlignment = 256;
+
+size_t alignUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 /// Advances the device's step counter at the end of every step (inside
 /// the graph when there is one).
@@ -81,6 +87,7 @@ struct LaunchStep {
   cudaKernel_t kernel = nullptr;
   dim3 grid, block;
   std::vector<void *> pointers; // loop, reduction and row kernels' parameters
+  std::vector<int64_t> pointerOffsets; // their arena offsets, until bound
   bool readsStep = false;       // ... then the step counter (dropout)
   size_t tableOffset = 0;       // optimizer, hand-written: its table in Impl::tables
   int segments = 0;
@@ -88,6 +95,9 @@ struct LaunchStep {
   bool hand = false;
   HandKernelArgs handArgs;
   int handTableSlot = -1; // p slot of its operand table (at tableOffset), or -1
+  int64_t handOffsets[8] = {-1, -1, -1, -1, -1, -1, -1, -1}; // p's arena offsets (-1: null)
+  /// The launch's table (segments or operands) for a given arena address.
+  std::function<std::string(unsigned char *arena)> packTable;
   // library
   std::unique_ptr<cublas::Gemm> gemm;
   std::unique_ptr<cudnn::Conv> conv;
@@ -96,6 +106,13 @@ struct LaunchStep {
   // a kernel leaves alone keep their device values) and copied back up.
   std::vector<int32_t> hostReads, hostWrites;
 };
+
+/// Reserves `bytes` of the tables region for `step`'s table.
+void reserveTable(LaunchStep &step, size_t bytes, size_t &tableBytes) {
+  tableBytes = alignUp(tableBytes, kTableAlignment);
+  step.tableOffset = tableBytes;
+  tableBytes += bytes;
+}
 
 } // namespace
 
@@ -106,7 +123,10 @@ struct CudaExecutor::Impl {
   /// plan is the plan.
   std::unique_ptr<cpu::CpuExecutor> host;
   cudaStream_t stream = nullptr;
+  /// The one device allocation: the arena at its start, then the
+  /// workspace, the tables and the step counter.
   unsigned char *arena = nullptr;
+  size_t allocationBytes = 0;
   void *workspace = nullptr;
   size_t workspaceBytes = 0;
   unsigned char *tables = nullptr;
@@ -140,7 +160,9 @@ struct CudaExecutor::Impl {
   const Plan &plan() const { return host->plan(); }
   Status prepareLaunch(const DeviceLaunch &device, const std::vector<Launch> &all,
                        KernelCompiler &compiler, cudnn::AlgorithmCache &algorithms,
-                       std::string &tableBytes);
+                       size_t &tableBytes);
+  /// The one allocation, then every launch's addresses and tables.
+  Status allocateAndBind(size_t tableBytes);
   /// `entry` of the source compiled for this device (once per key).
   Status loadKernel(KernelCompiler &compiler, const std::string &libraryKey,
                     const std::string &source, const std::string &entry,
@@ -149,7 +171,7 @@ struct CudaExecutor::Impl {
   /// HandKernels refuses it.
   StatusOr<bool> prepareHandWritten(const Launch &launch, KernelCompiler &compiler,
                                     LaunchStep &step, std::string &reason,
-                                    std::string &tableBytes);
+                                    size_t &tableBytes);
   Status runLaunch(LaunchStep &step);
   /// Every launch and the step's advance, one by one (observer, profiling
   /// and per-launch synchronization happen here).
@@ -189,10 +211,7 @@ CudaExecutor::Impl::~Impl() {
     (void)cudaEventDestroy(start);
   if (stop)
     (void)cudaEventDestroy(stop);
-  (void)cudaFree(tables);
-  (void)cudaFree(deviceStep);
-  (void)cudaFree(workspace);
-  (void)cudaFree(arena);
+  (void)cudaFree(arena); // the workspace, tables and step counter with it
   if (stream)
     (void)cudaStreamDestroy(stream);
 }
@@ -221,25 +240,16 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan, CudaOpti
   DLC_RETURN_IF_ERROR(cudaCheck(cudaSetDevice(impl->device.ordinal), "cudaSetDevice"));
   DLC_RETURN_IF_ERROR(cudaCheck(cudaStreamCreate(&impl->stream), "cudaStreamCreate"));
 
-  // The arena first: a plan that does not fit is refused before the host
-  // mirror is allocated.
-  size_t arenaBytes = static_cast<size_t>(std::max<int64_t>(plan.arenaBytes, 1));
-  if (cudaError_t error = cudaMalloc(reinterpret_cast<void **>(&impl->arena), arenaBytes);
-      error != cudaSuccess) {
-    Status failed = cudaCheck(error, "cudaMalloc");
-    size_t freeBytes = 0, totalBytes = 0;
-    std::string memory =
-        cudaMemGetInfo(&freeBytes, &totalBytes) == cudaSuccess
-            ? std::to_string(freeBytes) + " bytes free of " + std::to_string(totalBytes)
-            : "free memory unknown (cudaMemGetInfo failed)";
+  // A plan whose arena alone does not fit is refused before the host
+  // mirror and the kernels are prepared; allocateAndBind() allocates.
+  size_t freeBytes = 0, totalBytes = 0;
+  if (cudaMemGetInfo(&freeBytes, &totalBytes) == cudaSuccess &&
+      static_cast<size_t>(plan.arenaBytes) > freeBytes)
     return Status(StatusCode::kResourceExhausted,
                   "cannot allocate the plan's arena on " + impl->deviceName + ": planned peak " +
-                      std::to_string(plan.arenaBytes) + " bytes, the device has " + memory +
-                      " (" + failed.message() + ")");
-  }
-  // Zeroed, as the CPU backend's arena is, so both start from equal bytes.
-  DLC_RETURN_IF_ERROR(cudaCheck(cudaMemsetAsync(impl->arena, 0, arenaBytes, impl->stream),
-                                "cudaMemsetAsync", "the arena"));
+                      std::to_string(plan.arenaBytes) + " bytes, the device has " +
+                      std::to_string(freeBytes) + " bytes free of " +
+                      std::to_string(totalBytes) + " (reduce --batch)");
 
   auto host = cpu::CpuExecutor::create(std::move(plan));
   if (!host.isOk())
@@ -251,7 +261,7 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan, CudaOpti
 
   KernelCompiler compiler;
   cudnn::AlgorithmCache algorithms;
-  std::string tableBytes;
+  size_t tableBytes = 0;
   std::vector<DeviceLaunch> routed = planDeviceLaunches(impl->plan());
   std::vector<Launch> all = launchesOf(routed);
   // NVRTC on every core first: hundreds of kernels for a large model, which
@@ -274,36 +284,10 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan, CudaOpti
   }
   for (const DeviceLaunch &device : routed)
     DLC_RETURN_IF_ERROR(impl->prepareLaunch(device, all, compiler, algorithms, tableBytes));
-  DLC_RETURN_IF_ERROR(cudaCheck(
-      cudaMalloc(reinterpret_cast<void **>(&impl->deviceStep), sizeof(long long)),
-      "cudaMalloc", "the step counter"));
-  DLC_RETURN_IF_ERROR(cudaCheck(
-      cudaMemsetAsync(impl->deviceStep, 0, sizeof(long long), impl->stream),
-      "cudaMemsetAsync", "the step counter"));
   DLC_RETURN_IF_ERROR(impl->loadKernel(compiler, "dlc_advance_step", kAdvanceStepSource,
                                        "dlc_advance_step", "the step counter",
                                        impl->advanceStep));
-
-  // One workspace for every library call, sized to the largest need.
-  for (const LaunchStep &l : impl->launches)
-    impl->workspaceBytes = std::max({impl->workspaceBytes,
-                                     l.gemm ? l.gemm->workspaceBytes() : size_t(0),
-                                     l.conv ? l.conv->workspaceBytes() : size_t(0)});
-  if (impl->workspaceBytes)
-    DLC_RETURN_IF_ERROR(cudaCheck(cudaMalloc(&impl->workspace, impl->workspaceBytes),
-                                  "cudaMalloc",
-                                  "the " + std::to_string(impl->workspaceBytes) +
-                                      "-byte cuBLASLt / cuDNN workspace"));
-  if (!tableBytes.empty()) {
-    DLC_RETURN_IF_ERROR(cudaCheck(
-        cudaMalloc(reinterpret_cast<void **>(&impl->tables), tableBytes.size()), "cudaMalloc",
-        "the optimizer kernels' segment tables and hand-written operand tables"));
-    DLC_RETURN_IF_ERROR(cudaCheck(cudaMemcpy(impl->tables, tableBytes.data(),
-                                             tableBytes.size(), cudaMemcpyHostToDevice),
-                                  "cudaMemcpy",
-                                  "the optimizer kernels' segment tables and hand-written "
-                                  "operand tables"));
-  }
+  DLC_RETURN_IF_ERROR(impl->allocateAndBind(tableBytes));
   DLC_RETURN_IF_ERROR(
       cudaCheck(cudaStreamSynchronize(impl->stream), "cudaStreamSynchronize", "create()"));
   int64_t onHost = 0;
@@ -327,7 +311,7 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
                                          const std::vector<Launch> &all,
                                          KernelCompiler &compiler,
                                          cudnn::AlgorithmCache &algorithms,
-                                         std::string &tableBytes) {
+                                         size_t &tableBytes) {
   const Plan &p = plan();
   const Launch &launch = device.launch;
   LaunchStep step;
@@ -359,16 +343,16 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
     step.grid = dim3(static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, cap)));
     step.block = dim3(g.blockSize, g.blockSizeY);
     if (walksSegmentTable(g.form)) {
-      tableBytes.resize((tableBytes.size() + kTableAlignment - 1) / kTableAlignment *
-                        kTableAlignment);
-      step.tableOffset = tableBytes.size();
       step.segments = static_cast<int>(g.tableSegments());
-      tableBytes += packSegmentTable(g, [&](int32_t id) {
-        return reinterpret_cast<uint64_t>(arena + p.buffers[id].offset);
-      });
+      step.packTable = [g, plan = &p](unsigned char *base) {
+        return packSegmentTable(g, [&](int32_t id) {
+          return reinterpret_cast<uint64_t>(base) + uint64_t(plan->buffers[id].offset);
+        });
+      };
+      reserveTable(step, step.packTable(nullptr).size(), tableBytes);
     } else {
       for (int32_t id : g.args)
-        step.pointers.push_back(arena + p.buffers[id].offset);
+        step.pointerOffsets.push_back(p.buffers[id].offset);
       step.readsStep = g.readsStep;
     }
     launches.push_back(std::move(step));
@@ -467,10 +451,64 @@ Status CudaExecutor::Impl::loadKernel(KernelCompiler &compiler, const std::strin
                    "cudaLibraryGetKernel", where + ", kernel " + entry);
 }
 
+Status CudaExecutor::Impl::allocateAndBind(size_t tableBytes) {
+  // One workspace for every library call, sized to the largest need.
+  for (const LaunchStep &l : launches)
+    workspaceBytes = std::max({workspaceBytes, l.gemm ? l.gemm->workspaceBytes() : size_t(0),
+                               l.conv ? l.conv->workspaceBytes() : size_t(0)});
+  const Plan &p = plan();
+  size_t arenaBytes = static_cast<size_t>(std::max<int64_t>(p.arenaBytes, 1));
+  size_t workspaceAt = alignUp(arenaBytes, kRegionAlignment);
+  size_t tablesAt = alignUp(workspaceAt + workspaceBytes, kRegionAlignment);
+  size_t stepAt = alignUp(tablesAt + tableBytes, kRegionAlignment);
+  allocationBytes = stepAt + sizeof(long long);
+  if (cudaError_t error = cudaMalloc(reinterpret_cast<void **>(&arena), allocationBytes);
+      error != cudaSuccess) {
+    Status failed = cudaCheck(error, "cudaMalloc");
+    size_t freeBytes = 0, totalBytes = 0;
+    std::string memory =
+        cudaMemGetInfo(&freeBytes, &totalBytes) == cudaSuccess
+            ? std::to_string(freeBytes) + " bytes free of " + std::to_string(totalBytes)
+            : "free memory unknown (cudaMemGetInfo failed)";
+    return Status(StatusCode::kResourceExhausted,
+                  "cannot allocate the plan's arena on " + deviceName + ": planned peak " +
+                      std::to_string(p.arenaBytes) + " bytes and " +
+                      std::to_string(allocationBytes - arenaBytes) +
+                      " bytes of cuBLASLt / cuDNN workspace and kernel tables, the device has " +
+                      memory + " (" + failed.message() + ")");
+  }
+  workspace = workspaceBytes ? arena + workspaceAt : nullptr;
+  tables = arena + tablesAt;
+  deviceStep = reinterpret_cast<long long *>(arena + stepAt);
+  // Zeroed, as the CPU backend's arena is, so both start from equal bytes
+  // (the step counter at 0 with it).
+  DLC_RETURN_IF_ERROR(cudaCheck(cudaMemsetAsync(arena, 0, allocationBytes, stream),
+                                "cudaMemsetAsync", "the arena"));
+  std::string packed(tableBytes, '\0');
+  for (LaunchStep &l : launches) {
+    for (int64_t offset : l.pointerOffsets)
+      l.pointers.push_back(arena + offset);
+    if (l.hand)
+      for (int i = 0; i < 8; ++i)
+        l.handArgs.p[i] = l.handOffsets[i] < 0 ? nullptr : arena + l.handOffsets[i];
+    if (l.packTable) {
+      std::string table = l.packTable(arena);
+      packed.replace(l.tableOffset, table.size(), table);
+    }
+  }
+  if (tableBytes)
+    DLC_RETURN_IF_ERROR(cudaCheck(cudaMemcpyAsync(tables, packed.data(), tableBytes,
+                                                  cudaMemcpyHostToDevice, stream),
+                                  "cudaMemcpyAsync",
+                                  "the optimizer kernels' segment tables and hand-written "
+                                  "operand tables"));
+  return cudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize", "the arena");
+}
+
 StatusOr<bool> CudaExecutor::Impl::prepareHandWritten(const Launch &launch,
                                                       KernelCompiler &compiler,
                                                       LaunchStep &step, std::string &reason,
-                                                      std::string &tableBytes) {
+                                                      size_t &tableBytes) {
   const Plan &p = plan();
   auto hand = planHandKernel(p, p.kernels[launch.kernels.front()]);
   if (!hand.isOk()) {
@@ -487,20 +525,21 @@ StatusOr<bool> CudaExecutor::Impl::prepareHandWritten(const Launch &launch,
   step.kernelName = hand->name;
   step.handArgs = hand->args;
   for (size_t i = 0; i < hand->buffers.size(); ++i)
-    step.handArgs.p[i] =
-        hand->buffers[i] < 0 ? nullptr : arena + p.buffers[hand->buffers[i]].offset;
+    step.handOffsets[i] = hand->buffers[i] < 0 ? -1 : p.buffers[hand->buffers[i]].offset;
   if (hand->tableSlot >= 0) {
     // The operand table joins the optimizer tables; runLaunch points
     // p[tableSlot] at it once they are on the device.
-    std::vector<HandOperand> table = hand->table;
-    for (size_t i = 0; i < table.size(); ++i)
-      table[i].p = arena + p.buffers[hand->tableBuffers[i]].offset;
-    tableBytes.resize((tableBytes.size() + kTableAlignment - 1) / kTableAlignment *
-                      kTableAlignment);
-    step.tableOffset = tableBytes.size();
     step.handTableSlot = hand->tableSlot;
-    tableBytes.append(reinterpret_cast<const char *>(table.data()),
-                      table.size() * sizeof(HandOperand));
+    step.packTable = [table = hand->table, buffers = hand->tableBuffers,
+                      plan = &p](unsigned char *base) {
+      std::vector<HandOperand> bound = table;
+      for (size_t i = 0; i < bound.size(); ++i)
+        bound[i].p = reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(base) +
+                                              uintptr_t(plan->buffers[buffers[i]].offset));
+      return std::string(reinterpret_cast<const char *>(bound.data()),
+                         bound.size() * sizeof(HandOperand));
+    };
+    reserveTable(step, hand->table.size() * sizeof(HandOperand), tableBytes);
   }
   int64_t cap = int64_t(device.multiprocessors) * kBlocksPerMultiprocessor;
   step.grid = dim3(static_cast<unsigned>(std::clamp<int64_t>(hand->blocks, 1, cap)));
