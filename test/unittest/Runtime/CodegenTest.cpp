@@ -14,6 +14,7 @@
 #include "dlc/runtime/cuda/KernelCodegen.h"
 #include "dlc/runtime/cuda/KernelCompiler.h"
 
+#include "HostThreads.h"
 #include "TestPlan.h"
 
 #include <gtest/gtest.h>
@@ -929,34 +930,8 @@ void callKernel(void *symbol, const std::vector<void *> &a) {
 /// block's threads run at once as std::threads, __syncthreads() a barrier,
 /// __shared__ arrays statics (one block at a time), blocks one after
 /// another; the prelude's DLC_HOST_THREADS block reductions combine them.
-const char *const kThreadedLayer = R"src(#define DLC_HOST_THREADS 1
-#include <condition_variable>
-#include <mutex>
-#include <thread>
-#include <vector>
-struct dlc_dim3 { unsigned x, y, z; };
-inline thread_local dlc_dim3 threadIdx, blockIdx;
-inline dlc_dim3 blockDim, gridDim;
-struct DlcBarrier {
-  std::mutex m;
-  std::condition_variable cv;
-  unsigned count = 0, waiting = 0;
-  unsigned long generation = 0;
-  void wait() {
-    std::unique_lock<std::mutex> lock(m);
-    unsigned long g = generation;
-    if (++waiting == count) {
-      waiting = 0;
-      ++generation;
-      cv.notify_all();
-    } else {
-      cv.wait(lock, [&] { return g != generation; });
-    }
-  }
-};
-inline DlcBarrier dlc_barrier;
-#define __syncthreads() dlc_barrier.wait()
-)src";
+const std::string kThreadedLayer =
+    std::string("#define DLC_HOST_THREADS 1\n") + dlc_test::kHostThreadLayer;
 const char *const kThreadedLaunch = R"src(#include "threads.h"
 extern "C" void dlc_sim_launch(void (*body)(void *), void *context, unsigned grid,
                                unsigned block) {

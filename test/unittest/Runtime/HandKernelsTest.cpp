@@ -21,6 +21,7 @@
 #include "dlc/runtime/cuda/KernelCompiler.h"
 #include "dlc/runtime/Device.h"
 
+#include "HostThreads.h"
 #include "TestPlan.h"
 
 #include <gtest/gtest.h>
@@ -597,40 +598,15 @@ using HostKernel = void (*)(HandKernelArgs, const long long *);
 /// the blocks run one after another. The kernels' block reductions, strided
 /// and grid-stride loops and multi-block splits then run as on a GPU (in a
 /// different interleaving), which the one-thread layer cannot show.
-const char *const kThreadedLayer = R"src(#define DLC_KERNEL_PRELUDE
+const std::string kThreadedLayer = std::string(R"src(#define DLC_KERNEL_PRELUDE
 #include <math.h>
 #include <limits>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
-#include <vector>
 #define __global__
 #define __launch_bounds__(n)
 #define __shared__ static
 #define DLC_DEVICE inline
 #define DLC_NEG_INF (-std::numeric_limits<float>::infinity())
-struct dlc_dim3 { unsigned x, y, z; };
-thread_local dlc_dim3 threadIdx, blockIdx;
-dlc_dim3 blockDim, gridDim;
-struct DlcBarrier {
-  std::mutex m;
-  std::condition_variable cv;
-  unsigned count = 0, waiting = 0;
-  unsigned long generation = 0;
-  void wait() {
-    std::unique_lock<std::mutex> lock(m);
-    unsigned long g = generation;
-    if (++waiting == count) {
-      waiting = 0;
-      ++generation;
-      cv.notify_all();
-    } else {
-      cv.wait(lock, [&] { return g != generation; });
-    }
-  }
-} dlc_barrier;
-#define __syncthreads() dlc_barrier.wait()
-)src";
+)src") + dlc_test::kHostThreadLayer;
 
 const char *const kThreadedLaunch = R"src(
 extern "C" void dlc_sim_launch(void (*kernel)(DlcHandArgs, const long long *), DlcHandArgs a,

@@ -1,0 +1,48 @@
+//===- HostThreads.h - many-thread host runs of CUDA kernel sources -*- C++ -*-===//
+//
+// The part of the tests' host simulator that kernel sources see: the
+// thread and block indices, a block-wide barrier behind __syncthreads().
+// A test's launcher runs each block's threads at once as std::threads and
+// the blocks one after another (__shared__ arrays are then statics), so
+// block reductions, strided loops and multi-block splits run as on a GPU,
+// in another interleaving. HandKernelsTest and CodegenTest prepend their
+// own definitions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_TEST_UNITTEST_RUNTIME_HOSTTHREADS_H
+#define DLC_TEST_UNITTEST_RUNTIME_HOSTTHREADS_H
+
+namespace dlc_test {
+
+inline const char *const kHostThreadLayer = R"src(#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+struct dlc_dim3 { unsigned x, y, z; };
+inline thread_local dlc_dim3 threadIdx, blockIdx;
+inline dlc_dim3 blockDim, gridDim;
+struct DlcBarrier {
+  std::mutex m;
+  std::condition_variable cv;
+  unsigned count = 0, waiting = 0;
+  unsigned long generation = 0;
+  void wait() {
+    std::unique_lock<std::mutex> lock(m);
+    unsigned long g = generation;
+    if (++waiting == count) {
+      waiting = 0;
+      ++generation;
+      cv.notify_all();
+    } else {
+      cv.wait(lock, [&] { return g != generation; });
+    }
+  }
+};
+inline DlcBarrier dlc_barrier;
+#define __syncthreads() dlc_barrier.wait()
+)src";
+
+} // namespace dlc_test
+
+#endif // DLC_TEST_UNITTEST_RUNTIME_HOSTTHREADS_H
