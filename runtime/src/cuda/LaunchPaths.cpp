@@ -19,7 +19,9 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
   DeviceLaunch d;
   d.launch = launch;
   std::string reason;
-  if (launch.kernels.size() > 1 &&
+  // A GEMM-epilogue group (not a run split out of one: those lack the GEMM).
+  const std::string &first = plan.kernels[launch.kernels.front()].op;
+  if (launch.kernels.size() > 1 && (first == "matmul" || first == "linear") &&
       (launch.kind == "gemm_bias_act" || launch.kind == "gemm_dact_bgrad")) {
     auto epilogue = gemmEpilogueFor(plan, launch);
     std::string refusal = epilogue.isOk()
@@ -276,29 +278,64 @@ StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch) {
 }
 
 std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan) {
-  // Each launch is decided against the plan's own launches; a group no
-  // device kernel computes is split, and its parts are decided against the
-  // launches with that split made (which values leave a part depends on it).
+  // Each launch is decided against the plan's own launches. A group no
+  // device kernel computes is split: its runs of consecutive element-wise /
+  // reduction kernels stay together as generated sub-launches, every other
+  // kernel goes alone. Which values leave a launch depends on the split, so
+  // each run is then checked against the launches as split, and a run the
+  // generator refuses there is split further, until none is.
   std::vector<Launch> original = planLaunches(plan);
   std::vector<Launch> launches;
   std::vector<std::string> splitReason;
+  auto generatedOp = [&](size_t k) {
+    const std::string &op = plan.kernels[k].op;
+    return std::string(kernelImplementation(op)) == "generated" || op == "dropout";
+  };
   for (const Launch &launch : original) {
-    if (launch.kernels.size() > 1 && choose(plan, launch, original).path == "host-fallback") {
-      std::string why = choose(plan, launch, original).reason;
-      for (size_t k : launch.kernels) {
-        Launch part = launch;
-        part.kernels = {k};
-        part.implementation = kernelImplementation(plan.kernels[k].op);
-        launches.push_back(std::move(part));
-        splitReason.push_back("split from its group (" + why + ")");
-      }
+    DeviceLaunch whole = launch.kernels.size() > 1 ? choose(plan, launch, original) : DeviceLaunch();
+    if (launch.kernels.size() < 2 || whole.path != "host-fallback") {
+      launches.push_back(launch);
+      splitReason.push_back("");
       continue;
     }
-    launches.push_back(launch);
-    splitReason.push_back("");
+    std::string why = "split from its group (" + whole.reason + ")";
+    for (size_t i = 0; i < launch.kernels.size();) {
+      Launch part = launch;
+      part.kernels = {launch.kernels[i++]};
+      if (generatedOp(part.kernels.front()))
+        while (i < launch.kernels.size() && generatedOp(launch.kernels[i]))
+          part.kernels.push_back(launch.kernels[i++]);
+      part.implementation = part.kernels.size() > 1
+                                ? "generated"
+                                : kernelImplementation(plan.kernels[part.kernels[0]].op);
+      launches.push_back(std::move(part));
+      splitReason.push_back(why);
+    }
   }
-  for (size_t i = 0; i < launches.size(); ++i)
-    launches[i].index = i;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < launches.size(); ++i)
+      launches[i].index = i;
+    for (size_t i = 0; i < launches.size() && !changed; ++i) {
+      if (splitReason[i].empty() || launches[i].kernels.size() < 2 ||
+          generateKernel(plan, launches[i], launches).isOk())
+        continue;
+      // This run is not one kernel against the split launches: its kernels
+      // go alone.
+      Launch run = launches[i];
+      std::string why = splitReason[i];
+      launches.erase(launches.begin() + i);
+      splitReason.erase(splitReason.begin() + i);
+      for (size_t j = 0; j < run.kernels.size(); ++j) {
+        Launch part = run;
+        part.kernels = {run.kernels[j]};
+        part.implementation = kernelImplementation(plan.kernels[run.kernels[j]].op);
+        launches.insert(launches.begin() + i + j, part);
+        splitReason.insert(splitReason.begin() + i + j, why);
+      }
+      changed = true;
+    }
+  }
 
   std::vector<DeviceLaunch> device;
   for (size_t i = 0; i < launches.size(); ++i) {

@@ -239,7 +239,14 @@ TEST(LaunchPaths, DgeluWithTheBiasGradientIsOneEpilogue) {
   auto relu = gemmEpilogueFor(b.plan, planLaunches(b.plan)[0]);
   ASSERT_FALSE(relu.isOk());
   EXPECT_NE(relu.status().message().find("bitmask"), std::string::npos);
-  EXPECT_EQ(planDeviceLaunches(b.plan).size(), 3u);
+  // Split: the GEMM on cuBLASLt, the gradient and its bias sum one
+  // generated reduction.
+  std::vector<DeviceLaunch> split = planDeviceLaunches(b.plan);
+  ASSERT_EQ(split.size(), 2u);
+  EXPECT_EQ(split[0].path, "cublaslt");
+  EXPECT_EQ(split[1].path, "generated");
+  EXPECT_EQ(split[1].launch.kernels.size(), 2u);
+  EXPECT_TRUE(split[1].splitFromGroup);
 }
 
 TEST(LaunchPaths, GeluAuxRowsNotAMultipleOf8AreSplit) {
@@ -262,4 +269,37 @@ TEST(LaunchPaths, GeluAuxRowsNotAMultipleOf8AreSplit) {
   std::vector<DeviceLaunch> device = planDeviceLaunches(b.plan);
   ASSERT_EQ(device.size(), 2u);
   EXPECT_EQ(device[0].path, "cublaslt");
+}
+
+// A split group keeps its runs of element-wise kernels (dropout included)
+// together: one generated launch each, the op the generator refuses alone.
+TEST(LaunchPaths, ASplitGroupKeepsItsElementwiseRunsTogether) {
+  Builder b;
+  const DType f = DType::kF32;
+  int32_t x = b.add("x", f, {4, 8}, kIn), c0 = b.add("c0", f, {4, 8}, kTmp);
+  int32_t s = b.add("s", f, {4, 8}, kTmp), c1 = b.add("c1", f, {4, 8}, kTmp);
+  int32_t d = b.add("d", f, {4, 8}, BufferRole::kGradient);
+  PlanAttrs g = group(0, "input");
+  b.kernel("relu", {x}, {c0}, g);
+  PlanAttrs axis0 = g;
+  axis0["axis"] = int64_t(0); // the row form takes the last axis only
+  b.kernel("softmax", {c0}, {s}, axis0);
+  b.kernel("scale", {s}, {c1}, g);
+  PlanAttrs drop = g;
+  drop["rate"] = 0.1;
+  drop["seed"] = int64_t(1);
+  b.kernel("dropout", {c1}, {d}, drop);
+  std::vector<DeviceLaunch> device = planDeviceLaunches(b.plan);
+  ASSERT_EQ(device.size(), 3u);
+  EXPECT_EQ(device[0].path, "generated");
+  EXPECT_EQ(device[1].path, "hand-written");
+  EXPECT_EQ(device[2].path, "generated");
+  EXPECT_EQ(device[2].launch.kernels.size(), 2u) << "scale and dropout, one launch";
+  for (const DeviceLaunch &l : device)
+    EXPECT_TRUE(l.splitFromGroup);
+  // The run writes only what leaves it: d, not c1.
+  auto run = generateKernel(b.plan, device[2].launch, launchesOf(device));
+  ASSERT_TRUE(run.isOk()) << run.status().toString();
+  EXPECT_EQ(std::find(run->args.begin(), run->args.end(), c1), run->args.end());
+  EXPECT_NE(std::find(run->args.begin(), run->args.end(), d), run->args.end());
 }

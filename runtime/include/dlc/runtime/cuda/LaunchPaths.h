@@ -17,10 +17,13 @@
 //
 // A fused group that no single device kernel computes (a generated group
 // holding an op the generator does not write, such as paddle's bn_act with
-// batch_norm inside) is split: each of its kernels becomes its own launch
-// and takes its own path, and `reason` says why the group was split. The
-// group's intermediate values have buffers of their own (the planner keeps
-// them live across the group), so splitting changes speed, never values.
+// batch_norm inside) is split: its runs of consecutive element-wise /
+// reduction kernels stay together as generated launches (split further if
+// the generator refuses a run against the split launches), every other
+// kernel becomes its own launch and takes its own path, and `splitReason`
+// says why the group was split. The group's intermediate values have
+// buffers of their own (the planner keeps them live across the group), so
+// splitting changes speed, never values.
 //
 // On a device a library may still refuse what passed here (no cuBLASLt
 // algorithm for a shape, a partly broadcast batch, no cuDNN algorithm within
