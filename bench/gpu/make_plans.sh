@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compiles, on the build machine (MLIR is here, not on the GPU machine), the
-# plans bench/gpu/run_gpu_tests.sh runs: the small models at batch 8 for the
-# CPU-vs-GPU checks, and the benchmark set (ResNet-50 batch 256,
+# plans bench/gpu/run_gpu_tests.sh runs: the small models at batch 8 and
+# ResNet-50 / BERT-base at batch 2 for the CPU-vs-GPU checks, and the
+# issue's benchmark set (ResNet-50 batch 256,
 # BERT-base batch 32; fp32 and amp; none, paddle, xla). Plans hold no
 # weights, so the directory is small enough to carry.
 # Usage: bench/gpu/make_plans.sh [OUT_DIR]                (default: plans)
@@ -12,6 +13,11 @@ BENCH=build/bin/dlc-bench
 mkdir -p "$OUT"
 for m in mlp small_convnet tiny_transformer tiny_segnet; do
   "$BENCH" models/$m.mlir --batch 8 --compile-only --emit-plan "$OUT/check-$m.plan" > /dev/null
+done
+# The whole-step check of the seed models, at a batch the CPU
+# backend steps through in seconds.
+for m in resnet50 bert_base; do
+  "$BENCH" models/$m.mlir --batch 2 --compile-only --emit-plan "$OUT/check-$m.plan" > /dev/null
 done
 for spec in resnet50:256 bert_base:32; do
   m=${spec%%:*} batch=${spec##*:}

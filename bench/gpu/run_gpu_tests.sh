@@ -78,14 +78,23 @@ BW=$(dirname "$TESTS")/dlc-bandwidth
 BENCH=$(dirname "$TESTS")/dlc-run
 "$BENCH" --help >/dev/null 2>&1 || BENCH=build/bin/dlc-run
 if "$BENCH" --help >/dev/null 2>&1; then
-  # check-*.plan (small models): the loss after three steps on the CPU,
-  # the GPU replaying its graph and the GPU launching kernel by kernel;
-  # fp32 runs without TF32, so all three agree to 1e-3. The CPU is far too
-  # slow for the benchmark plans, which are only timed.
+  # check-*.plan (small models, ResNet-50 and BERT-base at batch 2): one
+  # whole step on the CPU and the GPU, the loss, every gradient and every
+  # updated parameter compared (fp32 without TF32: within 1e-3 relative);
+  # then the loss after three steps on the CPU, the GPU replaying its graph
+  # and the GPU launching kernel by kernel. The CPU is far too slow for the
+  # benchmark plans, which are only timed.
   for plan in "$PLANS"/check-*.plan; do
     [ -e "$plan" ] || continue
     name=$(basename "${plan%.plan}")
     echo "== $plan"
+    for backend in cpu cuda; do
+      rm -rf "$OUT/$name.$backend.dump"
+      "$BENCH" "$plan" --backend $backend --warmup 0 --steps 1 --repeats 1 \
+        --dump-out "$OUT/$name.$backend.dump" > /dev/null || status=1
+    done
+    python3 test/Bench/compare_dumps.py "$OUT/$name.cuda.dump" "$OUT/$name.cpu.dump" \
+      --tolerance 1e-3 || status=1
     "$BENCH" "$plan" --backend cpu --warmup 0 --steps 3 --repeats 1 --format json \
       -o "$OUT/$name.cpu.json" || { status=1; continue; }
     for graph in "" --no-cuda-graph; do
