@@ -43,7 +43,7 @@ void writeCompileSweep(std::ostream &os, const std::vector<Result> &results,
   // included (LaunchPaths.h).
   bool device = !results.empty() && !results.front().launchesByPath.empty();
   if (device)
-    header.insert(header.end() - 1, {"device launches", "split/host"});
+    header.insert(header.end() - 1, {"device launches", "split/host", "device GB/step"});
   std::vector<std::vector<std::string>> rows;
   for (const Result &r : results) {
     const Result *base = &r;
@@ -68,7 +68,8 @@ void writeCompileSweep(std::ostream &os, const std::vector<Result> &results,
       rows.back().insert(rows.back().end() - 1,
                          {std::to_string(launches),
                           std::to_string(launches - r.kernelsPerStep) + "/" +
-                              std::to_string(host == r.launchesByPath.end() ? 0 : host->second)});
+                              std::to_string(host == r.launchesByPath.end() ? 0 : host->second),
+                          fixedText(r.deviceMemoryBytesPerStep / 1e9, 3)});
     }
   }
   if (format == Format::kCsv) {
@@ -118,7 +119,8 @@ void writeCompileSweep(std::ostream &os, const std::vector<Result> &results,
   if (device)
     os << "device launches: what --backend cuda launches per step; split/host: launches "
           "added by splitting groups no single device kernel computes / launches left "
-          "to the host (dlc-kernels --paths says why)\n";
+          "to the host (dlc-kernels --paths says why); device GB/step: bytes per step with "
+          "those launches\n";
 }
 
 } // namespace dlc::bench

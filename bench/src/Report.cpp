@@ -111,7 +111,8 @@ void writeJson(std::ostream &os, const Result &r) {
      << "  \"fused_groups\": " << countsJson(r.fusedGroups) << ",\n"
      << "  \"kernels_by_kind\": " << countsJson(r.kernelsByKind) << ",\n";
   if (!r.launchesByPath.empty())
-    os << "  \"launches_by_path\": " << countsJson(r.launchesByPath) << ",\n";
+    os << "  \"launches_by_path\": " << countsJson(r.launchesByPath) << ",\n"
+       << "  \"device_bytes_per_step\": " << r.deviceMemoryBytesPerStep << ",\n";
   if (r.backend == "cuda")
     os << "  \"device\": " << jsonString(r.device) << ",\n"
        << "  \"cuda_graph\": " << (r.cudaGraph ? "true" : "false") << ",\n"
@@ -303,6 +304,7 @@ void writeCompileReport(std::ostream &os, const Result &r, Format format) {
       launches += count;
     rows.push_back({"device_launches_per_step", std::to_string(launches)});
     rows.push_back({"launches_by_path", countsJson(r.launchesByPath)});
+    rows.push_back({"device_bytes_per_step", std::to_string(r.deviceMemoryBytesPerStep)});
   }
   if (format == Format::kJson) {
     os << "{\n  \"schema\": \"dlc-bench/1\",\n  \"compile_only\": true";

@@ -43,6 +43,9 @@ struct Result {
   /// --backend cuda: launches by the path that ran them (generated,
   /// cublaslt, cudnn, host-fallback); empty on the CPU.
   std::map<std::string, int64_t> launchesByPath;
+  /// --backend cuda: bytes per step with the CUDA backend's launches (more
+  /// than memoryBytesPerStep where it splits groups).
+  int64_t deviceMemoryBytesPerStep = 0;
   /// --backend cuda: whether the timed steps replayed a CUDA graph, and if
   /// not why; whether fp32 GEMMs / convolutions used TF32; the device.
   std::string device;

@@ -147,8 +147,11 @@ void describePlan(const rt::Plan &plan, const std::string &backend, Result &resu
   result.fusedGroups = summary.groupsByKind;
   result.kernelsByKind = summary.launchesByKind;
   // The CUDA backend's routing needs no GPU: compile-only runs report it.
-  if (backend == "cuda")
-    result.launchesByPath = rt::cuda::countByPath(rt::cuda::planDeviceLaunches(plan));
+  if (backend == "cuda") {
+    std::vector<rt::cuda::DeviceLaunch> device = rt::cuda::planDeviceLaunches(plan);
+    result.launchesByPath = rt::cuda::countByPath(device);
+    result.deviceMemoryBytesPerStep = rt::cuda::deviceMemoryBytes(plan, device);
+  }
 }
 
 rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {

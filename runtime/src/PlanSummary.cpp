@@ -109,15 +109,27 @@ PlanSummary summarizePlan(const Plan &plan) {
     launchOf[i] = launch;
   }
   summary.launches = launch + 1;
+  summary.memoryBytes = launchMemoryBytes(plan, launchOf);
+  return summary;
+}
+
+int64_t launchMemoryBytes(const Plan &plan, const std::vector<int64_t> &launchOf) {
+  int64_t launches = 0;
+  for (int64_t l : launchOf)
+    launches = std::max(launches, l + 1);
+  // Which launches read each buffer, to tell a launch's exported values
+  // from its internal ones; each launch's kernels, in order.
   std::vector<std::vector<int64_t>> readers(plan.buffers.size());
-  for (size_t i = 0; i < plan.kernels.size(); ++i)
+  std::vector<std::vector<size_t>> kernelsOf(launches);
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
     for (int32_t id : plan.kernels[i].inputs)
       readers[id].push_back(launchOf[i]);
-  for (int64_t l = 0; l < summary.launches; ++l) {
+    kernelsOf[launchOf[i]].push_back(i);
+  }
+  int64_t bytes = 0;
+  for (int64_t l = 0; l < launches; ++l) {
     std::vector<int32_t> produced, read;
-    for (size_t i = 0; i < plan.kernels.size(); ++i) {
-      if (launchOf[i] != l)
-        continue;
+    for (size_t i : kernelsOf[l]) {
       for (int32_t id : plan.kernels[i].inputs)
         if (std::find(produced.begin(), produced.end(), id) == produced.end() &&
             std::find(read.begin(), read.end(), id) == read.end())
@@ -126,17 +138,17 @@ PlanSummary summarizePlan(const Plan &plan) {
         produced.push_back(id);
     }
     for (int32_t id : read)
-      summary.memoryBytes += plan.buffers[id].bytes;
+      bytes += plan.buffers[id].bytes;
     for (int32_t id : produced) {
       const PlanBuffer &b = plan.buffers[id];
       bool leaves = b.role != BufferRole::kTemporary ||
                     std::any_of(readers[id].begin(), readers[id].end(),
                                 [&](int64_t r) { return r != l; });
       if (leaves)
-        summary.memoryBytes += b.bytes;
+        bytes += b.bytes;
     }
   }
-  return summary;
+  return bytes;
 }
 
 } // namespace dlc::rt

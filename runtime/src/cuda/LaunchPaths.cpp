@@ -371,4 +371,12 @@ std::map<std::string, int64_t> countByPath(const std::vector<DeviceLaunch> &devi
   return counts;
 }
 
+int64_t deviceMemoryBytes(const Plan &plan, const std::vector<DeviceLaunch> &device) {
+  std::vector<int64_t> launchOf(plan.kernels.size(), 0);
+  for (const DeviceLaunch &d : device)
+    for (size_t k : d.launch.kernels)
+      launchOf[k] = static_cast<int64_t>(d.launch.index);
+  return launchMemoryBytes(plan, launchOf);
+}
+
 } // namespace dlc::rt::cuda

@@ -6,6 +6,7 @@
 #include "dlc/runtime/Plan.h"
 
 #include <map>
+#include <vector>
 #include <string>
 
 namespace dlc::rt {
@@ -43,6 +44,13 @@ const char *kernelImplementation(const std::string &op);
 /// (dlc-autodiff emits the whole forward pass first, and the backward pass
 /// starts with the loss's `*_backward` op).
 PlanSummary summarizePlan(const Plan &plan);
+
+/// The bytes a step moves when kernel i runs in launch launchOf[i]: each
+/// launch reads its inputs once and writes the values that leave it (read
+/// by another launch, or not temporaries). summarizePlan's memoryBytes is
+/// this for the plan's own launches; the CUDA backend's launches, groups
+/// split (LaunchPaths.h), give its figure.
+int64_t launchMemoryBytes(const Plan &plan, const std::vector<int64_t> &launchOf);
 
 } // namespace dlc::rt
 

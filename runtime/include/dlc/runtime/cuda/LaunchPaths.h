@@ -94,6 +94,9 @@ StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch);
 /// The path names in report order, and the launches on each.
 const std::vector<std::string> &devicePathNames();
 std::map<std::string, int64_t> countByPath(const std::vector<DeviceLaunch> &device);
+/// Bytes per step to and from device memory with these launches
+/// (launchMemoryBytes): more than the plan's figure where groups split.
+int64_t deviceMemoryBytes(const Plan &plan, const std::vector<DeviceLaunch> &device);
 
 } // namespace dlc::rt::cuda
 
