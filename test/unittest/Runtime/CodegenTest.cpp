@@ -937,20 +937,7 @@ const std::string kThreadedLayer =
 const char *const kThreadedLaunch = R"src(#include "threads.h"
 extern "C" void dlc_sim_launch(void (*body)(void *), void *context, unsigned grid,
                                unsigned block) {
-  gridDim = {grid, 1, 1};
-  blockDim = {block, 1, 1};
-  dlc_barrier.count = block;
-  for (unsigned b = 0; b < grid; ++b) {
-    std::vector<std::thread> threads;
-    for (unsigned t = 0; t < block; ++t)
-      threads.emplace_back([=] {
-        blockIdx = {b, 0, 0};
-        threadIdx = {t, 0, 0};
-        body(context);
-      });
-    for (std::thread &thread : threads)
-      thread.join();
-  }
+  dlc_sim_grid(body, context, grid, block);
 }
 )src";
 using SimLaunch = void (*)(void (*)(void *), void *, unsigned, unsigned);

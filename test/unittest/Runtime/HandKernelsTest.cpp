@@ -609,22 +609,18 @@ const std::string kThreadedLayer = std::string(R"src(#define DLC_KERNEL_PRELUDE
 )src") + dlc_test::kHostThreadLayer;
 
 const char *const kThreadedLaunch = R"src(
+struct DlcSimCall {
+  void (*kernel)(DlcHandArgs, const long long *);
+  DlcHandArgs a;
+  const long long *step;
+};
 extern "C" void dlc_sim_launch(void (*kernel)(DlcHandArgs, const long long *), DlcHandArgs a,
                                const long long *step, unsigned grid, unsigned block) {
-  gridDim = {grid, 1, 1};
-  blockDim = {block, 1, 1};
-  dlc_barrier.count = block;
-  for (unsigned b = 0; b < grid; ++b) {
-    std::vector<std::thread> threads;
-    for (unsigned t = 0; t < block; ++t)
-      threads.emplace_back([=] {
-        blockIdx = {b, 0, 0};
-        threadIdx = {t, 0, 0};
-        kernel(a, step);
-      });
-    for (std::thread &thread : threads)
-      thread.join();
-  }
+  DlcSimCall call{kernel, a, step};
+  dlc_sim_grid([](void *c) {
+    const DlcSimCall &call = *static_cast<const DlcSimCall *>(c);
+    call.kernel(call.a, call.step);
+  }, &call, grid, block);
 }
 )src";
 
