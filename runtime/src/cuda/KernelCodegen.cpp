@@ -1411,6 +1411,19 @@ DLC_KERNEL_NAME(const DlcSegment *__restrict__ table, int segments,
 }
 )cuda";
 
+/// The table forms' source: it does not depend on the table, so every
+/// launch of the form in every model shares one kernel (the header still
+/// lists this launch's ops).
+void finishTableKernel(GeneratedKernel &g, const Plan &plan, const Launch &launch,
+                       const char *body, const char *form, const char *comment) {
+  Dataflow none;
+  Emitter e(plan, none);
+  g.blockSize = kBlockSize;
+  Launch generic = launch;
+  generic.kernels.clear();
+  finish(g, plan, generic, e, std::string(kHalfBits) + body, form, comment);
+}
+
 StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &launch) {
   GeneratedKernel g;
   g.form = KernelForm::kOptimizer;
@@ -1480,16 +1493,9 @@ StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &laun
     g.segments.push_back(seg);
     g.work += seg.elements;
   }
-  Dataflow none;
-  Emitter e(plan, none);
-  g.blockSize = kBlockSize;
-  // The source does not depend on the table, so every optimizer launch of
-  // every model shares one kernel; the header still lists this launch's ops.
-  Launch generic = launch;
-  generic.kernels.clear();
-  finish(g, plan, generic, e, std::string(kHalfBits) + kOptimizerBody, "optimizer",
-         "// fuses sgd_update and adamw_update horizontally: one launch walks a\n"
-         "// table of (param, grad, state, n) segments, one per updated tensor\n");
+  finishTableKernel(g, plan, launch, kOptimizerBody, "optimizer",
+                    "// fuses sgd_update and adamw_update horizontally: one launch walks a\n"
+                    "// table of (param, grad, state, n) segments, one per updated tensor\n");
   return g;
 }
 
@@ -1687,15 +1693,9 @@ StatusOr<GeneratedKernel> generateHorizontalCast(const Plan &plan, const Launch 
   }
   if (g.castSegments.empty())
     return Status(StatusCode::kInvalidArgument, "computes nothing that is read later");
-  Dataflow none;
-  Emitter e(plan, none);
-  g.blockSize = kBlockSize;
-  // As the optimizer's: one source for every horizontal cast launch.
-  Launch generic = launch;
-  generic.kernels.clear();
-  finish(g, plan, generic, e, std::string(kHalfBits) + kCastBody, "horizontal_cast",
-         "// fuses independent casts horizontally: one launch walks a table of\n"
-         "// (in, out, n, types) segments, one per cast, f32 / f16 / bf16 each way\n");
+  finishTableKernel(g, plan, launch, kCastBody, "horizontal_cast",
+                    "// fuses independent casts horizontally: one launch walks a table of\n"
+                    "// (in, out, n, types) segments, one per cast, f32 / f16 / bf16 each way\n");
   return g;
 }
 
