@@ -95,6 +95,8 @@ struct LaunchStep {
   bool hand = false;
   HandKernelArgs handArgs;
   int handTableSlot = -1; // p slot of its operand table (at tableOffset), or -1
+  int handScratchSlot = -1; // p slot of its scratch (at scratchOffset), or -1
+  size_t scratchOffset = 0;
   int64_t handOffsets[8] = {-1, -1, -1, -1, -1, -1, -1, -1}; // p's arena offsets (-1: null)
   /// The launch's table (segments or operands) for a given arena address.
   std::function<std::string(unsigned char *arena)> packTable;
@@ -541,6 +543,13 @@ StatusOr<bool> CudaExecutor::Impl::prepareHandWritten(const Launch &launch,
     };
     reserveTable(step, hand->table.size() * sizeof(HandOperand), tableBytes);
   }
+  if (hand->scratchSlot >= 0) {
+    // Zeroed with the tables, and left with a zero counter by every launch.
+    step.handScratchSlot = hand->scratchSlot;
+    tableBytes = alignUp(tableBytes, kTableAlignment);
+    step.scratchOffset = tableBytes;
+    tableBytes += static_cast<size_t>(hand->scratchBytes);
+  }
   int64_t cap = int64_t(device.multiprocessors) * kBlocksPerMultiprocessor;
   step.grid = dim3(static_cast<unsigned>(std::clamp<int64_t>(hand->blocks, 1, cap)));
   step.block = dim3(hand->blockSize);
@@ -567,6 +576,8 @@ Status CudaExecutor::Impl::runLaunch(LaunchStep &step) {
     // (DlcHandArgs a, const long long *step)
     if (step.handTableSlot >= 0)
       step.handArgs.p[step.handTableSlot] = table;
+    if (step.handScratchSlot >= 0)
+      step.handArgs.p[step.handScratchSlot] = tables + step.scratchOffset;
     args = {&step.handArgs, &deviceStep};
   } else if (walksSegmentTable(step.form)) {
     // (const DlcSegment / DlcCastSegment *table, int segments, const long long *step)

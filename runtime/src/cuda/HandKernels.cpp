@@ -24,6 +24,11 @@ namespace dlc::rt::cuda {
 namespace {
 
 constexpr int kBlock = 256;
+/// The most blocks a kernel that combines per-block partials uses (its
+/// scratch grows with them).
+constexpr int64_t kCombiningBlocks = 256;
+/// Table rows one embedding_backward block owns (DLC_HW_EMBEDDING_ROWS).
+constexpr int64_t kEmbeddingRowsPerBlock = 32;
 constexpr int kMaxRank = 6; // softmax's mask broadcast
 
 template <typename T> const T *findAttr(const PlanKernel &k, const std::string &name) {
@@ -82,6 +87,13 @@ struct Builder {
     out.tableSlot = static_cast<int>(out.buffers.size());
     out.buffers.push_back(-1);
     return out.tableSlot;
+  }
+  /// The next p slot holds `partials` doubles of scratch for the blocks'
+  /// partial results, after dlc_hw_last_block's 16-byte counter.
+  void scratch(int64_t partials) {
+    out.scratchSlot = static_cast<int>(out.buffers.size());
+    out.buffers.push_back(-1);
+    out.scratchBytes = 16 + partials * int64_t(sizeof(double));
   }
   /// A float operand in the operand table.
   void tabledFloating(int32_t id) {
@@ -225,7 +237,11 @@ StatusOr<HandKernel> layerNormBackward(Builder &b) {
   for (int32_t id : {k.inputs[0], k.inputs[1], k.inputs[2], k.outputs[0], k.outputs[1],
                      k.outputs[2]})
     b.floating(id);
-  return b.done("norm", std::max(a.i[0], ceilDiv(a.i[1], kBlock)));
+  // Each block keeps its rows' gamma and beta gradient partials (2 d
+  // doubles); 256 blocks hold 3 MiB of them at BERT-base's d = 768.
+  int64_t blocks = std::min<int64_t>(a.i[0], kCombiningBlocks);
+  b.scratch(2 * a.i[1] * blocks);
+  return b.done("norm", blocks);
 }
 
 /// (outer, classes, inner, ignore_index) as crossEntropyShape reads them.
@@ -253,7 +269,10 @@ StatusOr<HandKernel> crossEntropy(Builder &b) {
   b.floating(k.inputs[0]);
   b.integer(k.inputs[1]);
   b.floating(k.outputs[0]);
-  return b.done("loss", 1);
+  // Each block's (sum, count, bad label) over its positions.
+  int64_t blocks = std::min<int64_t>(b.out.args.i[0] * b.out.args.i[2], kCombiningBlocks);
+  b.scratch(3 * blocks);
+  return b.done("loss", blocks);
 }
 
 StatusOr<HandKernel> crossEntropyBackward(Builder &b) {
@@ -294,7 +313,7 @@ StatusOr<HandKernel> embeddingBackward(Builder &b) {
   b.floating(k.inputs[0]);
   b.integer(k.inputs[1]);
   b.floating(k.outputs[0]);
-  return b.done("embedding", a.i[0]);
+  return b.done("embedding", ceilDiv(a.i[0], kEmbeddingRowsPerBlock));
 }
 
 StatusOr<HandKernel> dropout(Builder &b) {
@@ -420,7 +439,13 @@ StatusOr<HandKernel> lossScaleStatus(Builder &b) {
   for (size_t g = 1; g < k.inputs.size(); ++g)
     b.tabledFloating(k.inputs[g]);
   a.i[0] = static_cast<int64_t>(k.inputs.size()) - 1;
-  return b.done("optimizer", 1);
+  int64_t largest = 0;
+  for (size_t g = 1; g < k.inputs.size(); ++g)
+    largest = std::max(largest, b.buf(k.inputs[g]).numElements());
+  // Each block's overflow flag.
+  int64_t blocks = std::clamp<int64_t>(ceilDiv(largest, kBlock), 1, kCombiningBlocks);
+  b.scratch(blocks);
+  return b.done("optimizer", blocks);
 }
 
 /// batchNormParams' (n, channels, spatial) of an [n, c, ...] input, its

@@ -349,6 +349,16 @@ std::vector<Case> allCases() {
     c.exact = true;
     c.kernel("embedding_backward", {dy, ids}, {c.buffer("dt", F, {6, 8}, kOut)});
   }
+  {
+    // 70 rows: three blocks of 32 rows, the last one partial; 300 indices
+    // with d = 20: index tiles of blockDim, the last one partial, and
+    // columns beyond blockDim on the threaded host (16 threads).
+    Case &c = add("embedding_backward 70 rows in three blocks");
+    int32_t dy = c.buffer("dy", F, {300, 20}, kIn), ids = c.buffer("ids", DType::kI32, {300}, kIn);
+    c.intBound[ids] = 70;
+    c.exact = true;
+    c.kernel("embedding_backward", {dy, ids}, {c.buffer("dt", F, {70, 20}, kOut)});
+  }
   // dropout: the mask bit for bit, two steps.
   for (int64_t step : {0, 3}) {
     Case &c = add("dropout step " + std::to_string(step));
@@ -718,7 +728,16 @@ void checkEveryCase(void *library, const char *label, unsigned seed,
         table[i].p = v.bytes[hand->tableBuffers[i]].data();
       args.p[hand->tableSlot] = table.data();
     }
+    std::vector<double> scratch((hand->scratchBytes + 7) / 8, 0.0);
+    if (hand->scratchSlot >= 0)
+      args.p[hand->scratchSlot] = scratch.data();
     run(kernel, args, c, *hand);
+    if (hand->scratchSlot >= 0) {
+      // The next launch finds the blocks' arrival counter at zero.
+      uint64_t counter[2];
+      std::memcpy(counter, scratch.data(), sizeof counter);
+      EXPECT_EQ(counter[0] | counter[1], 0u) << c.label << ": the scratch's counter";
+    }
     std::vector<std::vector<float>> have(c.plan.buffers.size());
     for (int32_t id : c.theKernel().outputs)
       have[id] = decode(c.plan.buffers[id], v.bytes[id]);
@@ -799,7 +818,10 @@ TEST(HandKernels, EveryKernelMatchesTheCpuReferenceOnTheGpu) {
     auto created = CudaExecutor::create(c.plan);
     ASSERT_TRUE(created.isOk()) << c.label << ": " << created.status().toString();
     CudaExecutor &gpu = **created;
-    ASSERT_EQ(gpu.launchesByPath()["hand-written"], 1)
+    // cuDNN takes batch norm when its data is f32 or f16 (the hand-written
+    // kernel then covers bf16): either way the result must match the CPU.
+    bool isBatchNorm = c.theKernel().op.rfind("batch_norm", 0) == 0;
+    ASSERT_EQ(gpu.launchesByPath()["hand-written"] + (isBatchNorm ? gpu.launchesByPath()["cudnn"] : 0), 1)
         << c.label << ": " << gpu.launchPaths().front().reason;
     Values v = makeInputs(c, 11);
     std::vector<std::vector<float>> want = reference(c, v);
@@ -813,9 +835,14 @@ TEST(HandKernels, EveryKernelMatchesTheCpuReferenceOnTheGpu) {
     for (int32_t id : c.theKernel().outputs)
       have[id] = decode(c.plan.buffers[id], gpu.bytesOf(id));
     double error = maxError(c, want, have);
-    std::cout << "[ gpu      ] " << c.label << ": max error " << error << "\n";
+    bool cudnn = gpu.launchesByPath()["cudnn"] == 1;
+    std::cout << "[ gpu      ] " << c.label << (cudnn ? " [cudnn]" : "") << ": max error "
+              << error << "\n";
     // The device's exp, log and pow may differ from the host's by an ulp
-    // in double, and its block reductions add in a tree of 256.
-    EXPECT_LE(error, c.exact ? 0.0 : std::max(tolerance(c), 1e-5)) << c.label;
+    // in double, and its block reductions add in a tree of 256. cuDNN's
+    // batch norm keeps float statistics: up to 7.6e-5 from the CPU's on
+    // these cases (H100, cuDNN 9, 2026-11-23).
+    EXPECT_LE(error, c.exact && !cudnn ? 0.0 : std::max(tolerance(c), cudnn ? 2e-4 : 1e-5))
+        << c.label;
   }
 }

@@ -145,6 +145,48 @@ DLC_DEVICE double dlc_hw_block_max(double v, double *smem) {
   __syncthreads();
   return r;
 }
+
+// Blocks that combine partial results (HandKernel::scratch): each block
+// writes its partial into the scratch, then calls dlc_hw_last_block on the
+// scratch's first word, an arrival counter. It returns true in exactly one
+// block, the last to arrive, which then reads every partial (through
+// dlc_hw_partial, past the incoherent L1) in block order, so the combined
+// result is deterministic for a given grid. The counter is back at zero
+// when the launch ends, ready for the next step or graph replay.
+#if defined(__CUDACC__)
+DLC_DEVICE bool dlc_hw_last_block(unsigned *counter) {
+  __shared__ bool last;
+  __threadfence(); // this block's partial is visible before it arrives
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(counter, 1u) == gridDim.x - 1;
+    if (last) *counter = 0;
+  }
+  __syncthreads();
+  if (last) __threadfence();
+  return last;
+}
+DLC_DEVICE double dlc_hw_partial(const double *p, long long i) {
+  return static_cast<const volatile double *>(p)[i];
+}
+#else
+// The host runs blocks one after another: the counter needs no atomics.
+DLC_DEVICE bool dlc_hw_last_block(unsigned *counter) {
+  __shared__ bool last;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = (*counter)++ == gridDim.x - 1;
+    if (last) *counter = 0;
+  }
+  __syncthreads();
+  return last;
+}
+DLC_DEVICE double dlc_hw_partial(const double *p, long long i) { return p[i]; }
+#endif
+/// The partials of a scratch operand k: past its 16-byte header (counter).
+DLC_DEVICE double *dlc_hw_partials(const DlcHandArgs &a, int k) {
+  return reinterpret_cast<double *>(static_cast<unsigned char *>(a.p[k]) + 16);
+}
 #endif // DLC_HAND_COMMON
 )src";
 } // namespace

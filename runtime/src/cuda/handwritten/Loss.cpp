@@ -1,8 +1,9 @@
 //===- Loss.cpp - softmax cross-entropy and its gradient ------------------===//
 //
-// The loss is one scalar: a single block walks the positions in order,
-// threads over the classes, and thread 0 adds each position's term in the
-// CPU's order (so the sum over positions is the CPU's, in double). A label
+// The loss is one scalar: each block takes every gridDim.x-th position,
+// threads over the classes, and sums its positions' terms in double; the
+// last block to finish adds the blocks' sums in block order (a fixed order,
+// in double: the float result is the CPU's but for a last-bit tie). A label
 // outside [0, classes) that is not ignore_index, an error on the CPU, makes
 // the loss NaN. The gradient runs one block per position; every block
 // first counts the labels that are not ignored (the mean's divisor).
@@ -31,26 +32,35 @@ DLC_DEVICE void dlc_hw_logsumexp(const DlcHandArgs &a, int k, long long o, long 
   sum = dlc_hw_block_sum(sum, smem);
 }
 
-// p: logits, labels, loss. i: outer, classes, inner, ignore_index.
+// p: logits, labels, loss, scratch. i: outer, classes, inner, ignore_index.
 extern "C" __global__ void __launch_bounds__(1024)
 dlc_hw_softmax_cross_entropy(const DlcHandArgs a, const long long *step) {
   __shared__ double smem[1024];
-  if (blockIdx.x != 0) return;
   const long long outer = a.i[0], classes = a.i[1], inner = a.i[2], ignore = a.i[3];
-  double total = 0;
-  long long counted = 0;
-  bool bad = false;
-  for (long long pos = 0; pos < outer * inner; ++pos) {
+  double total = 0, counted = 0, bad = 0; // thread 0's are the block's
+  for (long long pos = blockIdx.x; pos < outer * inner; pos += gridDim.x) {
     const long long o = pos / inner, in = pos % inner, label = dlc_hw_index(a, 1, pos);
     if (label == ignore) continue;
-    if (label < 0 || label >= classes) { bad = true; continue; }
+    if (label < 0 || label >= classes) { bad = 1; continue; }
     double mx, sum;
     dlc_hw_logsumexp(a, 0, o, in, classes, inner, smem, mx, sum);
     total += mx + log(sum) - dlc_hw_ld(a, 0, (o * classes + label) * inner + in);
-    ++counted;
+    counted += 1;
   }
-  if (threadIdx.x == 0)
-    dlc_hw_st(a, 2, 0, bad ? DLC_HW_NAN : counted ? (float)(total / counted) : 0.0f);
+  double *part = dlc_hw_partials(a, 3);
+  if (threadIdx.x == 0) {
+    part[3 * blockIdx.x] = total;
+    part[3 * blockIdx.x + 1] = counted;
+    part[3 * blockIdx.x + 2] = bad;
+  }
+  if (!dlc_hw_last_block(static_cast<unsigned *>(a.p[3])) || threadIdx.x != 0) return;
+  total = counted = bad = 0;
+  for (unsigned b = 0; b < gridDim.x; ++b) {
+    total += dlc_hw_partial(part, 3 * b);
+    counted += dlc_hw_partial(part, 3 * b + 1);
+    bad += dlc_hw_partial(part, 3 * b + 2);
+  }
+  dlc_hw_st(a, 2, 0, bad != 0 ? DLC_HW_NAN : counted != 0 ? (float)(total / counted) : 0.0f);
 }
 
 // p: dloss, logits, labels, dlogits. i: outer, classes, inner, ignore_index.

@@ -11,10 +11,9 @@
 // far more than DlcHandArgs' eight pointers, so its gradients come in an
 // operand table (DlcHandOperand entries: pointer, elements, type) which
 // the launcher fills and places in device memory, its address in p[2]
-// (HandKernel::table). Its flag is an OR, which needs no order; it runs in
-// one block because blocks could only combine their flags with atomics
-// on a zeroed word or a second launch, and one block of 256 threads still
-// streams the gradients once, without the host round trip it replaces.
+// (HandKernel::table). Its flag is an OR: the blocks split every gradient
+// and the last to finish ORs their flags (HandKernel::scratch). One block
+// alone streamed BERT-base's 110M gradients in 164 ms on an H100.
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,25 +81,29 @@ dlc_hw_adamw_update(const DlcHandArgs a, const long long *step) {
 
 // [1 / scale, 1 if any gradient element is inf or NaN], in float as the
 // CPU computes it. p: scale, status (2 elements), the gradients' operand
-// table. i: the table's entries. Runs in block 0 only.
+// table, scratch. i: the table's entries.
 extern "C" __global__ void __launch_bounds__(1024)
 dlc_hw_loss_scale_status(const DlcHandArgs a, const long long *step) {
   __shared__ double smem[1024];
-  if (blockIdx.x != 0) return;
   const DlcHandOperand *grads = static_cast<const DlcHandOperand *>(a.p[2]);
   double overflow = 0;
   for (long long g = 0; g < a.i[0]; ++g) {
     const DlcHandOperand grad = grads[g];
-    for (long long e = threadIdx.x; e < grad.n; e += blockDim.x) {
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < grad.n;
+         e += (long long)gridDim.x * blockDim.x) {
       const float v = dlc_hw_load(grad.p, grad.t, e);
       if (!(v - v == 0.0f)) overflow = 1; // inf - inf and NaN - NaN are NaN
     }
   }
   overflow = dlc_hw_block_max(overflow, smem);
-  if (threadIdx.x == 0) {
-    dlc_hw_st(a, 1, 0, 1.0f / dlc_hw_ld(a, 0, 0));
-    dlc_hw_st(a, 1, 1, overflow != 0 ? 1.0f : 0.0f);
-  }
+  double *part = dlc_hw_partials(a, 3);
+  if (threadIdx.x == 0) part[blockIdx.x] = overflow;
+  if (!dlc_hw_last_block(static_cast<unsigned *>(a.p[3])) || threadIdx.x != 0) return;
+  overflow = 0;
+  for (unsigned b = 0; b < gridDim.x; ++b)
+    overflow = dlc_hw_partial(part, b) != 0 ? 1 : overflow;
+  dlc_hw_st(a, 1, 0, 1.0f / dlc_hw_ld(a, 0, 0));
+  dlc_hw_st(a, 1, 1, overflow != 0 ? 1.0f : 0.0f);
 }
 
 // torch's _amp_update_scale_, in float as the CPU computes it.

@@ -10,7 +10,8 @@
 // the host). Every kernel takes (DlcHandArgs a, const long long *step), the
 // step counter in device memory; HandKernelArgs is DlcHandArgs' host twin,
 // same layout. An op with more operands than its eight pointers gets an
-// operand table (HandKernel::table).
+// operand table (HandKernel::table); one whose blocks combine partial
+// results gets scratch memory (HandKernel::scratchSlot).
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,6 +60,14 @@ struct HandKernel {
   int tableSlot = -1;
   std::vector<int32_t> tableBuffers;
   std::vector<HandOperand> table; // n and t filled in
+  /// Device memory the blocks combine their partial results in (a
+  /// cross-entropy's sum over positions, a layer norm's gamma gradient).
+  /// When scratchSlot >= 0 the caller provides scratchBytes of memory,
+  /// zeroed before the first launch, at args.p[scratchSlot] (whose
+  /// `buffers` entry is -1); the kernel leaves its first 16 bytes (the
+  /// blocks' arrival counter) zeroed when it returns.
+  int scratchSlot = -1;
+  int64_t scratchBytes = 0;
   int blockSize = 256;  // blockDim.x, a power of two
   /// Blocks the kernel can use; the launcher may cap it (grid-stride loops
   /// cover the rest), never raise it.
