@@ -61,7 +61,8 @@ bool envFlag(const char *name) {
   return value && std::string(value) == "1";
 }
 
-/// "launch #5 (elewise_act, group 2, kernels #7-#8: add, relu)".
+/// "launch #5 (elewise_act, group 2, kernels #7-#8: ops add, relu)"; a
+/// run of one op reads "cast x151" (a horizontal group has hundreds).
 std::string launchLabel(const Plan &plan, const Launch &launch) {
   std::string text = "launch #" + std::to_string(launch.index) + " (" + launch.kind;
   if (launch.group >= 0)
@@ -72,8 +73,14 @@ std::string launchLabel(const Plan &plan, const Launch &launch) {
     text += "-#" + std::to_string(launch.kernels.back());
   text += ": op";
   text += launch.kernels.size() > 1 ? "s " : " ";
-  for (size_t i = 0; i < launch.kernels.size(); ++i)
-    text += (i ? ", " : "") + plan.kernels[launch.kernels[i]].op;
+  for (size_t i = 0, run = 1; i < launch.kernels.size(); i += run) {
+    const std::string &op = plan.kernels[launch.kernels[i]].op;
+    for (run = 1; i + run < launch.kernels.size() &&
+                  plan.kernels[launch.kernels[i + run]].op == op;
+         ++run) {
+    }
+    text += (i ? ", " : "") + op + (run > 1 ? " x" + std::to_string(run) : "");
+  }
   return text + ")";
 }
 
