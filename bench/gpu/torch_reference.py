@@ -7,13 +7,14 @@
   torch_reference.py check DIR DUMP [DUMP ...] [--tolerance T]
       one step from DIR in float64 (on the GPU when there is one): the loss,
       every gradient and every parameter after models/resnet50.mlir's SGD
-      step, against each dlc --dump-out folder. Then every pair of dumps
-      against each other: two float32 steps can disagree more with each
-      other than either does with float64 only if one of them is wrong.
+      step, against each dlc --dump-out folder, beside PyTorch's own
+      float32 step: each dump passes within T, or within --factor times
+      PyTorch float32's distance from float64. Then every pair of dumps.
 
-Needs torchvision (the GPU machine's Python has it; Debian's python3-torch
-does not ship it). dlc's models/resnet50.mlir mirrors torchvision's
-resnet50 parameter for parameter, names included.
+Uses torchvision's resnet50 where it is installed (the GPU machine) and an
+equivalent module written here otherwise (Debian's python3-torch has no
+torchvision). dlc's models/resnet50.mlir mirrors torchvision's resnet50
+parameter for parameter, names included.
 """
 
 import argparse
@@ -28,9 +29,65 @@ import torch.nn.functional as F
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+class Bottleneck(torch.nn.Module):
+    """torchvision's Bottleneck (v1.5: the stride on the 3x3), same names."""
+
+    def __init__(self, cin, width, stride):
+        super().__init__()
+        nn = torch.nn
+        self.conv1 = nn.Conv2d(cin, width, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.conv2 = nn.Conv2d(width, width, 3, stride, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+        self.conv3 = nn.Conv2d(width, width * 4, 1, bias=False)
+        self.bn3 = nn.BatchNorm2d(width * 4)
+        self.downsample = None
+        if stride != 1 or cin != width * 4:
+            self.downsample = nn.Sequential(nn.Conv2d(cin, width * 4, 1, stride, bias=False),
+                                            nn.BatchNorm2d(width * 4))
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = F.relu(self.bn2(self.conv2(y)))
+        y = self.bn3(self.conv3(y))
+        return F.relu(y + (self.downsample(x) if self.downsample is not None else x))
+
+
+class ResNet50(torch.nn.Module):
+    """torchvision.models.resnet50 for machines without torchvision (Debian's
+    python3-torch): the same modules, names and initialization."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        cin = 64
+        for i, (width, blocks, stride) in enumerate([(64, 3, 1), (128, 4, 2), (256, 6, 2),
+                                                     (512, 3, 2)]):
+            layer = []
+            for b in range(blocks):
+                layer.append(Bottleneck(cin, width, stride if b == 0 else 1))
+                cin = width * 4
+            setattr(self, "layer%d" % (i + 1), nn.Sequential(*layer))
+        self.fc = nn.Linear(2048, 1000)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 3, 2, 1)
+        for i in range(1, 5):
+            x = getattr(self, "layer%d" % i)(x)
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
 def model():
-    import torchvision
-    return torchvision.models.resnet50()
+    try:
+        import torchvision
+        return torchvision.models.resnet50()
+    except ImportError:
+        return ResNet50()
 
 
 def init(args):
@@ -58,15 +115,17 @@ def sgd_of_the_model():
     return tuple(float(v) for v in m.groups())
 
 
-def reference(directory):
-    """The float64 step: loss, gradients, updated parameters, running stats."""
+def reference(directory, dtype=torch.float64):
+    """The step in `dtype`: loss, gradients, updated parameters, running stats."""
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    net = model().double().to(device)
+    if device == "cuda":  # float32 means float32 (PyTorch's defaults allow TF32 in cuDNN)
+        torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+    net = model().to(dtype).to(device)
     load = lambda n: torch.from_numpy(np.load(os.path.join(directory, n + ".npy")))
-    state = {n: load(n).double() for n in net.state_dict() if not n.endswith("num_batches_tracked")}
+    state = {n: load(n).to(dtype) for n in net.state_dict() if not n.endswith("num_batches_tracked")}
     net.load_state_dict(state, strict=False)
     net.train()
-    x = load("x").double().to(device)
+    x = load("x").to(dtype).to(device)
     labels = load("labels").to(device)
     loss = F.cross_entropy(net(x), labels)
     loss.backward()
@@ -81,36 +140,57 @@ def reference(directory):
         for n, b in net.named_buffers():
             if not n.endswith("num_batches_tracked"):
                 out[n] = b.clone()
-    return device, {k: v.cpu().numpy() for k, v in out.items()}
+    return device, {k: v.detach().cpu().double().numpy() for k, v in out.items()}
 
 
 def error(have, want):
     return float(np.abs(have - want).max() / max(np.abs(want).max(), 1e-30))
 
 
-def compare(label, have_dir, want, tolerance, quiet=False):
+def compare(label, have, want, tolerance):
+    """have: a dump folder or a dict of arrays."""
     worst, bad, missing = [], 0, 0
     for name, ref in want.items():
-        path = os.path.join(have_dir, name + ".npy")
-        if not os.path.exists(path):
+        if isinstance(have, dict):
+            value = have.get(name)
+        else:
+            path = os.path.join(have, name + ".npy")
+            value = np.load(path) if os.path.exists(path) else None
+        if value is None:
             missing += 1
             continue
-        e = error(np.load(path).astype(np.float64), ref.astype(np.float64))
+        e = error(value.astype(np.float64), ref.astype(np.float64))
         worst.append((e, name))
         bad += not e <= tolerance
     worst.sort(reverse=True)
     print("%-44s %4d tensors, worst %.2e (%s), median %.2e, %d over %g%s" % (
         label, len(worst), worst[0][0], worst[0][1], worst[len(worst) // 2][0], bad, tolerance,
         ", %d missing" % missing if missing else ""))
-    return bad == 0 and missing == 0
+    return worst[0][0], worst[len(worst) // 2][0], missing
 
 
 def check(args):
     device, want = reference(args.dir)
     print("float64 reference on %s: loss %.9g" % (device, want["loss"]))
+    # How far float32 itself lands from float64 here, computed by PyTorch:
+    # the yardstick for dlc's float32 steps below.
+    _, f32 = reference(args.dir, torch.float32)
+    f32_worst, f32_median, _ = compare("PyTorch float32 (%s) vs float64" % device, f32, want,
+                                       args.tolerance)
+    # A dlc step passes when it is within the tolerance everywhere, or no
+    # further from float64 than --factor times PyTorch's float32 step (its
+    # worst tensor and its median tensor both): ResNet-50's float32 step is
+    # ill-conditioned, PyTorch's included (worst 1.7e-1 at batch 2).
     ok = True
     for d in args.dumps:
-        ok &= compare(os.path.basename(d.rstrip("/")) + " vs float64", d, want, args.tolerance)
+        worst, median, missing = compare(os.path.basename(d.rstrip("/")) + " vs float64", d,
+                                         want, args.tolerance)
+        passed = not missing and (worst <= args.tolerance or
+                                  (worst <= args.factor * f32_worst and
+                                   median <= args.factor * f32_median))
+        print("  %s: %s" % (os.path.basename(d.rstrip("/")),
+                            "PASS" if passed else "FAIL (over %g x PyTorch float32's error)" % args.factor))
+        ok &= passed
     for i, a in enumerate(args.dumps):
         for b in args.dumps[i + 1:]:
             other = {n: np.load(os.path.join(b, n + ".npy")) for n in want
@@ -130,5 +210,7 @@ p = sub.add_parser("check")
 p.add_argument("dir")
 p.add_argument("dumps", nargs="+")
 p.add_argument("--tolerance", type=float, default=1e-3)
+p.add_argument("--factor", type=float, default=2.0,
+               help="how much further from float64 than PyTorch's float32 step a dlc step may be")
 args = parser.parse_args()
 init(args) if args.cmd == "init" else check(args)
