@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 using namespace dlc::rt;
 using namespace dlc::rt::cuda;
@@ -137,6 +138,11 @@ TEST(LaunchPaths, LibraryRefusalsNameTheProblem) {
       EXPECT_EQ(refusal, "") << dtypeName(data);
       EXPECT_EQ(planDeviceLaunches(n.plan)[0].path, "cudnn");
     }
+    // The experiment switch sends every batch norm to the hand-written kernel.
+    setenv("DLC_CUDA_BATCH_NORM", "hand-written", 1);
+    EXPECT_EQ(batchNormRefusal(n.plan, n.plan.kernels[0]), "DLC_CUDA_BATCH_NORM=hand-written");
+    EXPECT_EQ(planDeviceLaunches(n.plan)[0].path, "hand-written");
+    unsetenv("DLC_CUDA_BATCH_NORM");
     n.plan.buffers[stats[0]].dtype = data; // pure half statistics: not cuDNN's
     if (data == DType::kF16)
       EXPECT_EQ(batchNormRefusal(n.plan, n.plan.kernels[0]),
