@@ -90,10 +90,12 @@ struct Builder {
   }
   /// The next p slot holds `partials` doubles of scratch for the blocks'
   /// partial results, after dlc_hw_last_block's 16-byte counter.
-  void scratch(int64_t partials) {
+  void scratch(int64_t partials) { scratchBytes(16 + partials * int64_t(sizeof(double))); }
+  /// The next p slot holds `bytes` of scratch laid out by the kernel.
+  void scratchBytes(int64_t bytes) {
     out.scratchSlot = static_cast<int>(out.buffers.size());
     out.buffers.push_back(-1);
-    out.scratchBytes = 16 + partials * int64_t(sizeof(double));
+    out.scratchBytes = bytes;
   }
   /// A float operand in the operand table.
   void tabledFloating(int32_t id) {
@@ -313,7 +315,21 @@ StatusOr<HandKernel> embeddingBackward(Builder &b) {
   b.floating(k.inputs[0]);
   b.integer(k.inputs[1]);
   b.floating(k.outputs[0]);
-  return b.done("embedding", ceilDiv(a.i[0], kEmbeddingRowsPerBlock));
+  // A small table (BERT's 2-row token types, its 512 positions) has few
+  // row groups to spread over the GPU: the indices are split too, each
+  // split summing its range into float partials that the group's last
+  // split adds in order. Splits hold 16 MiB of partials at most; a large
+  // table keeps one split, whose sums are the CPU's bit for bit.
+  int64_t groups = ceilDiv(a.i[0], kEmbeddingRowsPerBlock);
+  int64_t splits = std::clamp<int64_t>(
+      std::min({kCombiningBlocks / groups, ceilDiv(a.i[2], int64_t(kBlock)),
+                (int64_t(4) << 20) / std::max<int64_t>(a.i[0] * a.i[1], 1)}),
+      1, 64);
+  a.i[3] = splits;
+  if (splits > 1) // a counter per row group (16-byte aligned), then the partials
+    b.scratchBytes(ceilDiv(groups * int64_t(sizeof(unsigned)), int64_t(16)) * 16 +
+                   splits * a.i[0] * a.i[1] * int64_t(sizeof(float)));
+  return b.done("embedding", groups * splits);
 }
 
 StatusOr<HandKernel> dropout(Builder &b) {

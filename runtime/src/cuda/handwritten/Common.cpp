@@ -153,13 +153,15 @@ DLC_DEVICE double dlc_hw_block_max(double v, double *smem) {
 // dlc_hw_partial, past the incoherent L1) in block order, so the combined
 // result is deterministic for a given grid. The counter is back at zero
 // when the launch ends, ready for the next step or graph replay.
+// dlc_hw_arrive is the same for `expected` arrivals at one counter (work
+// items of a grid-stride loop, say), true in the block that brings the last.
 #if defined(__CUDACC__)
-DLC_DEVICE bool dlc_hw_last_block(unsigned *counter) {
+DLC_DEVICE bool dlc_hw_arrive(unsigned *counter, unsigned expected) {
   __shared__ bool last;
   __threadfence(); // this block's partial is visible before it arrives
   __syncthreads();
   if (threadIdx.x == 0) {
-    last = atomicAdd(counter, 1u) == gridDim.x - 1;
+    last = atomicAdd(counter, 1u) == expected - 1;
     if (last) *counter = 0;
   }
   __syncthreads();
@@ -171,11 +173,11 @@ DLC_DEVICE double dlc_hw_partial(const double *p, long long i) {
 }
 #else
 // The host runs blocks one after another: the counter needs no atomics.
-DLC_DEVICE bool dlc_hw_last_block(unsigned *counter) {
+DLC_DEVICE bool dlc_hw_arrive(unsigned *counter, unsigned expected) {
   __shared__ bool last;
   __syncthreads();
   if (threadIdx.x == 0) {
-    last = (*counter)++ == gridDim.x - 1;
+    last = (*counter)++ == expected - 1;
     if (last) *counter = 0;
   }
   __syncthreads();
@@ -183,6 +185,7 @@ DLC_DEVICE bool dlc_hw_last_block(unsigned *counter) {
 }
 DLC_DEVICE double dlc_hw_partial(const double *p, long long i) { return p[i]; }
 #endif
+DLC_DEVICE bool dlc_hw_last_block(unsigned *counter) { return dlc_hw_arrive(counter, gridDim.x); }
 /// The partials of a scratch operand k: past its 16-byte header (counter).
 DLC_DEVICE double *dlc_hw_partials(const DlcHandArgs &a, int k) {
   return reinterpret_cast<double *>(static_cast<unsigned char *>(a.p[k]) + 16);

@@ -1,13 +1,17 @@
 //===- Embedding.cpp - table gathers and their deterministic gradient -----===//
 //
 // The gather is one thread per output element (an index outside the table,
-// an error on the CPU, gives NaN). The gradient uses no atomics: each block
-// owns 32 table rows, each thread a column of them in registers; the block
-// reads the indices in order a tile at a time into shared memory and adds
-// the dy rows that hit its rows in float, exactly as the CPU does, so the
-// result is bit-identical to it. (One block per row, each scanning every
-// index from global memory, took 37 ms for BERT-base's 30522 x 4096 on
-// an H100.)
+// an error on the CPU, gives NaN). The gradient uses no atomics on data:
+// each work item owns 32 table rows, each thread a column of them in
+// registers; it reads its indices in order a tile at a time into shared
+// memory and adds the dy rows that hit its rows in float, as the CPU does.
+// A large table has one item per row group, and its result is the CPU's bit
+// for bit. A small one (few row groups to fill the GPU) splits the indices
+// too: each split writes float partials to HandKernel::scratch and the
+// group's last split to arrive adds them in split order (the CPU's sum
+// re-associated at the split points). (One block per row scanning every
+// index took 37 ms for BERT-base's 30522 x 4096 on an H100; 32-row groups
+// without splits 7.6 ms, 5.0 of them the 2-row token-type table.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,24 +32,31 @@ dlc_hw_embedding(const DlcHandArgs a, const long long *step) {
   }
 }
 
-// p: dy, ids, dtable. i: rows, d, n.
+// p: dy, ids, dtable, scratch (splits > 1). i: rows, d, n, splits.
+// Work items: (row group, index split), over a grid-stride loop.
 #define DLC_HW_EMBEDDING_ROWS 32
 extern "C" __global__ void __launch_bounds__(1024)
 dlc_hw_embedding_backward(const DlcHandArgs a, const long long *step) {
   __shared__ long long ids[1024];
-  const long long rows = a.i[0], d = a.i[1], n = a.i[2];
-  for (long long r0 = (long long)blockIdx.x * DLC_HW_EMBEDDING_ROWS; r0 < rows;
-       r0 += (long long)gridDim.x * DLC_HW_EMBEDDING_ROWS)
+  const long long rows = a.i[0], d = a.i[1], n = a.i[2], splits = a.i[3];
+  const long long groups = (rows + DLC_HW_EMBEDDING_ROWS - 1) / DLC_HW_EMBEDDING_ROWS;
+  unsigned *counters = static_cast<unsigned *>(a.p[3]);
+  float *partials = splits > 1 ? reinterpret_cast<float *>(static_cast<unsigned char *>(a.p[3]) +
+                                                           (groups * 4 + 15) / 16 * 16)
+                               : nullptr;
+  for (long long w = blockIdx.x; w < groups * splits; w += gridDim.x) {
+    const long long r0 = w / splits * DLC_HW_EMBEDDING_ROWS, s = w % splits;
+    const long long begin = n * s / splits, end = n * (s + 1) / splits;
     for (long long c0 = 0; c0 < d; c0 += blockDim.x) {
       const long long c = c0 + threadIdx.x;
       float acc[DLC_HW_EMBEDDING_ROWS];
 #pragma unroll
       for (int q = 0; q < DLC_HW_EMBEDDING_ROWS; ++q) acc[q] = 0.0f;
-      for (long long t0 = 0; t0 < n; t0 += blockDim.x) {
+      for (long long t0 = begin; t0 < end; t0 += blockDim.x) {
         __syncthreads(); // the last tile is read
-        if (t0 + threadIdx.x < n) ids[threadIdx.x] = dlc_hw_index(a, 1, t0 + threadIdx.x);
+        if (t0 + threadIdx.x < end) ids[threadIdx.x] = dlc_hw_index(a, 1, t0 + threadIdx.x);
         __syncthreads();
-        const long long tile = n - t0 < (long long)blockDim.x ? n - t0 : (long long)blockDim.x;
+        const long long tile = end - t0 < (long long)blockDim.x ? end - t0 : (long long)blockDim.x;
         for (long long j = 0; j < tile; ++j) {
           const long long q = ids[j] - r0;
           if (q < 0 || q >= DLC_HW_EMBEDDING_ROWS || c >= d) continue;
@@ -57,8 +68,21 @@ dlc_hw_embedding_backward(const DlcHandArgs a, const long long *step) {
       }
 #pragma unroll
       for (int q = 0; q < DLC_HW_EMBEDDING_ROWS; ++q)
-        if (r0 + q < rows && c < d) dlc_hw_st(a, 2, (r0 + q) * d + c, acc[q]);
+        if (r0 + q < rows && c < d) {
+          if (splits == 1) dlc_hw_st(a, 2, (r0 + q) * d + c, acc[q]);
+          else partials[(s * rows + r0 + q) * d + c] = acc[q];
+        }
     }
+    if (splits == 1 || !dlc_hw_arrive(counters + w / splits, (unsigned)splits)) continue;
+    // The group's last split: add the splits' partials in split order.
+    const long long last = r0 + DLC_HW_EMBEDDING_ROWS < rows ? r0 + DLC_HW_EMBEDDING_ROWS : rows;
+    for (long long e = r0 * d + threadIdx.x; e < last * d; e += blockDim.x) {
+      float sum = 0.0f;
+      for (long long k = 0; k < splits; ++k)
+        sum += (float)static_cast<const volatile float *>(partials)[k * rows * d + e];
+      dlc_hw_st(a, 2, e, sum);
+    }
+  }
 }
 )src";
 }
