@@ -27,6 +27,8 @@ constexpr int kBlock = 256;
 /// The most blocks a kernel that combines per-block partials uses (its
 /// scratch grows with them).
 constexpr int64_t kCombiningBlocks = 256;
+/// max_pool2d_backward's input tile (DLC_HW_POOL_TILE_H, DLC_HW_POOL_TILE_W).
+constexpr int64_t kPoolTileH = 16, kPoolTileW = 32;
 /// Table rows one embedding_backward block owns (DLC_HW_EMBEDDING_ROWS).
 constexpr int64_t kEmbeddingRowsPerBlock = 32;
 constexpr int kMaxRank = 6; // softmax's mask broadcast
@@ -388,6 +390,8 @@ StatusOr<HandKernel> pool(Builder &b) {
     b.floating(id);
   b.floating(k.outputs[0]);
   const HandKernelArgs &a = b.out.args;
+  if (backward && max) // one block per input tile (DLC_HW_POOL_TILE_H x _W)
+    return b.done("pool", in[0] * in[1] * ceilDiv(in[2], kPoolTileH) * ceilDiv(in[3], kPoolTileW));
   int64_t work = backward ? in[0] * in[1] * in[2] * in[3] : in[0] * in[1] * a.i[11] * a.i[12];
   return b.done("pool", ceilDiv(work, kBlock));
 }

@@ -421,6 +421,27 @@ std::vector<Case> allCases() {
     c.kernel("max_pool2d_backward", {dy, x}, {c.buffer("dx", F, {1, 1, 9, 9}, kOut)},
              pool({3, 3}, {2, 2}, {0, 0}, 0));
   }
+  {
+    // Planes of several 16 x 32 tiles (edge tiles partial), ties across
+    // tile borders: the tiled gradient's shared windows.
+    Case &c = add("max_pool2d_backward tiles of a 37x70 plane, ties");
+    int32_t dy = c.buffer("dy", F, {1, 2, 19, 35}, kIn), x = c.buffer("x", F, {1, 2, 37, 70}, kIn);
+    std::vector<double> xs(2 * 37 * 70);
+    for (size_t i = 0; i < xs.size(); ++i)
+      xs[i] = double((i * 7) % 5);
+    c.fixed[x] = xs;
+    c.kernel("max_pool2d_backward", {dy, x}, {c.buffer("dx", F, {1, 2, 37, 70}, kOut)},
+             pool({3, 3}, {2, 2}, {1, 1}, 0));
+  }
+  {
+    // 10 x 10 windows of stride 1 over a 20 x 40 plane: 25 x 41 windows
+    // cover a tile, more than shared memory holds, so each input finds its
+    // windows' maxima itself.
+    Case &c = add("max_pool2d_backward windows beyond shared memory");
+    int32_t dy = c.buffer("dy", F, {1, 1, 11, 31}, kIn), x = c.buffer("x", F, {1, 1, 20, 40}, kIn);
+    c.kernel("max_pool2d_backward", {dy, x}, {c.buffer("dx", F, {1, 1, 20, 40}, kOut)},
+             pool({10, 10}, {1, 1}, {0, 0}, 0));
+  }
   // optimizers: first and later steps, nesterov, the loss-scale status
   // (a multiplier, then a skipped step).
   struct Opt {
