@@ -103,8 +103,9 @@ struct LaunchStep {
   HandKernelArgs handArgs;
   int handTableSlot = -1; // p slot of its operand table (at tableOffset), or -1
   int handScratchSlot = -1; // p slot of its scratch (at scratchOffset), or -1
+  int handPhases = 1;       // launches in a row, the phase in handArgs.i[kPhaseSlot]
   size_t scratchOffset = 0;
-  int64_t handOffsets[8] = {-1, -1, -1, -1, -1, -1, -1, -1}; // p's arena offsets (-1: null)
+  int64_t handOffsets[HandKernelArgs::kPointers]; // p's arena offsets (-1: null)
   /// The launch's table (segments or operands) for a given arena address.
   std::function<std::string(unsigned char *arena)> packTable;
   // library
@@ -498,7 +499,7 @@ Status CudaExecutor::Impl::allocateAndBind(size_t tableBytes) {
     for (int64_t offset : l.pointerOffsets)
       l.pointers.push_back(arena + offset);
     if (l.hand)
-      for (int i = 0; i < 8; ++i)
+      for (int i = 0; i < HandKernelArgs::kPointers; ++i)
         l.handArgs.p[i] = l.handOffsets[i] < 0 ? nullptr : arena + l.handOffsets[i];
     if (l.packTable) {
       std::string table = l.packTable(arena);
@@ -533,6 +534,7 @@ StatusOr<bool> CudaExecutor::Impl::prepareHandWritten(const Launch &launch,
   step.hand = true;
   step.kernelName = hand->name;
   step.handArgs = hand->args;
+  std::fill(std::begin(step.handOffsets), std::end(step.handOffsets), int64_t(-1));
   for (size_t i = 0; i < hand->buffers.size(); ++i)
     step.handOffsets[i] = hand->buffers[i] < 0 ? -1 : p.buffers[hand->buffers[i]].offset;
   if (hand->tableSlot >= 0) {
@@ -550,6 +552,7 @@ StatusOr<bool> CudaExecutor::Impl::prepareHandWritten(const Launch &launch,
     };
     reserveTable(step, hand->table.size() * sizeof(HandOperand), tableBytes);
   }
+  step.handPhases = hand->phases;
   if (hand->scratchSlot >= 0) {
     // Zeroed with the tables, and left with a zero counter by every launch.
     step.handScratchSlot = hand->scratchSlot;
@@ -586,6 +589,17 @@ Status CudaExecutor::Impl::runLaunch(LaunchStep &step) {
     if (step.handScratchSlot >= 0)
       step.handArgs.p[step.handScratchSlot] = tables + step.scratchOffset;
     args = {&step.handArgs, &deviceStep};
+    // Earlier phases: cudaLaunchKernel copies the parameters, so the phase
+    // slot can move on between launches (a graph capture copies them too).
+    for (int phase = 0; phase + 1 < step.handPhases; ++phase) {
+      step.handArgs.i[HandKernel::kPhaseSlot] = phase;
+      DLC_RETURN_IF_ERROR(cudaCheck(
+          cudaLaunchKernel(reinterpret_cast<const void *>(step.kernel), step.grid, step.block,
+                           args.data(), 0, stream),
+          "cudaLaunchKernel", where + ", kernel " + step.kernelName + " phase " +
+                                  std::to_string(phase)));
+    }
+    step.handArgs.i[HandKernel::kPhaseSlot] = step.handPhases - 1;
   } else if (walksSegmentTable(step.form)) {
     // (const DlcSegment / DlcCastSegment *table, int segments, const long long *step)
     args = {&table, &step.segments, &deviceStep};

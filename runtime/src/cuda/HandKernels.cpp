@@ -5,7 +5,7 @@
 // same defaults, same attribute types), the shapes folded into the integer
 // parameters, and the grid. Anything else is refused with a reason, and
 // the executor keeps such a kernel on the host. An op with more operands
-// than DlcHandArgs' eight pointers (loss_scale_status) gets an operand table
+// than DlcHandArgs' ten pointers (loss_scale_status) gets an operand table
 // (HandKernel::table).
 //
 //===----------------------------------------------------------------------===//
@@ -27,6 +27,9 @@ constexpr int kBlock = 256;
 /// The most blocks a kernel that combines per-block partials uses (its
 /// scratch grows with them).
 constexpr int64_t kCombiningBlocks = 256;
+/// Blocks that fill an H100 a few times over (132 multiprocessors): a
+/// kernel that splits one unit of work (a channel) over blocks aims here.
+constexpr int64_t kSpreadBlocks = 512;
 /// max_pool2d_backward's input tile (DLC_HW_POOL_TILE_H, DLC_HW_POOL_TILE_W).
 constexpr int64_t kPoolTileH = 16, kPoolTileW = 32;
 /// Table rows one embedding_backward block owns (DLC_HW_EMBEDDING_ROWS).
@@ -81,7 +84,7 @@ struct Builder {
   void floating(int32_t id) {
     int n = static_cast<int>(out.buffers.size());
     out.buffers.push_back(id);
-    if (id >= 0)
+    if (id >= 0 && n < HandKernelArgs::kPointers) // done() refuses more
       out.args.t[n] = floatType(id);
   }
   /// The next p slot holds the operand table; returns it.
@@ -111,6 +114,8 @@ struct Builder {
   void integer(int32_t id) {
     int n = static_cast<int>(out.buffers.size());
     out.buffers.push_back(id);
+    if (n >= HandKernelArgs::kPointers) // done() refuses it
+      return;
     if (buf(id).dtype == DType::kI32)
       out.args.t[n] = 3;
     else if (buf(id).dtype == DType::kI64)
@@ -120,6 +125,9 @@ struct Builder {
               ", not int32 or int64";
   }
   StatusOr<HandKernel> done(const std::string &family, int64_t blocks) {
+    if (out.buffers.size() > size_t(HandKernelArgs::kPointers))
+      error = std::to_string(out.buffers.size()) + " pointer operands, more than DlcHandArgs' " +
+              std::to_string(HandKernelArgs::kPointers);
     if (!error.empty())
       return refuse(kernel, error);
     out.family = family;
@@ -491,6 +499,21 @@ Status batchNormShape(Builder &b, int32_t x, std::vector<int32_t> perChannel,
   return Status::ok();
 }
 
+/// Splits each channel over args.i[3] blocks (enough blocks to fill a GPU,
+/// at least 4096 elements each) whose per-phase partials (4 doubles per
+/// channel and split) live in scratch.
+StatusOr<HandKernel> batchNormPhases(Builder &b, int phases) {
+  HandKernelArgs &a = b.out.args;
+  const int64_t channels = a.i[1], count = a.i[0] * a.i[2];
+  const int64_t splits =
+      std::clamp<int64_t>(std::min(ceilDiv(kSpreadBlocks, channels), ceilDiv(count, 4096)), 1,
+                          kSpreadBlocks);
+  a.i[3] = splits;
+  b.scratch(4 * channels * splits);
+  b.out.phases = phases;
+  return b.done("batch_norm", channels * splits);
+}
+
 StatusOr<HandKernel> batchNorm(Builder &b) {
   const PlanKernel &k = b.kernel;
   if (!arity(k, 5, 5, 3))
@@ -504,7 +527,7 @@ StatusOr<HandKernel> batchNorm(Builder &b) {
   b.out.args.f[1] = getFloat(k, "momentum", 0.1);
   for (int32_t id : {in[0], in[1], in[2], in[3], in[4], out[0], out[1], out[2]})
     b.floating(id);
-  return b.done("batch_norm", b.out.args.i[1]);
+  return batchNormPhases(b, 3);
 }
 
 StatusOr<HandKernel> batchNormBackward(Builder &b) {
@@ -517,7 +540,7 @@ StatusOr<HandKernel> batchNormBackward(Builder &b) {
     return s;
   for (int32_t id : {in[0], in[1], in[2], out[0], out[1], out[2]})
     b.floating(id);
-  return b.done("batch_norm", b.out.args.i[1]);
+  return batchNormPhases(b, 4);
 }
 
 /// resizeParams' geometry: the [n, c, inH, inW] input and [n, c, outH,

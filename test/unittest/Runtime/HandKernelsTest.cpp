@@ -539,7 +539,7 @@ std::vector<Case> allCases() {
   // batch norm (training): 4-d, 2-d (one position per channel), 5-d, more
   // channels than blocks in the threaded run, one element per channel (the
   // unbiased running variance is NaN), mixed precision (x and y in f16 or
-  // bf16, the statistics in f32) and all-bf16.
+  // bf16, the statistics in f32), all-bf16, and channels split over blocks.
   struct BnShape {
     std::string label;
     std::vector<int64_t> x;
@@ -552,7 +552,11 @@ std::vector<Case> allCases() {
                            {"[1,2,1,1]", {1, 2, 1, 1}, F, F},
                            {"[3,4,7,5] f16 data", {3, 4, 7, 5}, H, F},
                            {"[2,3,4,4] bf16 data", {2, 3, 4, 4}, B, F},
-                           {"[2,3,5,5] all bf16", {2, 3, 5, 5}, B, B}}) {
+                           {"[2,3,5,5] all bf16", {2, 3, 5, 5}, B, B},
+                           // Channels of more than 4096 elements split
+                           // over blocks: 3 splits, then 2 in f16.
+                           {"[4,2,64,48] three splits", {4, 2, 64, 48}, F, F},
+                           {"[2,3,48,48] f16 data, two splits", {2, 3, 48, 48}, H, F}}) {
     int64_t ch = s.x[1];
     {
       Case &c = add("batch_norm " + s.label);
@@ -686,6 +690,36 @@ TEST(HandKernels, SmallEmbeddingTablesSplitTheirIndices) {
   }
 }
 
+TEST(HandKernels, BatchNormSplitsChannelsOverBlocksInPhases) {
+  // ResNet-50's stem at batch 256: 64 channels of 256 x 112 x 112 elements
+  // split 8 ways (512 blocks); the test's [4,2,64,48] 3 ways; a small
+  // tensor keeps one block per channel. Forward 3 phases, backward 4.
+  for (auto [shape, splits] : {std::pair<std::vector<int64_t>, int64_t>{{256, 64, 112, 112}, 8},
+                               {{4, 2, 64, 48}, 3},
+                               {{2, 9, 3, 3}, 1}}) {
+    for (bool backward : {false, true}) {
+      Case c;
+      int64_t ch = shape[1];
+      int32_t x = c.buffer("x", DType::kF32, shape, kIn);
+      std::vector<int32_t> stats;
+      for (const char *name : {"g", "b", "rm", "rv", "rm2", "rv2"})
+        stats.push_back(c.buffer(name, DType::kF32, {ch}, kIn));
+      if (backward)
+        c.kernel("batch_norm_backward", {x, x, stats[0]},
+                 {c.buffer("dx", DType::kF32, shape, kOut), stats[4], stats[5]});
+      else
+        c.kernel("batch_norm", {x, stats[0], stats[1], stats[2], stats[3]},
+                 {c.buffer("y", DType::kF32, shape, kOut), stats[4], stats[5]});
+      auto hand = planHandKernel(c.plan, c.theKernel());
+      ASSERT_TRUE(hand.isOk()) << hand.status().toString();
+      EXPECT_EQ(hand->args.i[3], splits);
+      EXPECT_EQ(hand->blocks, ch * splits);
+      EXPECT_EQ(hand->phases, backward ? 4 : 3);
+      EXPECT_EQ(hand->scratchBytes, 16 + 4 * ch * splits * 8);
+    }
+  }
+}
+
 TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
   std::set<std::string> ops(handKernelOps().begin(), handKernelOps().end());
   for (const char *op : {"softmax", "softmax_backward", "layer_norm", "layer_norm_backward",
@@ -779,7 +813,10 @@ void checkEveryCase(void *library, const char *label, unsigned seed,
     std::vector<double> scratch((hand->scratchBytes + 7) / 8, 0.0);
     if (hand->scratchSlot >= 0)
       args.p[hand->scratchSlot] = scratch.data();
-    run(kernel, args, c, *hand);
+    for (int phase = 0; phase < hand->phases; ++phase) {
+      args.i[HandKernel::kPhaseSlot] = phase;
+      run(kernel, args, c, *hand);
+    }
     if (hand->scratchSlot >= 0) {
       // The next launch finds the blocks' arrival counter at zero.
       uint64_t counter[2];

@@ -1,13 +1,16 @@
 //===- BatchNorm.cpp - training-mode batch normalization and its gradient -===//
 //
 // The CPU reference (runtime/src/cpu/BatchNorm.cpp and its caller in
-// OpsSpatial.cpp) step by step: one block per channel, a grid-stride loop
-// over the channels. The block walks the channel's n * spatial elements
-// with a thread stride; its statistics are two passes (the mean, then the
-// centred squares) reduced in double with dlc_hw_block_sum, a fixed tree,
-// so a launch is deterministic and no block waits for another. Element
-// types are any float type per operand (mixed precision: x and y in f16 or
-// bf16, the statistics in f32), loaded and stored through dlc_hw_ld/st.
+// OpsSpatial.cpp) step by step, each channel split over blocks (enough to
+// fill the GPU: one block per channel left ResNet's 64-channel layers on
+// half an H100) and run in phases (HandKernel::phases), since a split needs
+// its channel's statistics from every other split: the splits' sums, then
+// the mean and the splits' centred squares, then the output. Partials are
+// doubles in HandKernel::scratch, added in split order by every block that
+// needs them (block tree sums within a split): a launch is deterministic,
+// no block waits for another, and the statistics are the CPU's two-pass
+// ones in double. Element types are any float type per operand (mixed
+// precision: x and y in f16 or bf16, the statistics in f32).
 //
 // The backward recomputes the batch statistics from x, as the CPU does,
 // and rounds them to float before use, as the CPU hands its backward
@@ -27,84 +30,134 @@ DLC_DEVICE long long dlc_hw_channel_at(long long j, long long c, long long chann
   return (j / spatial * channels + c) * spatial + j % spatial;
 }
 
-/// Channel c's mean and sum of centred squares over buffer k, in double.
-/// i: n, channels, spatial.
-DLC_DEVICE void dlc_hw_channel_stats(const DlcHandArgs &a, int k, long long c, double *smem,
-                                     double &mean, double &sq) {
-  const long long channels = a.i[1], spatial = a.i[2], count = a.i[0] * spatial;
-  double s = 0;
-  for (long long j = threadIdx.x; j < count; j += blockDim.x)
-    s += dlc_hw_ld(a, k, dlc_hw_channel_at(j, c, channels, spatial));
-  mean = dlc_hw_block_sum(s, smem) / count;
-  double v = 0;
-  for (long long j = threadIdx.x; j < count; j += blockDim.x) {
-    double d = dlc_hw_ld(a, k, dlc_hw_channel_at(j, c, channels, spatial)) - mean;
-    v += d * d;
+/// Work item (channel c, split s) of the grid-stride loop: the split's
+/// range [begin, end) of the channel's n * spatial elements.
+/// i: n, channels, spatial, splits.
+#define DLC_HW_BN_ITEMS(...)                                                  \
+  {                                                                            \
+    const long long channels = a.i[1], spatial = a.i[2], count = a.i[0] * spatial; \
+    const long long splits = a.i[3];                                           \
+    double *part = dlc_hw_partials(a, scratchSlot);                            \
+    for (long long item = blockIdx.x; item < channels * splits; item += gridDim.x) { \
+      const long long c = item / splits, s = item % splits;                    \
+      const long long begin = count * s / splits, end = count * (s + 1) / splits; \
+      __VA_ARGS__                                                              \
+    }                                                                          \
   }
-  sq = dlc_hw_block_sum(v, smem);
+/// Partial k (0..3) of channel c, split s.
+#define DLC_HW_BN_PART(k, c, s) part[((c) * splits + (s)) * 4 + (k)]
+/// The block's sum in double of f(e) over the split's elements e.
+#define DLC_HW_BN_SUM(result, f)                                               \
+  {                                                                            \
+    double acc_ = 0;                                                           \
+    for (long long j = begin + threadIdx.x; j < end; j += blockDim.x) {        \
+      const long long e = dlc_hw_channel_at(j, c, channels, spatial);          \
+      acc_ += (f);                                                             \
+    }                                                                          \
+    result = dlc_hw_block_sum(acc_, smem);                                     \
+  }
+/// Channel c's partials k added in split order (every block gets the same).
+DLC_DEVICE double dlc_hw_bn_total(const double *part, long long c, long long splits, int k) {
+  double t = 0;
+  for (long long s = 0; s < splits; ++s) t += dlc_hw_partial(part, (c * splits + s) * 4 + k);
+  return t;
 }
 
 // p: x, scale, bias, running_mean, running_var, y, new_running_mean,
 //    new_running_var (the running statistics may share storage with their
-//    new values: each is read, then written, by the same thread).
-// i: n, channels, spatial (the product of the dimensions after 1).
-// f: epsilon, momentum.
+//    new values: each is read, then written, by the same thread), scratch.
+// i: n, channels, spatial (the product of the dimensions after 1), splits;
+//    the phase in i[23]. f: epsilon, momentum.
+// Phase 0: the splits' sums; 1: the mean, the splits' centred squares;
+// 2: the statistics, y, and (split 0) the running statistics.
 extern "C" __global__ void __launch_bounds__(1024)
 dlc_hw_batch_norm(const DlcHandArgs a, const long long *step) {
   __shared__ double smem[1024];
-  const long long channels = a.i[1], spatial = a.i[2], count = a.i[0] * spatial;
+  const int scratchSlot = 8;
+  const long long phase = a.i[23];
   const double eps = a.f[0], momentum = a.f[1];
-  for (long long c = blockIdx.x; c < channels; c += gridDim.x) {
-    double mean, sq;
-    dlc_hw_channel_stats(a, 0, c, smem, mean, sq);
+  DLC_HW_BN_ITEMS({
+    if (phase == 0) {
+      double sum;
+      DLC_HW_BN_SUM(sum, (double)dlc_hw_ld(a, 0, e));
+      if (threadIdx.x == 0) DLC_HW_BN_PART(0, c, s) = sum;
+      continue;
+    }
+    const double mean = dlc_hw_bn_total(part, c, splits, 0) / count;
+    if (phase == 1) {
+      double sq;
+      DLC_HW_BN_SUM(sq, (dlc_hw_ld(a, 0, e) - mean) * (dlc_hw_ld(a, 0, e) - mean));
+      if (threadIdx.x == 0) DLC_HW_BN_PART(1, c, s) = sq;
+      continue;
+    }
+    const double sq = dlc_hw_bn_total(part, c, splits, 1);
     const double invstd = 1.0 / sqrt(sq / count + eps);
     const double scale = invstd * dlc_hw_ld(a, 1, c), bias = dlc_hw_ld(a, 2, c);
-    for (long long j = threadIdx.x; j < count; j += blockDim.x) {
+    for (long long j = begin + threadIdx.x; j < end; j += blockDim.x) {
       const long long e = dlc_hw_channel_at(j, c, channels, spatial);
       dlc_hw_st(a, 5, e, (float)((dlc_hw_ld(a, 0, e) - mean) * scale + bias));
     }
-    if (threadIdx.x == 0) {
+    if (s == 0 && threadIdx.x == 0) {
       // The unbiased variance (PyTorch's choice); none for one element.
       const double unbiased = count > 1 ? sq / (count - 1) : (double)DLC_HW_NAN;
       dlc_hw_st(a, 6, c, (float)((1 - momentum) * dlc_hw_ld(a, 3, c) + momentum * mean));
       dlc_hw_st(a, 7, c, (float)((1 - momentum) * dlc_hw_ld(a, 4, c) + momentum * unbiased));
     }
-  }
+  })
 }
 
-// p: dy, x, scale, dx, dscale, dbias. i: n, channels, spatial. f: epsilon.
+// p: dy, x, scale, dx, dscale, dbias, scratch. i: n, channels, spatial,
+// splits; the phase in i[23]. f: epsilon.
+// Phases 0 and 1: x's statistics as the forward's; 2: the splits' sums of
+// dy and dy * xhat; 3: dx, and (split 0) dscale and dbias.
 extern "C" __global__ void __launch_bounds__(1024)
 dlc_hw_batch_norm_backward(const DlcHandArgs a, const long long *step) {
   __shared__ double smem[1024];
-  const long long channels = a.i[1], spatial = a.i[2], count = a.i[0] * spatial;
-  for (long long c = blockIdx.x; c < channels; c += gridDim.x) {
-    double mean, sq;
-    dlc_hw_channel_stats(a, 1, c, smem, mean, sq);
-    mean = (float)mean;
-    const double invstd = (float)(1 / sqrt(sq / count + a.f[0]));
-    // dbias = sum(dy); dscale = sum(dy * xhat).
-    double sumDy = 0, sumDyXhat = 0;
-    for (long long j = threadIdx.x; j < count; j += blockDim.x) {
-      const long long e = dlc_hw_channel_at(j, c, channels, spatial);
-      const double g = dlc_hw_ld(a, 0, e);
-      sumDy += g;
-      sumDyXhat += g * ((dlc_hw_ld(a, 1, e) - mean) * invstd);
+  const int scratchSlot = 6;
+  const long long phase = a.i[23];
+  DLC_HW_BN_ITEMS({
+    if (phase == 0) {
+      double sum;
+      DLC_HW_BN_SUM(sum, (double)dlc_hw_ld(a, 1, e));
+      if (threadIdx.x == 0) DLC_HW_BN_PART(0, c, s) = sum;
+      continue;
     }
-    sumDy = dlc_hw_block_sum(sumDy, smem);
-    sumDyXhat = dlc_hw_block_sum(sumDyXhat, smem);
+    const double exactMean = dlc_hw_bn_total(part, c, splits, 0) / count;
+    if (phase == 1) {
+      double sq;
+      DLC_HW_BN_SUM(sq, (dlc_hw_ld(a, 1, e) - exactMean) * (dlc_hw_ld(a, 1, e) - exactMean));
+      if (threadIdx.x == 0) DLC_HW_BN_PART(1, c, s) = sq;
+      continue;
+    }
+    // The CPU hands its backward float statistics.
+    const double mean = (float)exactMean;
+    const double invstd = (float)(1 / sqrt(dlc_hw_bn_total(part, c, splits, 1) / count + a.f[0]));
+    if (phase == 2) {
+      // dbias = sum(dy); dscale = sum(dy * xhat).
+      double sumDy, sumDyXhat;
+      DLC_HW_BN_SUM(sumDy, (double)dlc_hw_ld(a, 0, e));
+      DLC_HW_BN_SUM(sumDyXhat, (double)dlc_hw_ld(a, 0, e) * ((dlc_hw_ld(a, 1, e) - mean) * invstd));
+      if (threadIdx.x == 0) {
+        DLC_HW_BN_PART(2, c, s) = sumDy;
+        DLC_HW_BN_PART(3, c, s) = sumDyXhat;
+      }
+      continue;
+    }
+    const double sumDy = dlc_hw_bn_total(part, c, splits, 2);
+    const double sumDyXhat = dlc_hw_bn_total(part, c, splits, 3);
     // dx = scale * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)).
     const double meanDy = sumDy / count, meanDyXhat = sumDyXhat / count;
     const double k = double(dlc_hw_ld(a, 2, c)) * invstd;
-    for (long long j = threadIdx.x; j < count; j += blockDim.x) {
+    for (long long j = begin + threadIdx.x; j < end; j += blockDim.x) {
       const long long e = dlc_hw_channel_at(j, c, channels, spatial);
       const double xhat = (dlc_hw_ld(a, 1, e) - mean) * invstd;
       dlc_hw_st(a, 3, e, (float)(k * (dlc_hw_ld(a, 0, e) - meanDy - xhat * meanDyXhat)));
     }
-    if (threadIdx.x == 0) {
+    if (s == 0 && threadIdx.x == 0) {
       dlc_hw_st(a, 4, c, (float)sumDyXhat);
       dlc_hw_st(a, 5, c, (float)sumDy);
     }
-  }
+  })
 }
 )src";
 }

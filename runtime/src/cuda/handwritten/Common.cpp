@@ -27,8 +27,8 @@ const char *const kTypeHeaders = R"src(#if defined(__CUDACC__)
 const char *const kCommon = R"src(#ifndef DLC_HAND_COMMON
 #define DLC_HAND_COMMON
 struct DlcHandArgs {
-  void *p[8];        // buffers
-  int t[8];          // their element types: DLC_T_*
+  void *p[10];       // buffers
+  int t[10];         // their element types: DLC_T_*
   long long i[24];   // integer attributes and shapes
   double f[8];       // float attributes
 };

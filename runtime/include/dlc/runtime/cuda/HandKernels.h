@@ -9,7 +9,7 @@
 // parameters, or refuses with a reason (the executor then falls back to
 // the host). Every kernel takes (DlcHandArgs a, const long long *step), the
 // step counter in device memory; HandKernelArgs is DlcHandArgs' host twin,
-// same layout. An op with more operands than its eight pointers gets an
+// same layout. An op with more operands than its ten pointers gets an
 // operand table (HandKernel::table); one whose blocks combine partial
 // results gets scratch memory (HandKernel::scratchSlot).
 //
@@ -28,12 +28,13 @@ namespace dlc::rt::cuda {
 
 /// The kernels' one parameter block (struct DlcHandArgs in the sources).
 struct HandKernelArgs {
-  void *p[8] = {};      // buffers: the caller fills them from `buffers`
-  int32_t t[8] = {};    // element types: 0 f32, 1 f16, 2 bf16, 3 i32, 4 i64
+  static constexpr int kPointers = 10;
+  void *p[kPointers] = {};    // buffers: the caller fills them from `buffers`
+  int32_t t[kPointers] = {};  // element types: 0 f32, 1 f16, 2 bf16, 3 i32, 4 i64
   int64_t i[24] = {};   // integer attributes and shapes
   double f[8] = {};     // float attributes
 };
-static_assert(sizeof(HandKernelArgs) == 64 + 32 + 192 + 64, "DlcHandArgs' layout");
+static_assert(sizeof(HandKernelArgs) == 80 + 40 + 192 + 64, "DlcHandArgs' layout");
 
 /// One entry of an operand table (struct DlcHandOperand in the sources).
 struct HandOperand {
@@ -52,7 +53,7 @@ struct HandKernel {
   /// operand (its pointer stays null).
   std::vector<int32_t> buffers;
   HandKernelArgs args;  // t, i and f filled in; p left to the caller
-  /// Operands beyond p's eight slots (loss_scale_status reads every
+  /// Operands beyond p's ten slots (loss_scale_status reads every
   /// parameter gradient). When tableSlot >= 0 the caller copies `table`
   /// into memory the kernel can read (device memory on a GPU), with each
   /// entry's p set to buffer tableBuffers[k], and stores the copy's address
@@ -68,6 +69,11 @@ struct HandKernel {
   /// blocks' arrival counter) zeroed when it returns.
   int scratchSlot = -1;
   int64_t scratchBytes = 0;
+  /// Launches in a row, each seeing its index in args.i[kPhaseSlot]: a
+  /// kernel whose blocks need every block's earlier result (a channel's
+  /// statistics split over blocks) runs in phases.
+  int phases = 1;
+  static constexpr int kPhaseSlot = 23;
   int blockSize = 256;  // blockDim.x, a power of two
   /// Blocks the kernel can use; the launcher may cap it (grid-stride loops
   /// cover the rest), never raise it.
