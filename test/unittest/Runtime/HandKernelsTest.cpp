@@ -899,35 +899,44 @@ TEST(HandKernels, EveryKernelMatchesTheCpuReferenceOnTheGpu) {
   auto devices = listCudaDevices();
   if (!devices.isOk())
     GTEST_SKIP() << "needs a GPU: " << devices.status().toString();
-  for (const Case &c : allCases()) {
-    auto created = CudaExecutor::create(c.plan);
-    ASSERT_TRUE(created.isOk()) << c.label << ": " << created.status().toString();
-    CudaExecutor &gpu = **created;
-    // cuDNN takes batch norm when its data is f32 or f16 (the hand-written
-    // kernel then covers bf16): either way the result must match the CPU.
-    bool isBatchNorm = c.theKernel().op.rfind("batch_norm", 0) == 0;
-    ASSERT_EQ(gpu.launchesByPath()["hand-written"] + (isBatchNorm ? gpu.launchesByPath()["cudnn"] : 0), 1)
-        << c.label << ": " << gpu.launchPaths().front().reason;
-    Values v = makeInputs(c, 11);
-    std::vector<std::vector<float>> want = reference(c, v);
-    for (size_t i = 0; i < c.plan.buffers.size(); ++i)
-      ASSERT_TRUE(gpu.write(c.plan.buffers[i].name, v.bytes[i].data(), v.bytes[i].size()).isOk());
-    // The step index is the executor's step count: run up to the case's.
-    for (int64_t s = 0; s <= c.step; ++s)
-      ASSERT_TRUE(gpu.step().isOk()) << c.label;
-    ASSERT_TRUE(gpu.synchronize().isOk());
-    std::vector<std::vector<float>> have(c.plan.buffers.size());
-    for (int32_t id : c.theKernel().outputs)
-      have[id] = decode(c.plan.buffers[id], gpu.bytesOf(id));
-    double error = maxError(c, want, have);
-    bool cudnn = gpu.launchesByPath()["cudnn"] == 1;
-    std::cout << "[ gpu      ] " << c.label << (cudnn ? " [cudnn]" : "") << ": max error "
-              << error << "\n";
-    // The device's exp, log and pow may differ from the host's by an ulp
-    // in double, and its block reductions add in a tree of 256. cuDNN's
-    // batch norm keeps float statistics: up to 7.6e-5 from the CPU's on
-    // these cases (H100, cuDNN 9, 2026-11-23).
-    EXPECT_LE(error, c.exact && !cudnn ? 0.0 : std::max(tolerance(c), cudnn ? 2e-4 : 1e-5))
-        << c.label;
-  }
+  // Batch norm twice: as routed (cuDNN for f32 / f16 data) and on the
+  // hand-written kernel (DLC_CUDA_BATCH_NORM=hand-written).
+  for (const Case &c : allCases())
+    for (bool handBatchNorm : {false, true}) {
+      bool isBatchNorm = c.theKernel().op.rfind("batch_norm", 0) == 0;
+      if (handBatchNorm && !isBatchNorm)
+        continue;
+      if (handBatchNorm)
+        setenv("DLC_CUDA_BATCH_NORM", "hand-written", 1);
+      auto created = CudaExecutor::create(c.plan);
+      unsetenv("DLC_CUDA_BATCH_NORM");
+      ASSERT_TRUE(created.isOk()) << c.label << ": " << created.status().toString();
+      CudaExecutor &gpu = **created;
+      ASSERT_EQ(gpu.launchesByPath()["hand-written"] +
+                    (isBatchNorm && !handBatchNorm ? gpu.launchesByPath()["cudnn"] : 0),
+                1)
+          << c.label << ": " << gpu.launchPaths().front().reason;
+      Values v = makeInputs(c, 11);
+      std::vector<std::vector<float>> want = reference(c, v);
+      for (size_t i = 0; i < c.plan.buffers.size(); ++i)
+        ASSERT_TRUE(
+            gpu.write(c.plan.buffers[i].name, v.bytes[i].data(), v.bytes[i].size()).isOk());
+      // The step index is the executor's step count: run up to the case's.
+      for (int64_t s = 0; s <= c.step; ++s)
+        ASSERT_TRUE(gpu.step().isOk()) << c.label;
+      ASSERT_TRUE(gpu.synchronize().isOk());
+      std::vector<std::vector<float>> have(c.plan.buffers.size());
+      for (int32_t id : c.theKernel().outputs)
+        have[id] = decode(c.plan.buffers[id], gpu.bytesOf(id));
+      double error = maxError(c, want, have);
+      bool cudnn = gpu.launchesByPath()["cudnn"] == 1;
+      std::cout << "[ gpu      ] " << c.label << (cudnn ? " [cudnn]" : "") << ": max error "
+                << error << "\n";
+      // The device's exp, log and pow may differ from the host's by an ulp
+      // in double, and its block reductions add in a tree of 256. cuDNN's
+      // batch norm keeps float statistics: up to 7.6e-5 from the CPU's on
+      // these cases (H100, cuDNN 9, 2026-11-23).
+      EXPECT_LE(error, c.exact && !cudnn ? 0.0 : std::max(tolerance(c), cudnn ? 2e-4 : 1e-5))
+          << c.label;
+    }
 }
