@@ -690,6 +690,20 @@ TEST(HandKernels, SmallEmbeddingTablesSplitTheirIndices) {
   }
 }
 
+TEST(HandKernels, SoftmaxLinesTakeTheThreadsTheyNeed) {
+  // BERT's attention scores: lines of 128 keys get 128 threads; a 1000-
+  // class line 256; a 5-element line one warp.
+  for (auto [keys, threads] : {std::pair<int64_t, int>{128, 128}, {1000, 256}, {5, 32}}) {
+    Case c;
+    int32_t x = c.buffer("x", DType::kF16, {2, 12, 7, keys}, kIn);
+    c.kernel("softmax", {x}, {c.buffer("y", DType::kF16, {2, 12, 7, keys}, kOut)});
+    auto hand = planHandKernel(c.plan, c.theKernel());
+    ASSERT_TRUE(hand.isOk()) << hand.status().toString();
+    EXPECT_EQ(hand->blockSize, threads) << keys << " keys";
+    EXPECT_EQ(hand->blocks, 2 * 12 * 7);
+  }
+}
+
 TEST(HandKernels, BatchNormSplitsChannelsOverBlocksInPhases) {
   // ResNet-50's stem at batch 256: 64 channels of 256 x 112 x 112 elements
   // split 8 ways (512 blocks); the test's [4,2,64,48] 3 ways; a small

@@ -1,7 +1,8 @@
 //===- Softmax.cpp - softmax and its gradient, one block per line ---------===//
 //
-// One block per line along the axis (grid-stride over lines), threads over
-// the axis, maxima and sums in double through the block reductions, as
+// One block per line along the axis (grid-stride over lines), as many
+// threads as the line needs up to 256, maxima and sums in double through
+// the block reductions, as
 // runtime/src/cpu/OpsDense.cpp computes them. The exponentials are
 // recomputed in the last pass rather than kept in the output, so a half
 // output is rounded once, from the same float the CPU divides.
@@ -15,7 +16,8 @@ namespace dlc::rt::cuda::handwritten {
 const char *softmaxBody() {
   return R"src(
 // p: x, mask (or null), y. i: outer, n, inner, causal, queries, keys,
-// has_mask, rank, x shape [8..13], mask strides over x [14..19]. f: scale.
+// has_mask, rank, x shape [8..13], mask strides over x [14..19], axis [20].
+// f: scale.
 DLC_DEVICE long long dlc_hw_mask_at(const DlcHandArgs &a, long long flat) {
   long long at = 0;
   for (int d = (int)a.i[7] - 1; d >= 0; --d) {
@@ -32,14 +34,20 @@ dlc_hw_softmax(const DlcHandArgs a, const long long *step) {
   const bool causal = a.i[3] != 0, masked = a.i[6] != 0;
   const long long queries = a.i[4], keys = a.i[5];
   const double scale = a.f[0];
+  // Along the axis the mask moves by one stride: its offset is found once
+  // per line (dlc_hw_mask_at divides by every dimension).
+  const long long maskStep = masked ? a.i[14 + a.i[20]] : 0;
   for (long long line = blockIdx.x; line < outer * inner; line += gridDim.x) {
     const long long o = line / inner, in = line % inner;
     const long long query = causal ? o % queries : 0;
+    const long long maskBase = masked ? dlc_hw_mask_at(a, o * n * inner + in) : 0;
+#define DLC_HW_SOFTMAX_LOGIT(k, at)                                            \
+  (scale * dlc_hw_ld(a, 0, at) + (masked ? (double)dlc_hw_ld(a, 1, maskBase + (k) * maskStep) : 0.0))
     double mx = DLC_NEG_INF;
     for (long long k = threadIdx.x; k < n; k += blockDim.x) {
       if (causal && k > query + (keys - queries)) continue;
       long long at = (o * n + k) * inner + in;
-      double v = scale * dlc_hw_ld(a, 0, at) + (masked ? (double)dlc_hw_ld(a, 1, dlc_hw_mask_at(a, at)) : 0.0);
+      double v = DLC_HW_SOFTMAX_LOGIT(k, at);
       mx = mx < v ? v : mx;
     }
     mx = dlc_hw_block_max(mx, smem);
@@ -47,14 +55,14 @@ dlc_hw_softmax(const DlcHandArgs a, const long long *step) {
     for (long long k = threadIdx.x; k < n; k += blockDim.x) {
       if (causal && k > query + (keys - queries)) continue;
       long long at = (o * n + k) * inner + in;
-      sum += exp(scale * dlc_hw_ld(a, 0, at) + (masked ? (double)dlc_hw_ld(a, 1, dlc_hw_mask_at(a, at)) : 0.0) - mx);
+      sum += exp(DLC_HW_SOFTMAX_LOGIT(k, at) - mx);
     }
     sum = dlc_hw_block_sum(sum, smem);
     for (long long k = threadIdx.x; k < n; k += blockDim.x) {
       long long at = (o * n + k) * inner + in;
       float e = 0.f;
       if (!causal || k <= query + (keys - queries))
-        e = (float)exp(scale * dlc_hw_ld(a, 0, at) + (masked ? (double)dlc_hw_ld(a, 1, dlc_hw_mask_at(a, at)) : 0.0) - mx);
+        e = (float)exp(DLC_HW_SOFTMAX_LOGIT(k, at) - mx);
       dlc_hw_st(a, 2, at, (float)((double)e / sum));
     }
   }
