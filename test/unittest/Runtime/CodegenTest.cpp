@@ -237,11 +237,11 @@ TEST(Codegen, EveryLaunchOfTheFormsPlanIsGenerated) {
   EXPECT_EQ(forms[KernelForm::kLoop], 9);
   EXPECT_EQ(forms[KernelForm::kReduction], 4);
   // The bias-gradient pattern, a sum over the outer dimension into 33
-  // outputs, is tiled 32 outputs x 8 rows; global_avg_pool is not.
+  // outputs, is tiled 32 outputs x 32 rows; global_avg_pool is not.
   for (const GeneratedKernel &g : all.kernels) {
     if (g.name.rfind("dlc_reduce_gelu_backward_sum_to_shape_", 0) == 0) {
       EXPECT_EQ(g.blockSize, 32);
-      EXPECT_EQ(g.blockSizeY, 8);
+      EXPECT_EQ(g.blockSizeY, 32);
       EXPECT_EQ(g.work, 2) << "two tiles of 32 outputs";
     }
     if (g.name.rfind("dlc_reduce_global_avg_pool_", 0) == 0) {
