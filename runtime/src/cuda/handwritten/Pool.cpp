@@ -95,7 +95,9 @@ dlc_hw_max_pool2d(const DlcHandArgs a, const long long *step) {
 #define DLC_HW_POOL_TILE_H 16
 #define DLC_HW_POOL_TILE_W 32
 #define DLC_HW_POOL_WINDOWS 1024
-extern "C" __global__ void __launch_bounds__(1024)
+// Launched with 256 threads (HandKernel::blockSize): a bound of 1024 capped
+// it at 64 registers and ptxas spilled 120 bytes.
+extern "C" __global__ void __launch_bounds__(256)
 dlc_hw_max_pool2d_backward(const DlcHandArgs a, const long long *step) {
   DLC_HW_POOL_GEOMETRY
   __shared__ long long argmax[DLC_HW_POOL_WINDOWS];

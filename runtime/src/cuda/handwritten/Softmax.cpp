@@ -27,7 +27,8 @@ DLC_DEVICE long long dlc_hw_mask_at(const DlcHandArgs &a, long long flat) {
   return at;
 }
 
-extern "C" __global__ void __launch_bounds__(1024)
+// At most 256 threads (lineBlocks): a bound of 1024 spilled 8 bytes.
+extern "C" __global__ void __launch_bounds__(256)
 dlc_hw_softmax(const DlcHandArgs a, const long long *step) {
   __shared__ double smem[1024];
   const long long outer = a.i[0], n = a.i[1], inner = a.i[2];
