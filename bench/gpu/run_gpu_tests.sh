@@ -100,6 +100,8 @@ BW=$(dirname "$TESTS")/dlc-bandwidth
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 fi
 
+KERNELS=$(dirname "$TESTS")/dlc-kernels
+[ -x "$KERNELS" ] || KERNELS=$BIN/dlc-kernels
 BENCH=$(dirname "$TESTS")/dlc-run
 "$BENCH" --help >/dev/null 2>&1 || BENCH=$BIN/dlc-run
 if "$BENCH" --help >/dev/null 2>&1; then
@@ -127,6 +129,17 @@ if "$BENCH" --help >/dev/null 2>&1; then
     python3 test/Bench/compare_dumps.py "$OUT/$name.cuda.dump" "$OUT/$name.cpu.dump" \
       --tolerance 1e-3 --param-tolerance 1e-2 "${ZERO_GRADIENT[@]}" | head -8 ||
       [ -n "$ill_conditioned" ] || status=1
+    # The hand-written batch norm (DLC_CUDA_BATCH_NORM=hand-written) where
+    # the plan has cuDNN batch norms: within the same bounds of the CPU.
+    if "$KERNELS" --paths --verbose "$plan" 2>/dev/null | grep "cudnn batch_norm" > /dev/null; then
+      rm -rf "$OUT/$name.cuda-hand-bn.dump"
+      DLC_CUDA_BATCH_NORM=hand-written "$BENCH" "$plan" --backend cuda --warmup 0 --steps 1 \
+        --repeats 1 --dump-out "$OUT/$name.cuda-hand-bn.dump" > /dev/null || status=1
+      echo -n "  hand-written batch norm: "
+      python3 test/Bench/compare_dumps.py "$OUT/$name.cuda-hand-bn.dump" "$OUT/$name.cpu.dump" \
+        --tolerance 1e-3 --param-tolerance 1e-2 "${ZERO_GRADIENT[@]}" | head -4 ||
+        [ -n "$ill_conditioned" ] || status=1
+    fi
     # The same step twice on the GPU: cuDNN's fastest algorithms may sum in
     # any order, so this is how far the GPU disagrees with itself.
     echo -n "  GPU run against GPU run: "
@@ -182,6 +195,16 @@ PY
     "$BENCH" "$plan" --backend cuda --warmup 1 --steps 2 --repeats 1 --profile \
       > /dev/null 2> "$OUT/$name.profile.txt" || status=1
     head -25 "$OUT/$name.profile.txt"
+    # Batch norm on cuDNN against the hand-written kernel, same call (only
+    # ratios within one run compare): a plan with cuDNN batch norms is
+    # timed again with DLC_CUDA_BATCH_NORM=hand-written, and profiled.
+    if "$KERNELS" --paths --verbose "$plan" 2>/dev/null | grep "cudnn batch_norm" > /dev/null; then
+      DLC_CUDA_BATCH_NORM=hand-written "$BENCH" "$plan" --backend cuda --warmup 2 --steps 10 \
+        --repeats 3 --format json -o "$OUT/$name.hand-bn.json" || status=1
+      DLC_CUDA_BATCH_NORM=hand-written "$BENCH" "$plan" --backend cuda --warmup 1 --steps 2 \
+        --repeats 1 --profile > /dev/null 2> "$OUT/$name.hand-bn.profile.txt" || status=1
+      grep "batch_norm" "$OUT/$name.hand-bn.profile.txt" | head -4
+    fi
   done
   python3 - "$OUT" <<'PY' | tee "$OUT/summary.txt"
 import glob, json, os, sys
