@@ -62,6 +62,22 @@ DLC_DEVICE double dlc_hw_bn_total(const double *part, long long c, long long spl
   for (long long s = 0; s < splits; ++s) t += dlc_hw_partial(part, (c * splits + s) * 4 + k);
   return t;
 }
+/// Phases 0 and 1 of both kernels, over x (buffer k): the splits' sums,
+/// then, about the mean, their centred squares. Defines xMean after them.
+#define DLC_HW_BN_STATISTICS(k)                                                \
+  if (phase == 0) {                                                            \
+    double sum;                                                                \
+    DLC_HW_BN_SUM(sum, (double)dlc_hw_ld(a, k, e));                            \
+    if (threadIdx.x == 0) DLC_HW_BN_PART(0, c, s) = sum;                       \
+    continue;                                                                  \
+  }                                                                            \
+  const double xMean = dlc_hw_bn_total(part, c, splits, 0) / count;            \
+  if (phase == 1) {                                                            \
+    double sq;                                                                 \
+    DLC_HW_BN_SUM(sq, (dlc_hw_ld(a, k, e) - xMean) * (dlc_hw_ld(a, k, e) - xMean)); \
+    if (threadIdx.x == 0) DLC_HW_BN_PART(1, c, s) = sq;                        \
+    continue;                                                                  \
+  }
 
 // p: x, scale, bias, running_mean, running_var, y, new_running_mean,
 //    new_running_var (the running statistics may share storage with their
@@ -77,19 +93,8 @@ dlc_hw_batch_norm(const DlcHandArgs a, const long long *step) {
   const long long phase = a.i[23];
   const double eps = a.f[0], momentum = a.f[1];
   DLC_HW_BN_ITEMS({
-    if (phase == 0) {
-      double sum;
-      DLC_HW_BN_SUM(sum, (double)dlc_hw_ld(a, 0, e));
-      if (threadIdx.x == 0) DLC_HW_BN_PART(0, c, s) = sum;
-      continue;
-    }
-    const double mean = dlc_hw_bn_total(part, c, splits, 0) / count;
-    if (phase == 1) {
-      double sq;
-      DLC_HW_BN_SUM(sq, (dlc_hw_ld(a, 0, e) - mean) * (dlc_hw_ld(a, 0, e) - mean));
-      if (threadIdx.x == 0) DLC_HW_BN_PART(1, c, s) = sq;
-      continue;
-    }
+    DLC_HW_BN_STATISTICS(0)
+    const double mean = xMean;
     const double sq = dlc_hw_bn_total(part, c, splits, 1);
     const double invstd = 1.0 / sqrt(sq / count + eps);
     const double scale = invstd * dlc_hw_ld(a, 1, c), bias = dlc_hw_ld(a, 2, c);
@@ -116,21 +121,9 @@ dlc_hw_batch_norm_backward(const DlcHandArgs a, const long long *step) {
   const int scratchSlot = 6;
   const long long phase = a.i[23];
   DLC_HW_BN_ITEMS({
-    if (phase == 0) {
-      double sum;
-      DLC_HW_BN_SUM(sum, (double)dlc_hw_ld(a, 1, e));
-      if (threadIdx.x == 0) DLC_HW_BN_PART(0, c, s) = sum;
-      continue;
-    }
-    const double exactMean = dlc_hw_bn_total(part, c, splits, 0) / count;
-    if (phase == 1) {
-      double sq;
-      DLC_HW_BN_SUM(sq, (dlc_hw_ld(a, 1, e) - exactMean) * (dlc_hw_ld(a, 1, e) - exactMean));
-      if (threadIdx.x == 0) DLC_HW_BN_PART(1, c, s) = sq;
-      continue;
-    }
+    DLC_HW_BN_STATISTICS(1)
     // The CPU hands its backward float statistics.
-    const double mean = (float)exactMean;
+    const double mean = (float)xMean;
     const double invstd = (float)(1 / sqrt(dlc_hw_bn_total(part, c, splits, 1) / count + a.f[0]));
     if (phase == 2) {
       // dbias = sum(dy); dscale = sum(dy * xhat).
