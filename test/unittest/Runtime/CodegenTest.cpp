@@ -936,11 +936,11 @@ const std::string kThreadedLayer =
     std::string("#define DLC_HOST_THREADS 1\n") + dlc_test::kHostThreadLayer;
 const char *const kThreadedLaunch = R"src(#include "threads.h"
 extern "C" void dlc_sim_launch(void (*body)(void *), void *context, unsigned grid,
-                               unsigned block) {
-  dlc_sim_grid(body, context, grid, block);
+                               unsigned block, unsigned blockY) {
+  dlc_sim_grid(body, context, grid, block, blockY);
 }
 )src";
-using SimLaunch = void (*)(void (*)(void *), void *, unsigned, unsigned);
+using SimLaunch = void (*)(void (*)(void *), void *, unsigned, unsigned, unsigned);
 
 /// cuda_fp16.h and cuda_bf16.h for the host: the types as their bits,
 /// converted as the CPU converts them (Half.h), so that generated kernels
@@ -1065,8 +1065,11 @@ void checkAgainstCpu(const Plan &plan, unsigned threads, int64_t step) {
       call.args.push_back(arena.data() + plan.buffers[id].offset);
     if (g.readsStep)
       call.args.push_back(&counter);
+    // A column reduction's block is a tile of columns (blockDim.x, at most
+    // 32) by rows of threads that split each sum (blockDim.y): 4 here.
     if (threads)
-      launch(simBody, &call, static_cast<unsigned>(std::min<int64_t>(g.work, 3)), threads);
+      launch(simBody, &call, static_cast<unsigned>(std::min<int64_t>(g.work, 3)),
+             g.blockSizeY > 1 ? std::min(threads, 32u) : threads, g.blockSizeY > 1 ? 4 : 1);
     else
       callKernel(call.symbol, call.args);
   }
@@ -1146,6 +1149,13 @@ TEST(Codegen, RowKernelsMatchTheCpuReferenceWithManyThreadsOnTheHost) {
   Plan plan = rowPlan();
   ASSERT_NO_FATAL_FAILURE(checkAgainstCpu(plan, 16, 5));
   ASSERT_NO_FATAL_FAILURE(checkAgainstCpu(plan, 32, 2));
+}
+
+TEST(Codegen, EveryFormMatchesTheCpuWithManyThreadsOnTheHost) {
+  // The forms plan (loops, column and row reductions, the bias-gradient
+  // tiles) with 16-thread blocks, column tiles 16 x 4 threads: the rows of
+  // threads of a column tile combine through shared memory as on a GPU.
+  ASSERT_NO_FATAL_FAILURE(checkAgainstCpu(formsPlan(), 16, 0));
 }
 
 TEST(Codegen, RowGroupsTheRowFormDoesNotCoverAreRefused) {
