@@ -65,8 +65,9 @@ struct HandKernel {
   /// cross-entropy's sum over positions, a layer norm's gamma gradient).
   /// When scratchSlot >= 0 the caller provides scratchBytes of memory,
   /// zeroed before the first launch, at args.p[scratchSlot] (whose
-  /// `buffers` entry is -1); the kernel leaves its first 16 bytes (the
-  /// blocks' arrival counter) zeroed when it returns.
+  /// `buffers` entry is -1); the kernel leaves its arrival counters (at the
+  /// scratch's start: one for most kernels, one per row group for
+  /// embedding_backward) zeroed when it returns.
   int scratchSlot = -1;
   int64_t scratchBytes = 0;
   /// Launches in a row, each seeing its index in args.i[kPhaseSlot]: a
