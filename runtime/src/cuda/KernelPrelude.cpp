@@ -110,32 +110,7 @@ DLC_DEVICE bool dlc_keep(unsigned long long seed, long long step, long long i, d
   return (double)(h >> 11) * (1.0 / 9007199254740992.0) >= rate;
 }
 
-// A block's reduction, valid in thread 0: warp shuffles, then one value
-// per warp through shared memory. kThreads is the launch's block size, a
-// multiple of 32.
 #if defined(__CUDACC__)
-template <bool kMax> DLC_DEVICE float dlc_warp_reduce(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    float w = __shfl_down_sync(0xffffffffu, v, o);
-    v = kMax ? fmaxf(v, w) : v + w;
-  }
-  return v;
-}
-template <int kThreads, bool kMax>
-DLC_DEVICE float dlc_block_reduce(float v, float *smem) {
-  v = dlc_warp_reduce<kMax>(v);
-  if (kThreads > 32) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (lane == 0) smem[warp] = v;
-    __syncthreads();
-    v = lane < kThreads / 32 ? smem[lane] : (kMax ? DLC_NEG_INF : 0.f);
-    if (warp == 0) v = dlc_warp_reduce<kMax>(v);
-    __syncthreads(); // smem is reused by the next row
-  }
-  return v;
-}
-
 // The row form's statistics: a block's reduction whose result every thread
 // gets. Butterfly shuffles leave the same value in every lane (a + b is
 // b + a), then every warp reduces the warps' partials from shared memory
@@ -160,6 +135,12 @@ DLC_DEVICE T dlc_block_allreduce(T v, T *smem) {
     __syncthreads(); // smem is reused by the next reduction
   }
   return v;
+}
+// The reduction form's block reduction (every thread gets the result; the
+// form reads thread 0's). kThreads is the launch's block size, a multiple
+// of 32; smem holds at least 32 floats.
+template <int kThreads, bool kMax> DLC_DEVICE float dlc_block_reduce(float v, float *smem) {
+  return dlc_block_allreduce<kThreads, kMax>(v, smem);
 }
 #elif defined(DLC_HOST_THREADS)
 // Every thread combines the block's values in thread order, so all get one
