@@ -94,6 +94,7 @@ void writeJson(std::ostream &os, const Result &r) {
      << "  \"gpus\": " << r.gpus << ",\n"
      << "  \"threads\": " << r.threads << ",\n"
      << "  \"optimizer\": " << jsonString(r.optimizer) << ",\n"
+     << "  \"layout\": " << jsonString(r.layout) << ",\n"
      << "  \"seed\": " << r.seed << ",\n"
      << "  \"warmup_steps\": " << r.warmup << ",\n"
      << "  \"timed_steps\": " << r.steps << ",\n"
@@ -261,6 +262,12 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
   os << "median of " << r.repeats << " repeats of " << r.steps
      << " timed steps after " << r.warmup << " warm-up steps; "
      << r.threads << " CPU threads\n";
+  for (const Result &x : results)
+    if (x.layout == "NHWC") {
+      os << "convolutions and batch norm in NHWC (--layout; transposes at the layout's "
+            "edges are counted as kernels)\n";
+      break;
+    }
   // The CUDA backend says how much of the step ran where.
   for (const Result &x : results)
     if (!x.launchesByPath.empty()) {

@@ -32,6 +32,9 @@ struct Result {
   int64_t warmup = 0, steps = 0, repeats = 0;
   uint64_t seed = 0;
   std::string optimizer;
+  /// Convolutions' and batch norms' layout (NCHW or NHWC); empty when the
+  /// model has neither.
+  std::string layout;
   double compileMs = 0;
   int64_t kernelsPerStep = 0;
   int64_t parameters = 0;

@@ -138,6 +138,12 @@ void describePlan(const rt::Plan &plan, const std::string &backend, Result &resu
       result.optimizer = k.op.substr(0, k.op.find('_'));
       break;
     }
+  for (const rt::PlanKernel &k : plan.kernels)
+    if (k.op.rfind("conv2d", 0) == 0 || k.op.rfind("batch_norm", 0) == 0) {
+      std::string layout = rt::kernelLayout(k);
+      if (result.layout.empty() || layout != "NCHW")
+        result.layout = layout;
+    }
   rt::PlanSummary summary = rt::summarizePlan(plan);
   result.parameters = summary.parameters;
   result.forwardMacsPerSample = summary.forwardMacs / std::max<int64_t>(plan.batch, 1);

@@ -110,6 +110,12 @@ cl::opt<std::string> fusionList("fusion",
              "fusion, one kernel for the optimizer updates and one for the weight casts); "
              "a comma-separated list sweeps, e.g. none,paddle,xla"),
     cl::init("none"), cl::cat(category));
+cl::opt<std::string> layoutOption("layout",
+    cl::desc("the layout convolutions and batch norm run in: auto (default: NHWC in "
+             "amp, amp-bf16 and fp16, where cuDNN's tensor-core convolutions and fused "
+             "batch norm want it; NCHW in fp32), nchw (the model's own) or nhwc. "
+             "dlc-convert-layout inserts the transposes and cancels what it can"),
+    cl::init("auto"), cl::cat(category));
 cl::opt<std::string> pipeline("pipeline",
     cl::desc("a textual pass pipeline to run on the training step after autodiff and "
              "the --fusion strategy, e.g. 'dlc-fuse-optimizer-updates'; reports name "
@@ -290,6 +296,8 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
     if (failed(mlir::dlc::buildPrecisionPipeline(pm, precisionOptions,
                                                  /*beforeAutodiff=*/false, error)))
       return fail("--precision " + precision + ": " + error);
+    if (failed(mlir::dlc::buildLayoutPipeline(pm, layoutOption, precision, error)))
+      return fail("--layout: " + error);
     mlir::dlc::FusionPipelineOptions fusionOptions;
     fusionOptions.strategy = fusion;
     fusionOptions.paddleRelaxGate = paddleRelaxGate;

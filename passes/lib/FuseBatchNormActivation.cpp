@@ -31,22 +31,21 @@ namespace {
 
 constexpr llvm::StringLiteral kStrategy = "paddle";
 
-/// PaddlePaddle's gate: cuDNN's fused modes run FP16 NHWC batch norm. dlc's
-/// activations are NCHW until the layout pass exists, so only a relaxed gate
-/// fuses today.
-FusionDecision paddleGate(Value bnInput, bool relaxed) {
+/// PaddlePaddle's gate: cuDNN's fused modes run FP16 NHWC batch norm
+/// (dlc-convert-layout makes it NHWC, which dlc-bench does for half
+/// precision).
+FusionDecision paddleGate(Value bnInput, StringRef layout, bool relaxed) {
   if (relaxed)
     return FusionDecision::allow();
   Type element = cast<RankedTensorType>(bnInput.getType()).getElementType();
+  if (element.isF16() && layout == kLayoutNHWC)
+    return FusionDecision::allow();
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "PaddlePaddle fuses batch norm with an activation only in FP16 NHWC "
         "training; this one is "
-     << element << " NCHW (relax-gate=true lifts the gate)";
-  return element.isF16() ? FusionDecision::refuse(
-                               "PaddlePaddle's fused batch norm needs NHWC; "
-                               "this one is NCHW (relax-gate=true lifts the gate)")
-                         : FusionDecision::refuse(text);
+     << element << " " << layout << " (relax-gate=true lifts the gate)";
+  return FusionDecision::refuse(text);
 }
 
 /// Exactly one reader of `value`, `reader` (PaddlePaddle's rule).
@@ -87,7 +86,7 @@ struct FuseBatchNormActivationPass final
       if (auto relu = dyn_cast<ReluOp>(op)) {
         Operation *producer = relu.getInput().getDefiningOp();
         if (auto bn = dyn_cast_or_null<BatchNormOp>(producer)) {
-          FusionDecision d = paddleGate(bn.getInput(), relaxGate);
+          FusionDecision d = paddleGate(bn.getInput(), bn.getLayout(), relaxGate);
           if (d)
             d = onlyReader(bn.getOutput(), relu, "batch-norm output");
           consider({bn, relu}, "bn_act", d, relu);
@@ -96,7 +95,7 @@ struct FuseBatchNormActivationPass final
             auto bn = side.getDefiningOp<BatchNormOp>();
             if (!bn)
               continue;
-            FusionDecision d = paddleGate(bn.getInput(), relaxGate);
+            FusionDecision d = paddleGate(bn.getInput(), bn.getLayout(), relaxGate);
             if (d)
               d = onlyReader(bn.getOutput(), add, "batch-norm output");
             if (d)
@@ -115,7 +114,7 @@ struct FuseBatchNormActivationPass final
           return;
         bool shortcut = !reluBackward.getOutput().hasOneUse();
         consider({reluBackward, bnBackward}, shortcut ? "bn_add_act_grad" : "bn_act_grad",
-                 paddleGate(bnBackward.getInput(), relaxGate), bnBackward);
+                 paddleGate(bnBackward.getInput(), bnBackward.getLayout(), relaxGate), bnBackward);
       }
     });
     numFused += groups.createAll(kStrategy);

@@ -181,6 +181,13 @@ int64_t PlanBuffer::numElements() const {
   return n;
 }
 
+std::string kernelLayout(const PlanKernel &kernel) {
+  auto it = kernel.attrs.find("layout");
+  const std::string *v =
+      it == kernel.attrs.end() ? nullptr : std::get_if<std::string>(&it->second);
+  return v ? *v : "NCHW";
+}
+
 Status validatePlan(const Plan &plan) {
   auto invalid = [](const std::string &message) {
     return Status(StatusCode::kInvalidArgument, message);

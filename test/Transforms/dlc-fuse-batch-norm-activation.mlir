@@ -68,3 +68,17 @@ func.func @backward(%dy: tensor<2x4x3x3xf32>, %y: tensor<2x4x3x3xf32>, %x: tenso
   %dx, %dg, %db = train.batch_norm_backward %d, %x, %g : tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32>, tensor<4xf32>
   return %dx, %dg, %db, %d : tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2x4x3x3xf32>
 }
+
+// -----
+
+// FP16 NHWC (what dlc-convert-layout gives under AMP) passes PaddlePaddle's
+// gate without relaxing it.
+// GATE-LABEL: func.func @bn_relu_f16_nhwc
+// GATE: train.fused "bn_act"
+// GATE: train.batch_norm {{.*}}layout = "NHWC"
+func.func @bn_relu_f16_nhwc(%x: tensor<2x3x3x4xf16>, %g: tensor<4xf32>, %b: tensor<4xf32>, %rm: tensor<4xf32>, %rv: tensor<4xf32>)
+    -> (tensor<2x3x3x4xf16>, tensor<4xf32>, tensor<4xf32>) {
+  %y, %m, %v = train.batch_norm %x, %g, %b, %rm, %rv {layout = "NHWC"} : tensor<2x3x3x4xf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  %r = train.relu %y : tensor<2x3x3x4xf16>
+  return %r, %m, %v : tensor<2x3x3x4xf16>, tensor<4xf32>, tensor<4xf32>
+}

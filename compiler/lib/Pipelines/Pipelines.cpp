@@ -108,6 +108,30 @@ LogicalResult mlir::dlc::buildPrecisionPipeline(OpPassManager &pm,
   return success();
 }
 
+FailureOr<std::string> mlir::dlc::resolveLayout(StringRef layout,
+                                                StringRef precision,
+                                                std::string &error) {
+  if (layout == "nchw")
+    return std::string("NCHW");
+  if (layout == "nhwc")
+    return std::string("NHWC");
+  if (layout == "auto")
+    return std::string(precision == "fp32" ? "NCHW" : "NHWC");
+  error = "unknown layout '" + layout.str() + "' (auto, nchw, nhwc)";
+  return failure();
+}
+
+LogicalResult mlir::dlc::buildLayoutPipeline(OpPassManager &pm, StringRef layout,
+                                             StringRef precision,
+                                             std::string &error) {
+  FailureOr<std::string> resolved = resolveLayout(layout, precision, error);
+  if (failed(resolved))
+    return failure();
+  if (*resolved != "NCHW")
+    pm.addPass(createConvertLayoutPass({*resolved}));
+  return success();
+}
+
 void mlir::dlc::registerFusionPipelines() {
   for (const char *strategy : {"paddle", "xla"}) {
     std::string name = std::string("dlc-fusion-") + strategy;

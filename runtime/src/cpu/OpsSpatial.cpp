@@ -108,6 +108,80 @@ Status batchNormBackward(const KernelContext &c) {
   return Status::ok();
 }
 
+/// x permuted to NCHW order from NHWC (`toNchw`) or back: the one copy
+/// the NHWC adapter below needs. Exact, element for element.
+void permuteNhwc(const float *from, const std::vector<int64_t> &fromShape, float *to,
+                 bool toNchw) {
+  // Index the NCHW side as [a, b, c, d] = [n, c, h, w].
+  int64_t n = fromShape[0];
+  int64_t c = toNchw ? fromShape[3] : fromShape[1];
+  int64_t h = toNchw ? fromShape[1] : fromShape[2];
+  int64_t w = toNchw ? fromShape[2] : fromShape[3];
+  parallelFor(0, n * c, [&](int64_t nc) {
+    int64_t i = nc / c, k = nc % c;
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x) {
+        int64_t nchw = ((i * c + k) * h + y) * w + x;
+        int64_t nhwc = ((i * h + y) * w + x) * c + k;
+        if (toNchw)
+          to[nchw] = from[nhwc];
+        else
+          to[nhwc] = from[nchw];
+      }
+  });
+}
+
+/// An NCHW reference kernel made to run ops of either layout. With
+/// layout = "NHWC" every 4-d operand and result (a filter's OHWI is the same
+/// permutation) goes through an NCHW copy, so both layouts compute the same
+/// sums in the same order: an NHWC step is bit-identical to its NCHW twin,
+/// which is what makes the CPU backend the layout pass's reference.
+KernelFn layoutAware(KernelFn nchw) {
+  return [nchw = std::move(nchw)](const KernelContext &c) -> Status {
+    std::string layout = c.getString("layout", "NCHW");
+    if (layout == "NCHW")
+      return nchw(c);
+    if (layout != "NHWC")
+      return c.error("unknown layout '" + layout + "' (NCHW or NHWC)");
+    size_t total = c.numInputs() + c.numOutputs();
+    std::vector<std::vector<int64_t>> shapes;
+    std::vector<std::vector<float>> copies;
+    shapes.reserve(total);
+    copies.reserve(total);
+    auto toNchw = [&](const TensorRef &r, bool read) -> StatusOr<TensorRef> {
+      if (r.rank() != 4)
+        return r;
+      if (r.dtype != DType::kF32)
+        return c.error(std::string("an NHWC operand of ") + dtypeName(r.dtype));
+      const std::vector<int64_t> &s = *r.shape;
+      shapes.push_back({s[0], s[3], s[1], s[2]});
+      copies.emplace_back(r.numElements());
+      if (read)
+        permuteNhwc(r.f32(), s, copies.back().data(), /*toNchw=*/true);
+      return TensorRef{copies.back().data(), DType::kF32, &shapes.back()};
+    };
+    std::vector<TensorRef> inputs, outputs;
+    for (size_t i = 0; i < c.numInputs(); ++i) {
+      auto r = toNchw(c.in(i), true);
+      if (!r.isOk())
+        return r.status();
+      inputs.push_back(*r);
+    }
+    for (size_t i = 0; i < c.numOutputs(); ++i) {
+      auto r = toNchw(c.out(i), false);
+      if (!r.isOk())
+        return r.status();
+      outputs.push_back(*r);
+    }
+    if (Status s = nchw(c.withBuffers(inputs, outputs)); !s.isOk())
+      return s;
+    for (size_t i = 0; i < outputs.size(); ++i)
+      if (outputs[i].data != c.out(i).data)
+        permuteNhwc(outputs[i].f32(), *outputs[i].shape, c.out(i).f32(), /*toNchw=*/false);
+    return Status::ok();
+  };
+}
+
 Pool2dParams poolParams(const KernelContext &c, const std::vector<int64_t> &in) {
   std::vector<int64_t> k = c.getInts("kernel_size", {1, 1}),
                        s = c.getInts("stride", {1, 1}),
@@ -174,11 +248,11 @@ Status resizeBilinearBackwardKernel(const KernelContext &c) {
 } // namespace
 
 void registerSpatialKernels(KernelRegistry &r) {
-  r["conv2d"] = conv2d;
-  r["conv2d_backward_data"] = conv2dBackwardDataKernel;
-  r["conv2d_backward_filter"] = conv2dBackwardFilterKernel;
-  r["batch_norm"] = batchNorm;
-  r["batch_norm_backward"] = batchNormBackward;
+  r["conv2d"] = layoutAware(conv2d);
+  r["conv2d_backward_data"] = layoutAware(conv2dBackwardDataKernel);
+  r["conv2d_backward_filter"] = layoutAware(conv2dBackwardFilterKernel);
+  r["batch_norm"] = layoutAware(batchNorm);
+  r["batch_norm_backward"] = layoutAware(batchNormBackward);
   r["max_pool2d"] = maxPool;
   r["max_pool2d_backward"] = maxPoolBackward;
   r["avg_pool2d"] = avgPool;

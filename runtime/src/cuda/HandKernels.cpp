@@ -498,6 +498,8 @@ Status batchNormShape(Builder &b, int32_t x, std::vector<int32_t> perChannel,
   const std::vector<int64_t> &shape = b.buf(x).shape;
   if (shape.size() < 2)
     return refuse(k, "expects an input of rank >= 2 (N, C, ...)");
+  if (std::string layout = kernelLayout(k); layout != "NCHW")
+    return refuse(k, "runs NCHW data; this batch norm is " + layout);
   HandKernelArgs &a = b.out.args;
   a.i[0] = shape[0], a.i[1] = shape[1];
   if (a.i[0] * a.i[1] == 0 || b.buf(x).numElements() == 0)

@@ -129,8 +129,16 @@ std::string convRefusal(const Plan &plan, const PlanKernel &kernel) {
     return std::string("operands of mixed or unsupported types (") + dtypeName(X.dtype) +
            ", " + dtypeName(W.dtype) + ", " + dtypeName(Y.dtype) + ")";
   if (X.shape.size() != 4 || W.shape.size() != 4 || Y.shape.size() != 4)
-    return "operands that are not 4-d (NCHW)";
+    return "operands that are not 4-d (NCHW or NHWC)";
+  if (std::string layout = kernelLayout(kernel); layout != "NCHW" && layout != "NHWC")
+    return "layout '" + layout + "'";
   return "";
+}
+
+int64_t batchNormChannels(const Plan &plan, const PlanKernel &kernel) {
+  const PlanBuffer &x =
+      plan.buffers[kernel.inputs[kernel.op == "batch_norm_backward" ? 1 : 0]];
+  return kernelLayout(kernel) == "NHWC" ? x.shape.back() : x.shape[1];
 }
 
 std::string batchNormRefusal(const Plan &plan, const PlanKernel &kernel) {
@@ -148,11 +156,15 @@ std::string batchNormRefusal(const Plan &plan, const PlanKernel &kernel) {
   const PlanBuffer &x = plan.buffers[kernel.inputs[backward ? 1 : 0]];
   if (x.dtype != DType::kF32 && x.dtype != DType::kF16)
     return std::string("data of ") + dtypeName(x.dtype) + " (cuDNN's batch norm: f32 or f16)";
+  std::string layout = kernelLayout(kernel);
+  if (layout != "NCHW" && !(layout == "NHWC" && x.shape.size() == 4))
+    return "layout " + layout + " over data of rank " + std::to_string(x.shape.size());
   if (x.shape.size() < 2 || x.numElements() == 0)
     return "an input not of shape [N, C, ...]";
   const int64_t limit = int64_t(1) << 31;
-  int64_t spatial = x.numElements() / (x.shape[0] * x.shape[1]);
-  if (x.shape[0] >= limit || x.shape[1] >= limit || spatial >= limit)
+  const int64_t channels = batchNormChannels(plan, kernel);
+  int64_t spatial = x.numElements() / (x.shape[0] * channels);
+  if (x.shape[0] >= limit || channels >= limit || spatial >= limit)
     return "a dimension of 2^31 or more elements";
   // Data-shaped operands in x's type; per-channel ones f32, one per channel.
   std::vector<int32_t> data = backward ? std::vector<int32_t>{kernel.inputs[0], kernel.outputs[0]}
@@ -166,7 +178,7 @@ std::string batchNormRefusal(const Plan &plan, const PlanKernel &kernel) {
       return "'" + plan.buffers[id].name + "' is not of the input's type and size";
   for (int32_t id : channel)
     if (plan.buffers[id].dtype != DType::kF32 ||
-        plan.buffers[id].numElements() != x.shape[1])
+        plan.buffers[id].numElements() != channels)
       return "'" + plan.buffers[id].name + "' is not one f32 value per channel";
   // cuDNN 9's CUDNN_BN_MIN_EPSILON is 0: any epsilon the op allows.
   auto it = kernel.attrs.find("epsilon");

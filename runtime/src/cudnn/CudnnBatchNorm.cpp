@@ -28,14 +28,22 @@ Status BatchNorm::plan(const Plan &plan, const PlanKernel &kernel, const std::st
   b->epsilon_ = floatAttr(kernel, "epsilon", 1e-5);
   b->momentum_ = floatAttr(kernel, "momentum", 0.1);
   const PlanBuffer &x = plan.buffers[kernel.inputs[b->backward_ ? 1 : 0]];
-  int n = static_cast<int>(x.shape[0]), c = static_cast<int>(x.shape[1]);
-  int spatial = static_cast<int>(x.numElements() / (int64_t(n) * c));
+  const cudnnDataType_t type = x.dtype == DType::kF16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+  const int n = static_cast<int>(x.shape[0]);
+  const int c = static_cast<int>(cuda::batchNormChannels(plan, kernel));
   DLC_CUDNN(cudnnCreateTensorDescriptor(&b->data_), where);
-  DLC_CUDNN(cudnnSetTensor4dDescriptor(b->data_, CUDNN_TENSOR_NCHW,
-                                       x.dtype == DType::kF16 ? CUDNN_DATA_HALF
-                                                              : CUDNN_DATA_FLOAT,
-                                       n, c, spatial, 1),
-            where);
+  if (kernelLayout(kernel) == "NHWC") {
+    // [n, h, w, c]; batchNormRefusal admits NHWC only at rank 4.
+    DLC_CUDNN(cudnnSetTensor4dDescriptor(b->data_, CUDNN_TENSOR_NHWC, type, n, c,
+                                         static_cast<int>(x.shape[1]),
+                                         static_cast<int>(x.shape[2])),
+              where);
+  } else {
+    // [n, c, ...]: the spatial dimensions as one, so [N, C] works too.
+    int spatial = static_cast<int>(x.numElements() / (int64_t(n) * c));
+    DLC_CUDNN(cudnnSetTensor4dDescriptor(b->data_, CUDNN_TENSOR_NCHW, type, n, c, spatial, 1),
+              where);
+  }
   // Scale, bias, mean and variance: float for float and half data.
   DLC_CUDNN(cudnnCreateTensorDescriptor(&b->perChannel_), where);
   DLC_CUDNN(cudnnDeriveBNTensorDescriptor(b->perChannel_, b->data_, CUDNN_BATCHNORM_SPATIAL),

@@ -9,6 +9,8 @@
 
 #include "CudnnConv.h"
 
+#include "dlc/runtime/cuda/LaunchPaths.h"
+
 #include <vector>
 
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
@@ -109,8 +111,8 @@ Status Conv::plan(cudnnHandle_t handle, const Plan &plan, const PlanKernel &kern
               ", " + dtypeName(W.dtype) + ", " + dtypeName(Y.dtype) + ")";
     return Status::ok();
   }
-  if (X.shape.size() != 4 || W.shape.size() != 4 || Y.shape.size() != 4) {
-    refusal = "operands that are not 4-d (NCHW)";
+  if (std::string why = cuda::convRefusal(plan, kernel); !why.empty()) {
+    refusal = why;
     return Status::ok();
   }
   std::vector<int64_t> stride = intsAttr(kernel, "stride", {1, 1}),
@@ -125,18 +127,26 @@ Status Conv::plan(cudnnHandle_t handle, const Plan &plan, const PlanKernel &kern
     return Status::ok();
   }
 
-  auto dim = [](const PlanBuffer &b, int i) { return static_cast<int>(b.shape[i]); };
+  // cuDNN's 4-d descriptors take (n, c, h, w) whatever the format; an
+  // NHWC buffer's shape is [n, h, w, c] and an OHWI filter's [k, r, s, c].
+  const std::string layout = kernelLayout(kernel);
+  const bool nhwc = layout == "NHWC";
+  const cudnnTensorFormat_t format = nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+  auto dim = [nhwc](const PlanBuffer &b, int nchwIndex) {
+    static const int fromNhwc[4] = {0, 3, 1, 2};
+    return static_cast<int>(b.shape[nhwc ? fromNhwc[nchwIndex] : nchwIndex]);
+  };
   DLC_CUDNN(cudnnCreateTensorDescriptor(&c->x_), where);
-  DLC_CUDNN(cudnnSetTensor4dDescriptor(c->x_, CUDNN_TENSOR_NCHW, type, dim(X, 0), dim(X, 1),
-                                       dim(X, 2), dim(X, 3)),
+  DLC_CUDNN(cudnnSetTensor4dDescriptor(c->x_, format, type, dim(X, 0), dim(X, 1), dim(X, 2),
+                                       dim(X, 3)),
             where);
   DLC_CUDNN(cudnnCreateTensorDescriptor(&c->y_), where);
-  DLC_CUDNN(cudnnSetTensor4dDescriptor(c->y_, CUDNN_TENSOR_NCHW, type, dim(Y, 0), dim(Y, 1),
-                                       dim(Y, 2), dim(Y, 3)),
+  DLC_CUDNN(cudnnSetTensor4dDescriptor(c->y_, format, type, dim(Y, 0), dim(Y, 1), dim(Y, 2),
+                                       dim(Y, 3)),
             where);
   DLC_CUDNN(cudnnCreateFilterDescriptor(&c->w_), where);
-  DLC_CUDNN(cudnnSetFilter4dDescriptor(c->w_, type, CUDNN_TENSOR_NCHW, dim(W, 0), dim(W, 1),
-                                       dim(W, 2), dim(W, 3)),
+  DLC_CUDNN(cudnnSetFilter4dDescriptor(c->w_, type, format, dim(W, 0), dim(W, 1), dim(W, 2),
+                                       dim(W, 3)),
             where);
   if (bias) {
     DLC_CUDNN(cudnnCreateTensorDescriptor(&c->bias_), where);
@@ -169,7 +179,7 @@ Status Conv::plan(cudnnHandle_t handle, const Plan &plan, const PlanKernel &kern
   std::string key = kernel.op + " " + shapeText(X.shape) + " " + shapeText(W.shape) + " " +
                     shapeText(Y.shape) + " s" + shapeText(stride) + " p" + shapeText(pad) +
                     " d" + shapeText(dilation) + " g" + std::to_string(groups) + " " +
-                    dtypeName(X.dtype) + (fmaOnly ? " fma" : "");
+                    dtypeName(X.dtype) + " " + layout + (fmaOnly ? " fma" : "");
   auto cached = cache.find(key);
   ChosenAlgorithm algo;
   size_t workspace = 0;

@@ -214,7 +214,7 @@ func.func @conv2d_groups_divide(%x: tensor<?x6x8x8xf32>, %w: tensor<16x1x3x3xf32
 // -----
 
 func.func @conv2d_filter_channels(%x: tensor<?x4x8x8xf32>, %w: tensor<8x4x3x3xf32>) {
-  // expected-error @+1 {{'train.conv2d' op expects filter dimension 1 to be input channels / groups = 2, got 4}}
+  // expected-error @+1 {{'train.conv2d' op expects the filter's input-channel dimension (1) to be input channels / groups = 2, got 4}}
   %0 = train.conv2d %x, %w {groups = 2 : i64} : tensor<?x4x8x8xf32>, tensor<8x4x3x3xf32>
   return
 }
@@ -1576,5 +1576,38 @@ func.func @seed_not_constant(%x: tensor<4xf32>) {
 func.func @half_param_state(%p: tensor<4xf16>, %b: tensor<4xbf16>) {
   // expected-error @+1 {{'train.sgd_update' op expects the momentum buffer of type 'tensor<4xf16>' or 'tensor<4xf32>', got 'tensor<4xbf16>'}}
   %0:2 = train.sgd_update %p, %p, %b {lr = 0.1 : f32} : tensor<4xf16>, tensor<4xf16>, tensor<4xbf16>
+  return
+}
+
+// -----
+
+func.func @conv2d_layout_name(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'train.conv2d' op expects 'layout' to be "NCHW" or "NHWC", got "CHWN"}}
+  %0 = train.conv2d %x, %w {layout = "CHWN"} : tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+// NHWC: the channels are the input's last dimension and the filter's (OHWI).
+func.func @conv2d_nhwc_filter_channels(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3x4xf32>) {
+  // expected-error @+1 {{'train.conv2d' op expects the filter's input-channel dimension (3) to be input channels / groups = 3, got 4}}
+  %0 = train.conv2d %x, %w {layout = "NHWC"} : tensor<1x8x8x3xf32>, tensor<4x3x3x4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_nhwc_rank(%x: tensor<2x4xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{'train.batch_norm' op expects an NHWC input, got 'tensor<2x4xf32>'}}
+  %y, %m, %v = train.batch_norm %x, %s, %s, %s, %s {layout = "NHWC"} : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_nhwc_channels(%x: tensor<2x5x5x4xf32>, %s: tensor<5xf32>) {
+  // expected-error @+1 {{'train.batch_norm' op expects scale of shape [4], got [5]}}
+  %y, %m, %v = train.batch_norm %x, %s, %s, %s, %s {layout = "NHWC"} : tensor<2x5x5x4xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>
   return
 }

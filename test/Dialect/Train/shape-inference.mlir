@@ -75,3 +75,16 @@ func.func @embedding(%t: tensor<30522x768xbf16>, %ids: tensor<?x128xi32>) -> ten
   %0 = train.embedding %t, %ids : tensor<30522x768xbf16>, tensor<?x128xi32>
   return %0 : tensor<?x128x768xbf16>
 }
+
+// -----
+
+// The same stem channels-last: NHWC input, OHWI filter, NHWC result; batch
+// norm normalizes the last dimension.
+// CHECK-LABEL: sym_name = "nhwc_stem"
+func.func @nhwc_stem(%x: tensor<?x224x224x3xf16>, %w: tensor<64x7x7x3xf16>, %s: tensor<64xf32>) {
+  // CHECK: "train.conv2d"{{.*}}layout = "NHWC"{{.*}} -> tensor<?x112x112x64xf16>
+  %0 = train.conv2d %x, %w {layout = "NHWC", padding = array<i64: 3, 3>, stride = array<i64: 2, 2>} : tensor<?x224x224x3xf16>, tensor<64x7x7x3xf16>
+  // CHECK: "train.batch_norm"{{.*}} -> (tensor<?x112x112x64xf16>, tensor<64xf32>, tensor<64xf32>)
+  %y, %m, %v = train.batch_norm %0, %s, %s, %s, %s {layout = "NHWC"} : tensor<?x112x112x64xf16>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
+  return
+}

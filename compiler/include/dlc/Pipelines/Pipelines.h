@@ -63,6 +63,22 @@ LogicalResult buildPrecisionPipeline(OpPassManager &pm,
                                      const PrecisionPipelineOptions &options,
                                      bool beforeAutodiff, std::string &error);
 
+/// The layouts dlc-bench --layout names: `auto` (NHWC in the half
+/// precisions, where cuDNN's tensor-core convolutions and fused batch norm
+/// want it; NCHW in fp32), `nchw` (the models' own) and `nhwc`.
+inline const char *const kLayouts[] = {"auto", "nchw", "nhwc"};
+
+/// The layout convolutions and batch norm run in, "NCHW" or "NHWC", for a
+/// --layout name and a precision; fails, with `error` set, on an unknown
+/// name.
+FailureOr<std::string> resolveLayout(StringRef layout, StringRef precision,
+                                     std::string &error);
+
+/// Adds dlc-convert-layout (after dlc-autodiff and the precision passes,
+/// before fusion) when the resolved layout is not the models' NCHW.
+LogicalResult buildLayoutPipeline(OpPassManager &pm, StringRef layout,
+                                  StringRef precision, std::string &error);
+
 /// Registers `dlc-fusion-paddle` and `dlc-fusion-xla` as named pipelines.
 void registerFusionPipelines();
 

@@ -90,8 +90,11 @@ TRAIN_INFER(Conv2dBackwardDataOp)
   auto grad = gradOfRank(diag, adaptor.getGrad(), 4);
   if (failed(grad))
     return failure();
+  FailureOr<bool> nhwc = diag.layout(adaptor.getLayout());
+  if (failed(nhwc))
+    return failure();
   if (adaptor.getInputShape().size() != 4)
-    return diag.error("expects an NCHW 'input_shape'");
+    return diag.error("expects an ", *nhwc ? "NHWC" : "NCHW", " 'input_shape'");
   return pushShape(diag, "input_shape", adaptor.getInputShape(),
                    grad->getElementType(), types);
 TRAIN_INFER_END
@@ -100,8 +103,11 @@ TRAIN_INFER(Conv2dBackwardFilterOp)
   auto grad = gradOfRank(diag, adaptor.getGrad(), 4);
   if (failed(grad))
     return failure();
+  FailureOr<bool> nhwc = diag.layout(adaptor.getLayout());
+  if (failed(nhwc))
+    return failure();
   if (adaptor.getFilterShape().size() != 4)
-    return diag.error("expects an OIHW 'filter_shape'");
+    return diag.error("expects an ", *nhwc ? "OHWI" : "OIHW", " 'filter_shape'");
   return pushShape(diag, "filter_shape", adaptor.getFilterShape(),
                    grad->getElementType(), types);
 TRAIN_INFER_END
@@ -121,6 +127,11 @@ static LogicalResult inferNormBackward(const ShapeDiag &diag, Adaptor adaptor,
 }
 
 TRAIN_INFER(BatchNormBackwardOp)
+  FailureOr<bool> nhwc = diag.layout(adaptor.getLayout());
+  if (failed(nhwc))
+    return failure();
+  if (*nhwc && cast<RankedTensorType>(adaptor.getInput().getType()).getRank() != 4)
+    return diag.error("expects an NHWC input, got ", adaptor.getInput().getType());
   return inferNormBackward(diag, adaptor, types);
 TRAIN_INFER_END
 

@@ -155,7 +155,7 @@ LogicalResult Conv2dOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
                                       SmallVectorImpl<Value> &dx) {
   Location loc = getLoc();
   SmallVector<NamedAttribute> attrs =
-      copyAttrs(*this, {"stride", "padding", "dilation", "groups"});
+      copyAttrs(*this, {"stride", "padding", "dilation", "groups", "layout"});
   SmallVector<NamedAttribute> dataAttrs(attrs), filterAttrs(attrs);
   dataAttrs.push_back(namedShape(b, "input_shape", shapeOf(getInput())));
   filterAttrs.push_back(namedShape(b, "filter_shape", shapeOf(getFilter())));
@@ -166,7 +166,9 @@ LogicalResult Conv2dOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
   if (getBias())
     dx.push_back(ReduceSumOp::create(
         b, loc, ValueRange{dy[0]},
-        {named(b, "axes", b.getDenseI64ArrayAttr({0, 2, 3}))}));
+        {named(b, "axes", getLayout() == kLayoutNHWC
+                               ? b.getDenseI64ArrayAttr({0, 1, 2})
+                               : b.getDenseI64ArrayAttr({0, 2, 3}))}));
   return success();
 }
 
@@ -177,7 +179,7 @@ LogicalResult BatchNormOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
                             "statistics it returns";
   auto backward = BatchNormBackwardOp::create(
       b, getLoc(), ValueRange{dy[0], getInput(), getScale()},
-      copyAttrs(*this, {"epsilon"}));
+      copyAttrs(*this, {"epsilon", "layout"}));
   dx.append({backward.getInputGrad(), backward.getScaleGrad(),
              backward.getBiasGrad(), Value(), Value()});
   return success();

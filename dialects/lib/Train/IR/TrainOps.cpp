@@ -144,8 +144,13 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *context,
   if (failed(withDefaults<Conv2dOp>(context, loc, adaptor)))
     return failure();
   ShapeDiag diag(loc, getOperationName());
-  auto input = rankedOfRank(diag, adaptor.getInput(), "an NCHW input", 4);
-  auto filter = rankedOfRank(diag, adaptor.getFilter(), "an OIHW filter", 4);
+  FailureOr<bool> nhwc = diag.layout(adaptor.getLayout());
+  if (failed(nhwc))
+    return failure();
+  auto input = rankedOfRank(diag, adaptor.getInput(),
+                            *nhwc ? "an NHWC input" : "an NCHW input", 4);
+  auto filter = rankedOfRank(diag, adaptor.getFilter(),
+                             *nhwc ? "an OHWI filter" : "an OIHW filter", 4);
   if (failed(input) || failed(filter))
     return failure();
   ArrayRef<int64_t> stride = adaptor.getStride(), padding = adaptor.getPadding(),
@@ -164,26 +169,28 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *context,
   if (!filter->hasStaticShape())
     return diag.error("expects a filter of static shape, got ",
                       formatShape(filter->getShape()));
-  int64_t inChannels = input->getDimSize(1);
-  int64_t outChannels = filter->getDimSize(0);
+  // The rules below are NCHW / OIHW's; NHWC shapes are reordered to them.
+  SmallVector<int64_t> x = shapeAsNCHW(input->getShape(), *nhwc);
+  SmallVector<int64_t> w = shapeAsNCHW(filter->getShape(), *nhwc);
+  int64_t inChannels = x[1];
+  int64_t outChannels = w[0];
   if (ShapedType::isDynamic(inChannels))
     return diag.error("expects a static input channel count");
   if (inChannels % groups != 0 || outChannels % groups != 0)
     return diag.error("expects input channels (", inChannels,
                       ") and output channels (", outChannels,
                       ") divisible by groups (", groups, ")");
-  if (filter->getDimSize(1) != inChannels / groups)
-    return diag.error("expects filter dimension 1 to be input channels / "
-                      "groups = ",
-                      inChannels / groups, ", got ", filter->getDimSize(1));
+  if (w[1] != inChannels / groups)
+    return diag.error("expects the filter's input-channel dimension (",
+                      *nhwc ? 3 : 1, ") to be input channels / groups = ",
+                      inChannels / groups, ", got ", w[1]);
   if (Value bias = adaptor.getBias())
     if (failed(checkVector(diag, bias, "bias", outChannels,
                            input->getElementType())))
       return failure();
-  SmallVector<int64_t> shape = {input->getDimSize(0), outChannels, 0, 0};
+  SmallVector<int64_t> shape = {x[0], outChannels, 0, 0};
   for (int i = 0; i < 2; ++i) {
-    shape[2 + i] = slidingWindowSize(input->getDimSize(2 + i),
-                                     filter->getDimSize(2 + i), stride[i],
+    shape[2 + i] = slidingWindowSize(x[2 + i], w[2 + i], stride[i],
                                      padding[i], dilation[i], false);
     if (!ShapedType::isDynamic(shape[2 + i]) && shape[2 + i] < 1)
       return diag.error("expects the dilated filter to fit the padded input, "
@@ -191,7 +198,8 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *context,
                         formatShape(filter->getShape()), " over input ",
                         formatShape(input->getShape()));
   }
-  types.push_back(RankedTensorType::get(shape, input->getElementType()));
+  types.push_back(RankedTensorType::get(shapeFromNCHW(shape, *nhwc),
+                                        input->getElementType()));
   return success();
 }
 
@@ -206,11 +214,14 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *context,
     return failure();
   ShapeDiag diag(loc, getOperationName());
   auto input = diag.ranked(adaptor.getInput(), "the input");
-  if (failed(input))
+  FailureOr<bool> nhwc = diag.layout(adaptor.getLayout());
+  if (failed(input) || failed(nhwc))
     return failure();
+  if (*nhwc && input->getRank() != 4)
+    return diag.error("expects an NHWC input, got ", *input);
   if (input->getRank() != 2 && input->getRank() != 4)
     return diag.error("expects an NC or NCHW input, got ", *input);
-  int64_t channels = input->getDimSize(1);
+  int64_t channels = input->getDimSize(*nhwc ? 3 : 1);
   // The statistics stay in the parameters' type, which AMP keeps in f32
   // while the activations are in half precision.
   auto scaleType = diag.ranked(adaptor.getScale(), "scale");

@@ -63,6 +63,32 @@ mlir::dlc::train::broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
   return result;
 }
 
+FailureOr<bool> ShapeDiag::layout(StringRef layout) const {
+  if (layout == kLayoutNCHW)
+    return false;
+  if (layout == kLayoutNHWC)
+    return true;
+  (void)error("expects 'layout' to be \"NCHW\" or \"NHWC\", got \"", layout,
+              "\"");
+  return failure();
+}
+
+SmallVector<int64_t> mlir::dlc::train::shapeAsNCHW(ArrayRef<int64_t> shape,
+                                                  bool nhwc) {
+  if (!nhwc || shape.size() != 4)
+    return SmallVector<int64_t>(shape);
+  return {shape[kToNCHW[0]], shape[kToNCHW[1]], shape[kToNCHW[2]],
+          shape[kToNCHW[3]]};
+}
+
+SmallVector<int64_t> mlir::dlc::train::shapeFromNCHW(ArrayRef<int64_t> nchw,
+                                                    bool nhwc) {
+  if (!nhwc || nchw.size() != 4)
+    return SmallVector<int64_t>(nchw);
+  return {nchw[kToNHWC[0]], nchw[kToNHWC[1]], nchw[kToNHWC[2]],
+          nchw[kToNHWC[3]]};
+}
+
 int64_t mlir::dlc::train::slidingWindowSize(int64_t in, int64_t kernel,
                                             int64_t stride, int64_t pad,
                                             int64_t dilation, bool ceilMode) {

@@ -191,6 +191,55 @@ def FuseBatchNormActivationPass
   let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
 }
 
+def ConvertLayoutPass : Pass<"dlc-convert-layout", "::mlir::ModuleOp"> {
+  let summary = "runs convolutions and batch norm in NHWC (or NCHW), with the fewest transposes";
+  let description = [{
+    Layout assignment, as XLA's and TensorFlow's layout optimizers do it:
+    every `conv2d`, `conv2d_backward_data`, `conv2d_backward_filter`,
+    `batch_norm` and `batch_norm_backward` on 4-d data whose `layout` is not
+    the target is rewritten to the target layout between transposes (a
+    filter's OIHW <-> OHWI is the same permutation as NCHW <-> NHWC). Each
+    rewrite keeps the step's meaning on its own. The transposes then sink
+    through layout-agnostic element-wise ops (activations and their
+    gradients, add / sub / mul / div of same-shaped operands, scale,
+    narrowing casts) when every operand is transposed alike, and inverse
+    pairs cancel, so what remains are the transposes at the layout's edges:
+    the input image, each filter, each filter gradient, and ops without an
+    NHWC form (pooling, resize, global average pooling, the flatten before
+    the classifier). Dropout is not crossed: its mask is a function of the
+    element's index. Run after dlc-autodiff (and the precision passes) and
+    before fusion, which then fuses the transposes like any data movement.
+
+    Before:
+
+    ```mlir
+    %y = train.conv2d %x, %w : tensor<8x16x32x32xf16>, tensor<32x16x3x3xf16>
+    %r = train.relu %y : tensor<8x32x32x32xf16>
+    %z = train.conv2d %r, %w2 : tensor<8x32x32x32xf16>, tensor<32x32x3x3xf16>
+    ```
+
+    After (`layout=NHWC`):
+
+    ```mlir
+    %xt = train.transpose %x {permutation = array<i64: 0, 2, 3, 1>} : ...
+    %wt = train.transpose %w {permutation = array<i64: 0, 2, 3, 1>} : ...
+    %y = train.conv2d %xt, %wt {layout = "NHWC"} : tensor<8x32x32x16xf16>, tensor<32x3x3x16xf16>
+    %r = train.relu %y : tensor<8x32x32x32xf16>
+    %z = train.conv2d %r, %w2t {layout = "NHWC"} : ...
+    %zt = train.transpose %z {permutation = array<i64: 0, 3, 1, 2>} : ...
+    ```
+  }];
+  let options = [
+    Option<"layout", "layout", "std::string", /*default=*/"\"NHWC\"",
+           "the layout to run convolutions and batch norm in: NHWC or NCHW">,
+  ];
+  let statistics = [
+    Statistic<"numConverted", "converted-ops", "Number of ops rewritten to the target layout">,
+    Statistic<"numTransposes", "transposes", "Number of transposes left after propagation">,
+  ];
+  let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
+}
+
 def FuseOptimizerUpdatesPass : Pass<"dlc-fuse-optimizer-updates", "::mlir::ModuleOp"> {
   let summary = "runs every parameter's optimizer update as one kernel (XLA's horizontal fusion)";
   let description = [{

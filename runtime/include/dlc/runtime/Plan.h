@@ -78,6 +78,10 @@ struct PlanKernel {
   PlanAttrs attrs;
 };
 
+/// The `layout` a convolution or batch norm runs in: "NCHW" (also when the
+/// attribute is absent) or "NHWC" (channels last, filters OHWI).
+std::string kernelLayout(const PlanKernel &kernel);
+
 struct Plan {
   std::string model;
   int64_t batch = 0;

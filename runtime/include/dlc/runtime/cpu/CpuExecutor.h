@@ -45,6 +45,7 @@ public:
   const TensorRef &in(size_t i) const { return inputs.at(i); }
   const TensorRef &out(size_t i) const { return outputs.at(i); }
   size_t numInputs() const { return inputs.size(); }
+  size_t numOutputs() const { return outputs.size(); }
   /// The training step being run, from 0.
   int64_t step() const { return stepIndex; }
   const std::string &op() const { return kernel.op; }
@@ -56,6 +57,11 @@ public:
                                std::vector<int64_t> fallback) const;
   /// A kernel's error, naming the op.
   Status error(const std::string &message) const;
+  /// The same kernel over other buffers (an adapter's copies of these).
+  KernelContext withBuffers(std::vector<TensorRef> inputs,
+                            std::vector<TensorRef> outputs) const {
+    return KernelContext(kernel, std::move(inputs), std::move(outputs), stepIndex);
+  }
 
 private:
   const PlanKernel &kernel;

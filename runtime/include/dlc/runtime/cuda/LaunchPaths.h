@@ -72,6 +72,8 @@ std::string convRefusal(const Plan &plan, const PlanKernel &kernel);
 /// with f32 statistics or f16 data with f32 statistics, a positive epsilon,
 /// fewer than 2^31 elements per dimension.
 std::string batchNormRefusal(const Plan &plan, const PlanKernel &kernel);
+/// A batch norm's channel count: dimension 1, or the last one under NHWC.
+int64_t batchNormChannels(const Plan &plan, const PlanKernel &kernel);
 
 /// A whole gemm_bias_act / gemm_dact_bgrad group (xla's GEMM epilogues) as
 /// one cuBLASLt call: which epilogue, the GEMM kernel, and the buffers the

@@ -73,6 +73,12 @@ def Train_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def Train_IntTensor : RankedTensorOf<[I32, I64]>;
 def Train_AnyTensor : RankedTensorOf<[F32, F16, BF16, I32, I64]>;
 def Train_ScalarF32Tensor : 0DTensorOf<[F32]>;
+/// The memory order of a 4-d activation and of a convolution's filter:
+/// "NCHW" with OIHW filters (PyTorch's, the models', the default) or "NHWC"
+/// with OHWI filters (channels last, which cuDNN's tensor-core convolutions
+/// and fused batch norm want in half precision). Shapes are always the
+/// physical ones; dlc-convert-layout sets it.
+def Train_LayoutAttr : DefaultValuedAttr<StrAttr, "\"NCHW\"">;
 /// [1 / loss scale, 1.0 if a gradient overflowed]: see train.loss_scale_status.
 def Train_LossScaleStatus : 1DTensorOf<[F32]>;
 

@@ -106,7 +106,8 @@ def Train_Conv2dBackwardDataOp : Train_Op<"conv2d_backward_data",
   let description = [{
     The transposed convolution of dy with the filter, to the forward input's
     spatial size `input_shape` (which the stride alone cannot determine).
-    Attributes mean what they mean on `train.conv2d`.
+    Attributes mean what they mean on `train.conv2d`; `input_shape` is in
+    the `layout`'s order.
 
     ```mlir
     %dx = train.conv2d_backward_data %dy, %w {input_shape = array<i64: 8, 3, 32, 32>,
@@ -118,7 +119,8 @@ def Train_Conv2dBackwardDataOp : Train_Op<"conv2d_backward_data",
                    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$stride,
                    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
                    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
-                   DefaultValuedAttr<I64Attr, "1">:$groups);
+                   DefaultValuedAttr<I64Attr, "1">:$groups,
+                   Train_LayoutAttr:$layout);
   let results = (outs Train_FloatTensor:$output);
   let assemblyFormat = "$grad `,` $filter attr-dict `:` type($grad) `,` type($filter)";
 }
@@ -127,7 +129,8 @@ def Train_Conv2dBackwardFilterOp : Train_Op<"conv2d_backward_filter",
     [Pure, InferTypeOpAdaptor]> {
   let summary = "gradient of a 2-D convolution with respect to its filter";
   let description = [{
-    Correlates the forward input with dy, giving a filter of `filter_shape`.
+    Correlates the forward input with dy, giving a filter of `filter_shape`
+    (OIHW, or OHWI with `layout = "NHWC"`).
 
     ```mlir
     %dw = train.conv2d_backward_filter %dy, %x {filter_shape = array<i64: 16, 3, 3, 3>,
@@ -139,7 +142,8 @@ def Train_Conv2dBackwardFilterOp : Train_Op<"conv2d_backward_filter",
                    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$stride,
                    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
                    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
-                   DefaultValuedAttr<I64Attr, "1">:$groups);
+                   DefaultValuedAttr<I64Attr, "1">:$groups,
+                   Train_LayoutAttr:$layout);
   let results = (outs Train_FloatTensor:$output);
   let assemblyFormat = "$grad `,` $input attr-dict `:` type($grad) `,` type($input)";
 }
@@ -158,7 +162,8 @@ def Train_BatchNormBackwardOp : Train_Op<"batch_norm_backward",
   }];
   let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input,
                    Train_FloatTensor:$scale,
-                   DefaultValuedAttr<F32Attr, "1e-5f">:$epsilon);
+                   DefaultValuedAttr<F32Attr, "1e-5f">:$epsilon,
+                   Train_LayoutAttr:$layout);
   let results = (outs Train_FloatTensor:$input_grad,
                       Train_FloatTensor:$scale_grad,
                       Train_FloatTensor:$bias_grad);

@@ -225,6 +225,8 @@ def Train_Conv2dOp : Train_Op<"conv2d", [Pure, InferTypeOpAdaptor,
     [C_out, C_in / groups, KH, KW]; the optional bias has shape [C_out].
     Output size per spatial dimension:
     (in + 2 * pad - dilation * (k - 1) - 1) / stride + 1.
+    With `layout = "NHWC"` the input and output are NHWC and the filter
+    OHWI ([C_out, KH, KW, C_in / groups]).
 
     ```mlir
     %y = train.conv2d %x, %w {padding = array<i64: 3, 3>, stride = array<i64: 2, 2>}
@@ -236,7 +238,8 @@ def Train_Conv2dOp : Train_Op<"conv2d", [Pure, InferTypeOpAdaptor,
                    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$stride,
                    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
                    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
-                   DefaultValuedAttr<I64Attr, "1">:$groups);
+                   DefaultValuedAttr<I64Attr, "1">:$groups,
+                   Train_LayoutAttr:$layout);
   let results = (outs Train_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $filter (`,` $bias^)? attr-dict `:` type($input) `,` type($filter) (`,` type($bias)^)?
@@ -252,7 +255,8 @@ def Train_BatchNormOp : Train_Op<"batch_norm", [Pure, InferTypeOpAdaptor,
     per-channel `scale` and `bias`. It also returns the updated running
     statistics, as `torch.nn.BatchNorm2d` does in training mode:
     new = (1 - momentum) * running + momentum * batch, where the running
-    variance is updated with the unbiased batch variance.
+    variance is updated with the unbiased batch variance. With
+    `layout = "NHWC"` the channel dimension of the (4-d) input is the last.
 
     ```mlir
     %y, %mean, %var = train.batch_norm %x, %gamma, %beta, %rm, %rv
@@ -264,7 +268,8 @@ def Train_BatchNormOp : Train_Op<"batch_norm", [Pure, InferTypeOpAdaptor,
                    Train_FloatTensor:$bias, Train_FloatTensor:$running_mean,
                    Train_FloatTensor:$running_var,
                    DefaultValuedAttr<F32Attr, "1e-5f">:$epsilon,
-                   DefaultValuedAttr<F32Attr, "0.1f">:$momentum);
+                   DefaultValuedAttr<F32Attr, "0.1f">:$momentum,
+                   Train_LayoutAttr:$layout);
   let results = (outs Train_FloatTensor:$output,
                       Train_FloatTensor:$new_running_mean,
                       Train_FloatTensor:$new_running_var);

@@ -37,6 +37,9 @@ public:
   /// Returns the operand's type as a ranked tensor, or reports that it is not.
   FailureOr<RankedTensorType> ranked(Value value, StringRef what) const;
 
+  /// Checks a `layout` attribute; true for NHWC.
+  FailureOr<bool> layout(StringRef layout) const;
+
 private:
   std::optional<Location> loc;
   StringRef opName;
@@ -57,6 +60,20 @@ std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
 /// does not fit.
 int64_t slidingWindowSize(int64_t in, int64_t kernel, int64_t stride,
                           int64_t pad, int64_t dilation, bool ceilMode);
+
+/// The `layout` attribute's values (see Train_LayoutAttr).
+inline constexpr StringLiteral kLayoutNCHW = "NCHW";
+inline constexpr StringLiteral kLayoutNHWC = "NHWC";
+
+/// The permutations between NCHW (OIHW) and NHWC (OHWI) dimension orders:
+/// transpose(nchw, kToNHWC) is NHWC, transpose(nhwc, kToNCHW) is NCHW.
+inline constexpr int64_t kToNHWC[4] = {0, 2, 3, 1};
+inline constexpr int64_t kToNCHW[4] = {0, 3, 1, 2};
+
+/// A rank-4 shape in the layout's order, reordered to NCHW (or OIHW).
+SmallVector<int64_t> shapeAsNCHW(ArrayRef<int64_t> shape, bool nhwc);
+/// An NCHW-ordered rank-4 shape reordered to the layout's order.
+SmallVector<int64_t> shapeFromNCHW(ArrayRef<int64_t> nchw, bool nhwc);
 
 /// Normalizes a possibly negative dimension index; nullopt if out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);

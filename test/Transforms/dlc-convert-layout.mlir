@@ -1,0 +1,101 @@
+// RUN: dlc-opt %s --dlc-convert-layout --split-input-file | FileCheck %s
+// Converting to NHWC and back to NCHW must leave no transpose at all: every
+// one the first pass inserted cancels against its inverse.
+// RUN: dlc-opt %s --dlc-convert-layout --dlc-convert-layout=layout=NCHW --split-input-file | FileCheck %s --check-prefix=BACK
+// RUN: not dlc-opt %s --dlc-convert-layout=layout=CHWN --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: dlc-convert-layout: unknown layout 'CHWN' (NHWC or NCHW)
+// BACK-NOT: train.transpose
+// BACK-NOT: "NHWC"
+
+// conv -> batch norm -> relu -> conv: the activations stay NHWC from one
+// convolution to the next; transposes only at the edges (the image, the
+// two filters, the result).
+// CHECK-LABEL: func.func @chain
+// CHECK: %[[X:.+]] = train.transpose %arg0 {permutation = array<i64: 0, 2, 3, 1>} : tensor<2x3x8x8xf16>
+// CHECK: %[[W:.+]] = train.transpose %arg1 {permutation = array<i64: 0, 2, 3, 1>} : tensor<4x3x3x3xf16>
+// CHECK: %[[C:.+]] = train.conv2d %[[X]], %[[W]] {layout = "NHWC", padding = array<i64: 1, 1>} : tensor<2x8x8x3xf16>, tensor<4x3x3x3xf16>
+// CHECK: %[[Y:.+]], %{{.+}}, %{{.+}} = train.batch_norm %[[C]], {{.*}} {layout = "NHWC"} : tensor<2x8x8x4xf16>
+// CHECK: %[[R:.+]] = train.relu %[[Y]] : tensor<2x8x8x4xf16>
+// CHECK: %[[W2:.+]] = train.transpose %arg6 {permutation = array<i64: 0, 2, 3, 1>}
+// CHECK: %[[Z:.+]] = train.conv2d %[[R]], %[[W2]] {layout = "NHWC"}
+// CHECK: %[[OUT:.+]] = train.transpose %[[Z]] {permutation = array<i64: 0, 3, 1, 2>} : tensor<2x8x8x4xf16>
+// CHECK: return %[[OUT]]
+// CHECK-NOT: train.transpose
+func.func @chain(%x: tensor<2x3x8x8xf16>, %w: tensor<4x3x3x3xf16>, %g: tensor<4xf32>, %b: tensor<4xf32>,
+                 %rm: tensor<4xf32>, %rv: tensor<4xf32>, %w2: tensor<4x4x1x1xf16>) -> tensor<2x4x8x8xf16> {
+  %c = train.conv2d %x, %w {padding = array<i64: 1, 1>} : tensor<2x3x8x8xf16>, tensor<4x3x3x3xf16>
+  %y, %m, %v = train.batch_norm %c, %g, %b, %rm, %rv : tensor<2x4x8x8xf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  %r = train.relu %y : tensor<2x4x8x8xf16>
+  %z = train.conv2d %r, %w2 : tensor<2x4x8x8xf16>, tensor<4x4x1x1xf16>
+  return %z : tensor<2x4x8x8xf16>
+}
+
+// -----
+
+// The residual join of two NHWC values is NHWC too.
+// CHECK-LABEL: func.func @residual
+// CHECK: %[[A:.+]] = train.conv2d {{.*}}layout = "NHWC"
+// CHECK: %[[B:.+]] = train.conv2d {{.*}}layout = "NHWC"
+// CHECK: %[[S:.+]] = train.add %[[A]], %[[B]] : tensor<2x8x8x4xf16>, tensor<2x8x8x4xf16>
+// CHECK: %[[R:.+]] = train.relu %[[S]] : tensor<2x8x8x4xf16>
+// CHECK: train.transpose %[[R]] {permutation = array<i64: 0, 3, 1, 2>}
+func.func @residual(%x: tensor<2x4x8x8xf16>, %w: tensor<4x4x1x1xf16>, %w2: tensor<4x4x3x3xf16>) -> tensor<2x4x8x8xf16> {
+  %a = train.conv2d %x, %w : tensor<2x4x8x8xf16>, tensor<4x4x1x1xf16>
+  %b = train.conv2d %x, %w2 {padding = array<i64: 1, 1>} : tensor<2x4x8x8xf16>, tensor<4x4x3x3xf16>
+  %s = train.add %a, %b : tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>
+  %r = train.relu %s : tensor<2x4x8x8xf16>
+  return %r : tensor<2x4x8x8xf16>
+}
+
+// -----
+
+// What a transpose does not cross: a widening cast (it would move twice the
+// bytes), a broadcasting operand, dropout (its mask is indexed by element),
+// an op without a layout (max pooling).
+// CHECK-LABEL: func.func @edges
+// CHECK: %[[C:.+]] = train.conv2d {{.*}}layout = "NHWC"
+// CHECK: %[[T:.+]] = train.transpose %[[C]] {permutation = array<i64: 0, 3, 1, 2>}
+// CHECK: train.cast %[[T]] to f32 : tensor<2x4x8x8xf16>
+// CHECK: train.add %[[T]], %arg2 : tensor<2x4x8x8xf16>, tensor<4x1x1xf16>
+// CHECK: train.dropout %[[T]]
+// CHECK: train.max_pool2d %[[T]]
+func.func @edges(%x: tensor<2x4x8x8xf16>, %w: tensor<4x4x1x1xf16>, %bias: tensor<4x1x1xf16>)
+    -> (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>, tensor<2x4x4x4xf16>) {
+  %c = train.conv2d %x, %w : tensor<2x4x8x8xf16>, tensor<4x4x1x1xf16>
+  %f = train.cast %c to f32 : tensor<2x4x8x8xf16>
+  %a = train.add %c, %bias : tensor<2x4x8x8xf16>, tensor<4x1x1xf16>
+  %d = train.dropout %c {rate = 0.1 : f32, seed = 7 : i64} : tensor<2x4x8x8xf16>
+  %p = train.max_pool2d %c {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>} : tensor<2x4x8x8xf16>
+  return %f, %a, %d, %p : tensor<2x4x8x8xf32>, tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>, tensor<2x4x4x4xf16>
+}
+
+// -----
+
+// The gradients: shape attributes in the layout's order, the filter
+// gradient transposed back to OIHW for the optimizer, one transpose of the
+// filter for the forward and the data gradient.
+// CHECK-LABEL: func.func @backward
+// CHECK-COUNT-1: train.transpose %arg1 {permutation = array<i64: 0, 2, 3, 1>}
+// CHECK: train.conv2d_backward_data {{.*}} {input_shape = array<i64: 2, 8, 8, 3>, layout = "NHWC", padding = array<i64: 1, 1>}
+// CHECK: %[[DW:.+]] = train.conv2d_backward_filter {{.*}} {filter_shape = array<i64: 4, 3, 3, 3>, layout = "NHWC", padding = array<i64: 1, 1>}
+// CHECK: train.transpose %[[DW]] {permutation = array<i64: 0, 3, 1, 2>} : tensor<4x3x3x3xf16>
+// CHECK: train.batch_norm_backward {{.*}} {layout = "NHWC"} : tensor<2x8x8x4xf16>
+func.func @backward(%x: tensor<2x3x8x8xf16>, %w: tensor<4x3x3x3xf16>, %dy: tensor<2x4x8x8xf16>, %g: tensor<4xf32>)
+    -> (tensor<2x4x8x8xf16>, tensor<2x3x8x8xf16>, tensor<4x3x3x3xf16>, tensor<2x4x8x8xf16>) {
+  %y = train.conv2d %x, %w {padding = array<i64: 1, 1>} : tensor<2x3x8x8xf16>, tensor<4x3x3x3xf16>
+  %dx = train.conv2d_backward_data %dy, %w {input_shape = array<i64: 2, 3, 8, 8>, padding = array<i64: 1, 1>} : tensor<2x4x8x8xf16>, tensor<4x3x3x3xf16>
+  %dw = train.conv2d_backward_filter %dy, %x {filter_shape = array<i64: 4, 3, 3, 3>, padding = array<i64: 1, 1>} : tensor<2x4x8x8xf16>, tensor<2x3x8x8xf16>
+  %di, %dg, %db = train.batch_norm_backward %dy, %y, %g : tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>, tensor<4xf32>
+  return %y, %dx, %dw, %di : tensor<2x4x8x8xf16>, tensor<2x3x8x8xf16>, tensor<4x3x3x3xf16>, tensor<2x4x8x8xf16>
+}
+
+// -----
+
+// Batch norm over [N, C] has no spatial layout and is left alone.
+// CHECK-LABEL: func.func @bn_2d
+// CHECK-NOT: train.transpose
+// CHECK-NOT: layout = "NHWC"
+func.func @bn_2d(%x: tensor<8x4xf32>, %s: tensor<4xf32>) -> tensor<8x4xf32> {
+  %y, %m, %v = train.batch_norm %x, %s, %s, %s, %s : tensor<8x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return %y : tensor<8x4xf32>
+}
