@@ -161,9 +161,10 @@ def log(tool, message):
 
 
 def report(args, *, backend, precision, fusion, optimizer, parameters, threads,
-           repeat_results, extra):
+           repeat_results, extra, layout=None):
     """One dlc-bench/1 result object. repeat_results: dicts with
-    samples_per_sec, step_ms, loss_first, loss_last."""
+    samples_per_sec, step_ms, loss_first, loss_last. layout: NCHW or NHWC
+    as dlc reports it, None where the framework picks its own (XLA)."""
     sps = spread([r["samples_per_sec"] for r in repeat_results])
     ms = spread([r["step_ms"] for r in repeat_results])
     first = repeat_results[0]
@@ -177,6 +178,7 @@ def report(args, *, backend, precision, fusion, optimizer, parameters, threads,
         "gpus": 1,
         "threads": threads,
         "optimizer": optimizer,
+        "layout": layout,
         "seed": args.seed,
         "warmup_steps": args.warmup,
         "timed_steps": args.steps,

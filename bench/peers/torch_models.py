@@ -308,3 +308,8 @@ def make_batch(name, batch, seed, device):
 def parameter_count(model):
     """Trainable elements; a tied weight counts once (parameters() dedups)."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def has_convolutions(model):
+    """Whether the model convolves (so its activations have a layout)."""
+    return any(isinstance(m, torch.nn.Conv2d) for m in model.modules())

@@ -181,7 +181,8 @@ def run(args):
     result = common.report(
         args, backend="torch-" + args.device, precision="amp" if amp else "fp32",
         fusion=args.mode, optimizer=opt_spec["kind"], parameters=count,
-        threads=torch.get_num_threads(), repeat_results=repeats, extra=extra)
+        threads=torch.get_num_threads(), repeat_results=repeats, extra=extra,
+        layout=("NHWC" if amp else "NCHW") if torch_models.has_convolutions(model) else "")
     common.write(args, result)
     common.summary(TOOL, result)
 

@@ -119,7 +119,7 @@ TEST(LaunchPaths, LibraryRefusalsNameTheProblem) {
   int32_t i3 = b.add("i3", DType::kF32, {2, 3, 8}, kIn), k3 = b.add("k3", DType::kF32, {4, 3, 3}, kIn);
   int32_t c3 = b.add("c3", DType::kF32, {2, 4, 6}, kTmp);
   b.kernel("conv2d", {i3, k3}, {c3});
-  EXPECT_EQ(convRefusal(b.plan, b.plan.kernels[2]), "operands that are not 4-d (NCHW)");
+  EXPECT_EQ(convRefusal(b.plan, b.plan.kernels[2]), "operands that are not 4-d (NCHW or NHWC)");
 
   // Batch norm on cuDNN: f32 or f16 data, f32 statistics (mixed precision).
   for (DType data : {DType::kF32, DType::kF16, DType::kBF16}) {
@@ -148,6 +148,40 @@ TEST(LaunchPaths, LibraryRefusalsNameTheProblem) {
       EXPECT_EQ(batchNormRefusal(n.plan, n.plan.kernels[0]),
                 "'scale' is not one f32 value per channel");
   }
+}
+
+// NHWC (dlc-convert-layout's): convolutions and batch norm go to cuDNN with
+// the channel count from the last dimension; the hand-written batch norm,
+// which is NCHW, says so; an unknown layout is refused by name.
+TEST(LaunchPaths, NhwcGoesToCudnnAndTheHandWrittenBatchNormRefusesIt) {
+  Builder b;
+  const DType h = DType::kF16;
+  int32_t x = b.add("x", h, {2, 8, 8, 3}, kIn), w = b.add("w", h, {4, 3, 3, 3}, kIn);
+  int32_t y = b.add("y", h, {2, 8, 8, 4}, kTmp), by = b.add("by", h, {2, 8, 8, 4}, kTmp);
+  std::vector<int32_t> stats;
+  for (const char *name : {"scale", "bias", "mean", "var", "new_mean", "new_var"})
+    stats.push_back(b.add(name, DType::kF32, {4}, kIn));
+  PlanAttrs nhwc = {{"padding", std::vector<int64_t>{1, 1}}, {"layout", std::string("NHWC")}};
+  b.kernel("conv2d", {x, w}, {y}, nhwc);
+  b.kernel("batch_norm", {y, stats[0], stats[1], stats[2], stats[3]}, {by, stats[4], stats[5]},
+           {{"layout", std::string("NHWC")}});
+  EXPECT_EQ(convRefusal(b.plan, b.plan.kernels[0]), "");
+  EXPECT_EQ(batchNormChannels(b.plan, b.plan.kernels[1]), 4);
+  EXPECT_EQ(batchNormRefusal(b.plan, b.plan.kernels[1]), "");
+  std::vector<DeviceLaunch> device = planDeviceLaunches(b.plan);
+  ASSERT_EQ(device.size(), 2u);
+  EXPECT_EQ(device[0].path, "cudnn");
+  EXPECT_EQ(device[1].path, "cudnn");
+
+  setenv("DLC_CUDA_BATCH_NORM", "hand-written", 1);
+  device = planDeviceLaunches(b.plan);
+  unsetenv("DLC_CUDA_BATCH_NORM");
+  EXPECT_EQ(device[1].path, "host-fallback");
+  EXPECT_NE(device[1].reason.find("runs NCHW data; this batch norm is NHWC"), std::string::npos)
+      << device[1].reason;
+
+  b.plan.kernels[0].attrs["layout"] = std::string("CHWN");
+  EXPECT_EQ(convRefusal(b.plan, b.plan.kernels[0]), "layout 'CHWN'");
 }
 
 } // namespace
