@@ -292,6 +292,7 @@ void writeCompileReport(std::ostream &os, const Result &r, Format format) {
       {"backend", r.backend},
       {"precision", r.precision},
       {"fusion", r.fusion},
+      {"layout", r.layout},
       {"batch", std::to_string(r.batch)},
       {"parameters", std::to_string(r.parameters)},
       {"forward_gmacs_per_sample", fixed(r.forwardMacsPerSample / 1e9, 3)},
@@ -317,7 +318,8 @@ void writeCompileReport(std::ostream &os, const Result &r, Format format) {
     os << "{\n  \"schema\": \"dlc-bench/1\",\n  \"compile_only\": true";
     for (auto &[key, value] : rows)
       os << ",\n  " << jsonString(key) << ": "
-         << (key == "model" || key == "backend" || key == "precision" || key == "fusion"
+         << (key == "model" || key == "backend" || key == "precision" || key == "fusion" ||
+                     key == "layout"
                  ? jsonString(value)
                  : value);
     os << "\n}\n";
