@@ -110,11 +110,13 @@ cl::opt<std::string> fusionList("fusion",
              "fusion, one kernel for the optimizer updates and one for the weight casts); "
              "a comma-separated list sweeps, e.g. none,paddle,xla"),
     cl::init("none"), cl::cat(category));
-cl::opt<std::string> layoutOption("layout",
+cl::opt<std::string> layoutList("layout",
     cl::desc("the layout convolutions and batch norm run in: auto (default: NHWC in "
              "amp, amp-bf16 and fp16, where cuDNN's tensor-core convolutions and fused "
-             "batch norm want it; NCHW in fp32), nchw (the model's own) or nhwc. "
-             "dlc-convert-layout inserts the transposes and cancels what it can"),
+             "batch norm want it; NCHW in fp32), nchw (the model's own) or nhwc; "
+             "dlc-convert-layout inserts the transposes and cancels what it can. A "
+             "comma-separated list sweeps, e.g. nchw,nhwc; a layout given by name "
+             "shows in the configuration's name (xla-nhwc)"),
     cl::init("auto"), cl::cat(category));
 cl::opt<std::string> pipeline("pipeline",
     cl::desc("a textual pass pipeline to run on the training step after autodiff and "
@@ -239,8 +241,8 @@ std::vector<std::string> splitList(const std::string &list) {
 /// Compiles the model for one configuration (or reads the .plan), runs it
 /// and fills `result`; returns a non-zero exit code after an error.
 int runConfiguration(const std::string &precision, const std::string &fusion,
-                     int64_t batch, bool fromPlan, bool batchGiven,
-                     bench::Result &result) {
+                     const std::string &layout, int64_t batch, bool fromPlan,
+                     bool batchGiven, bench::Result &result) {
   // Compile: parse, specialize the batch, differentiate, lower to a plan.
   // A .plan file was compiled already (perhaps on another machine): run it.
   auto compileStart = std::chrono::steady_clock::now();
@@ -250,6 +252,8 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
   std::string named = fusion == "paddle" && paddleRelaxGate ? "paddle-relaxed" : fusion;
   if (fusion != "none" && !disableFusion.empty())
     named += "-no-" + std::string(disableFusion);
+  if (layout != "auto")
+    named += "-" + layout;
   std::string strategy = pipeline.empty() ? named
                          : fusion == "none" ? std::string(pipeline)
                                             : named + "+" + std::string(pipeline);
@@ -296,7 +300,7 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
     if (failed(mlir::dlc::buildPrecisionPipeline(pm, precisionOptions,
                                                  /*beforeAutodiff=*/false, error)))
       return fail("--precision " + precision + ": " + error);
-    if (failed(mlir::dlc::buildLayoutPipeline(pm, layoutOption, precision, error)))
+    if (failed(mlir::dlc::buildLayoutPipeline(pm, layout, precision, error)))
       return fail("--layout: " + error);
     mlir::dlc::FusionPipelineOptions fusionOptions;
     fusionOptions.strategy = fusion;
@@ -418,6 +422,10 @@ int main(int argc, char **argv) {
   for (const std::string &f : fusions)
     if (!llvm::is_contained(mlir::dlc::kFusionStrategies, llvm::StringRef(f)))
       return fail("unknown --fusion '" + f + "' (none, paddle, xla)");
+  std::vector<std::string> layouts = splitList(layoutList);
+  for (const std::string &l : layouts)
+    if (!llvm::is_contained(mlir::dlc::kLayouts, llvm::StringRef(l)))
+      return fail("--layout: unknown layout '" + l + "' (auto, nchw, nhwc)");
   // An unknown --gpu, or a precision it has no peak for, fails before any run.
   for (const std::string &p : precisions) {
     bench::ChosenPeak peak;
@@ -444,25 +452,26 @@ int main(int argc, char **argv) {
                   "work (gradient all-reduce across ranks), which is not "
                   "implemented yet; only --gpus 1 runs");
   }
-  size_t configs = batches.size() * precisions.size() * fusions.size();
+  size_t configs = batches.size() * precisions.size() * fusions.size() * layouts.size();
   bool fromPlan = llvm::StringRef(modelPath).ends_with(".plan");
   if (configs > 1 && (fromPlan || !emitPlan.empty() || !dumpOut.empty()))
     return fail("a sweep of " + std::to_string(configs) +
                 " configurations cannot run a .plan, --emit-plan or --dump-out: "
                 "give one configuration");
 
-  // Every combination, precision slowest, then fusion, then batch, so that
-  // configurations to compare end up side by side.
+  // Every combination, precision slowest, then fusion, then layout, then
+  // batch, so that configurations to compare end up side by side.
   std::vector<bench::Result> results;
   for (const std::string &p : precisions)
     for (const std::string &f : fusions)
-      for (int64_t b : batches) {
-        bench::Result result;
-        if (int rc = runConfiguration(p, f, b, fromPlan, batchList.getNumOccurrences() > 0,
-                                      result))
-          return rc;
-        results.push_back(std::move(result));
-      }
+      for (const std::string &l : layouts)
+        for (int64_t b : batches) {
+          bench::Result result;
+          if (int rc = runConfiguration(p, f, l, b, fromPlan,
+                                        batchList.getNumOccurrences() > 0, result))
+            return rc;
+          results.push_back(std::move(result));
+        }
 
   std::ofstream file;
   std::ostream *os = &std::cout;

@@ -19,6 +19,7 @@
 #include "../cublas/CublasLtGemm.h"
 #include "../cudnn/CudnnBatchNorm.h"
 #include "../cudnn/CudnnConv.h"
+#include "../cudnn/CudnnFusedBatchNorm.h"
 #include "CudaCheck.h"
 #include "dlc/runtime/Device.h"
 #include "dlc/runtime/cpu/CpuExecutor.h"
@@ -112,6 +113,7 @@ struct LaunchStep {
   std::unique_ptr<cublas::Gemm> gemm;
   std::unique_ptr<cudnn::Conv> conv;
   std::unique_ptr<cudnn::BatchNorm> bn;
+  std::unique_ptr<cudnn::FusedBatchNorm> fusedBn;
   // host fallback: buffers copied down (inputs and outputs, so that bytes
   // a kernel leaves alone keep their device values) and copied back up.
   std::vector<int32_t> hostReads, hostWrites;
@@ -140,6 +142,12 @@ struct CudaExecutor::Impl {
   void *workspace = nullptr;
   size_t workspaceBytes = 0;
   unsigned char *tables = nullptr;
+  /// cuDNN's fused batch norm: what each forward group leaves for its
+  /// gradient (CudnnFusedBatchNorm.h), one slice per forward group, found
+  /// by the group's (input, relu output) buffers.
+  unsigned char *reserve = nullptr;
+  size_t reserveBytes = 0;
+  std::map<std::pair<int32_t, int32_t>, size_t> reserveOf;
   cudaEvent_t start = nullptr, stop = nullptr;
   bool stepRecorded = false;
   CudaOptions options;
@@ -396,7 +404,32 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
       DLC_RETURN_IF_ERROR(
           cudnn::cudnnCheck(cudnnSetStream(dnn, stream), "cudnnSetStream", where));
     }
-    if (kernel.op.rfind("batch_norm", 0) == 0)
+    if (launch.kernels.size() > 1) {
+      // A paddle batch-norm group: cuDNN's fused batch norm.
+      auto group = fusedBatchNormFor(p, launch, all);
+      if (!group.isOk())
+        return group.status(); // LaunchPaths said it was one
+      auto key = std::make_pair(group->x, group->y);
+      if (group->backward && !reserveOf.count(key)) {
+        note("its forward group did not run fused, so there is no reserve space to read");
+      } else {
+        DLC_RETURN_IF_ERROR(
+            cudnn::FusedBatchNorm::plan(dnn, p, *group, where, step.fusedBn, refusal));
+        if (step.fusedBn) {
+          if (group->backward) {
+            step.fusedBn->setReserveOffset(reserveOf.at(key));
+          } else {
+            reserveBytes = alignUp(reserveBytes, kRegionAlignment);
+            step.fusedBn->setReserveOffset(reserveBytes);
+            reserveOf[key] = reserveBytes;
+            reserveBytes += step.fusedBn->reserveBytes();
+          }
+          step.path.path = "cudnn";
+        } else {
+          note("cuDNN refuses it: " + refusal);
+        }
+      }
+    } else if (kernel.op.rfind("batch_norm", 0) == 0)
       DLC_RETURN_IF_ERROR(cudnn::BatchNorm::plan(p, kernel, where, step.bn, refusal));
     else
       DLC_RETURN_IF_ERROR(cudnn::Conv::plan(dnn, p, kernel, options.allowTf32, where,
@@ -406,7 +439,7 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
     else
       note("cuDNN refuses it: " + refusal);
   }
-  if (step.gemm || step.conv || step.bn) {
+  if (step.gemm || step.conv || step.bn || step.fusedBn) {
     step.path.reason = reason;
     launches.push_back(std::move(step));
     return Status::ok();
@@ -465,11 +498,13 @@ Status CudaExecutor::Impl::allocateAndBind(size_t tableBytes) {
   // One workspace for every library call, sized to the largest need.
   for (const LaunchStep &l : launches)
     workspaceBytes = std::max({workspaceBytes, l.gemm ? l.gemm->workspaceBytes() : size_t(0),
-                               l.conv ? l.conv->workspaceBytes() : size_t(0)});
+                               l.conv ? l.conv->workspaceBytes() : size_t(0),
+                               l.fusedBn ? l.fusedBn->workspaceBytes() : size_t(0)});
   const Plan &p = plan();
   size_t arenaBytes = static_cast<size_t>(std::max<int64_t>(p.arenaBytes, 1));
   size_t workspaceAt = alignUp(arenaBytes, kRegionAlignment);
-  size_t tablesAt = alignUp(workspaceAt + workspaceBytes, kRegionAlignment);
+  size_t reserveAt = alignUp(workspaceAt + workspaceBytes, kRegionAlignment);
+  size_t tablesAt = alignUp(reserveAt + reserveBytes, kRegionAlignment);
   size_t stepAt = alignUp(tablesAt + tableBytes, kRegionAlignment);
   allocationBytes = stepAt + sizeof(long long);
   if (cudaError_t error = cudaMalloc(reinterpret_cast<void **>(&arena), allocationBytes);
@@ -484,10 +519,12 @@ Status CudaExecutor::Impl::allocateAndBind(size_t tableBytes) {
                   "cannot allocate the plan's arena on " + deviceName + ": planned peak " +
                       std::to_string(p.arenaBytes) + " bytes and " +
                       std::to_string(allocationBytes - arenaBytes) +
-                      " bytes of cuBLASLt / cuDNN workspace and kernel tables, the device has " +
+                      " bytes of cuBLASLt / cuDNN workspace, cuDNN reserve space and kernel "
+                      "tables, the device has " +
                       memory + " (" + failed.message() + ")");
   }
   workspace = workspaceBytes ? arena + workspaceAt : nullptr;
+  reserve = arena + reserveAt;
   tables = arena + tablesAt;
   deviceStep = reinterpret_cast<long long *>(arena + stepAt);
   // Zeroed, as the CPU backend's arena is, so both start from equal bytes
@@ -578,6 +615,8 @@ Status CudaExecutor::Impl::runLaunch(LaunchStep &step) {
     return step.conv->run(dnn, arena, workspace, workspaceBytes);
   if (step.bn)
     return step.bn->run(dnn, arena, stream);
+  if (step.fusedBn)
+    return step.fusedBn->run(dnn, arena, reserve, workspace, workspaceBytes, stream);
   if (!step.kernel)
     return runOnHost(step);
   std::vector<void *> args;

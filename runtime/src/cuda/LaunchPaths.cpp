@@ -12,6 +12,11 @@ namespace dlc::rt::cuda {
 
 namespace {
 
+bool isBatchNormGroupKind(const std::string &kind) {
+  return kind == "bn_act" || kind == "bn_add_act" || kind == "bn_act_grad" ||
+         kind == "bn_add_act_grad";
+}
+
 bool isFloatType(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
 
 /// The path of one launch against `launches` (which it is one of), and why
@@ -34,6 +39,16 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
     }
     d.path = "host-fallback";
     d.reason = "no cuBLASLt epilogue: " + refusal;
+    return d;
+  }
+  if (launch.kernels.size() > 1 && isBatchNormGroupKind(launch.kind)) {
+    auto fused = fusedBatchNormFor(plan, launch, launches);
+    if (fused.isOk()) {
+      d.path = "cudnn";
+      return d;
+    }
+    d.path = "host-fallback";
+    d.reason = "no cuDNN fused batch norm: " + fused.status().message();
     return d;
   }
   if (launch.implementation == "generated") {
@@ -218,6 +233,145 @@ bool readOutside(const Plan &plan, const Launch &launch, int32_t id) {
   return false;
 }
 } // namespace
+
+namespace {
+Status notFused(const std::string &why) { return Status(StatusCode::kInvalidArgument, why); }
+
+/// cuDNN's fused batch norm: FP16 NHWC data, f32 per-channel operands, C a
+/// multiple of 4 (its persistent NHWC kernels; PaddlePaddle's gate).
+std::string fusedBatchNormDataRefusal(const Plan &plan, const PlanKernel &bn, int32_t x,
+                                      const std::vector<int32_t> &like,
+                                      const std::vector<int32_t> &perChannel) {
+  const PlanBuffer &X = plan.buffers[x];
+  if (kernelLayout(bn) != "NHWC" || X.shape.size() != 4)
+    return "cuDNN's fused batch norm runs NHWC data; this is " + kernelLayout(bn) +
+           " of rank " + std::to_string(X.shape.size());
+  if (X.dtype != DType::kF16)
+    return std::string("cuDNN's fused batch norm runs f16 data; this is ") +
+           dtypeName(X.dtype);
+  int64_t channels = X.shape[3];
+  if (channels % 4 != 0)
+    return "cuDNN's fused batch norm needs channels a multiple of 4; this has " +
+           std::to_string(channels);
+  for (int32_t id : like)
+    if (plan.buffers[id].dtype != X.dtype || plan.buffers[id].shape != X.shape)
+      return "'" + plan.buffers[id].name + "' is not shaped and typed as the input";
+  for (int32_t id : perChannel)
+    if (plan.buffers[id].dtype != DType::kF32 || plan.buffers[id].numElements() != channels)
+      return "'" + plan.buffers[id].name + "' is not one f32 value per channel";
+  if (const int64_t limit = int64_t(1) << 31;
+      X.shape[0] >= limit || X.shape[1] * X.shape[2] >= limit || channels >= limit)
+    return "a dimension of 2^31 or more elements";
+  return "";
+}
+} // namespace
+
+StatusOr<FusedBatchNormGroup> fusedBatchNormFor(const Plan &plan, const Launch &launch,
+                                                const std::vector<Launch> &launches) {
+  if (!isBatchNormGroupKind(launch.kind))
+    return notFused("a " + launch.kind + " launch, not a batch-norm + relu group");
+  const std::vector<size_t> &ks = launch.kernels;
+  std::vector<std::string> ops;
+  for (size_t k : ks)
+    ops.push_back(plan.kernels[k].op);
+  FusedBatchNormGroup g;
+  g.backward = launch.kind.size() > 5 && launch.kind.substr(launch.kind.size() - 5) == "_grad";
+  g.add = launch.kind.find("add") != std::string::npos;
+  // The values the call writes; anything else of the group read outside it
+  // would be lost.
+  std::vector<int32_t> written;
+  if (!g.backward) {
+    // batch_norm -> [add ->] relu
+    std::vector<std::string> want = g.add ? std::vector<std::string>{"batch_norm", "add", "relu"}
+                                          : std::vector<std::string>{"batch_norm", "relu"};
+    if (ops != want)
+      return notFused("a " + launch.kind + " group of other ops than batch_norm" +
+                      (g.add ? ", add" : "") + " and relu");
+    const PlanKernel &bn = plan.kernels[ks[0]], &relu = plan.kernels[ks.back()];
+    if (bn.inputs.size() != 5 || bn.outputs.size() != 3 || relu.inputs.size() != 1)
+      return notFused("a batch_norm or relu of unexpected arity");
+    g.bn = ks[0];
+    g.x = bn.inputs[0], g.scale = bn.inputs[1], g.bias = bn.inputs[2];
+    g.runningMean = bn.inputs[3], g.runningVar = bn.inputs[4];
+    g.newMean = bn.outputs[1], g.newVar = bn.outputs[2];
+    g.y = relu.outputs[0];
+    int32_t normalized = bn.outputs[0];
+    if (g.add) {
+      const PlanKernel &add = plan.kernels[ks[1]];
+      if (add.inputs.size() != 2 || (add.inputs[0] != normalized && add.inputs[1] != normalized) ||
+          relu.inputs[0] != add.outputs[0])
+        return notFused("a bn_add_act group whose add does not join the batch norm to relu");
+      g.z = add.inputs[0] == normalized ? add.inputs[1] : add.inputs[0];
+    } else if (relu.inputs[0] != normalized) {
+      return notFused("a bn_act group whose relu does not read the batch norm");
+    }
+    written = {g.y, g.newMean, g.newVar};
+    std::vector<int32_t> like = {g.y};
+    if (g.add)
+      like.push_back(g.z);
+    if (std::string why = fusedBatchNormDataRefusal(
+            plan, bn, g.x, like, {g.scale, g.bias, g.runningMean, g.runningVar, g.newMean, g.newVar});
+        !why.empty())
+      return notFused(why);
+  } else {
+    // relu_backward(dy, y) -> batch_norm_backward(., x, scale)
+    if (ops != std::vector<std::string>{"relu_backward", "batch_norm_backward"})
+      return notFused("a " + launch.kind +
+                      " group of other ops than relu_backward and batch_norm_backward");
+    const PlanKernel &dact = plan.kernels[ks[0]], &bn = plan.kernels[ks[1]];
+    if (dact.inputs.size() != 2 || bn.inputs.size() != 3 || bn.outputs.size() != 3 ||
+        bn.inputs[0] != dact.outputs[0])
+      return notFused("a relu_backward that does not feed the batch-norm gradient");
+    g.bn = ks[1];
+    g.dy = dact.inputs[0], g.y = dact.inputs[1];
+    g.x = bn.inputs[1], g.scale = bn.inputs[2];
+    g.dx = bn.outputs[0], g.dscale = bn.outputs[1], g.dbias = bn.outputs[2];
+    if (g.add)
+      g.dz = dact.outputs[0];
+    written = {g.dx, g.dscale, g.dbias};
+    if (g.add)
+      written.push_back(g.dz);
+    std::vector<int32_t> like = {g.dy, g.y, g.dx};
+    if (g.add)
+      like.push_back(g.dz);
+    if (std::string why =
+            fusedBatchNormDataRefusal(plan, bn, g.x, like, {g.scale, g.dscale, g.dbias});
+        !why.empty())
+      return notFused(why);
+    // Its forward group: the reserve space (the relu's mask) and the saved
+    // statistics come from there, and its bias is the one cuDNN reads.
+    bool found = false;
+    for (const Launch &l : launches) {
+      if (l.index >= launch.index)
+        break;
+      if ((l.kind != "bn_act" && l.kind != "bn_add_act") || (l.kind == "bn_add_act") != g.add)
+        continue;
+      auto forward = fusedBatchNormFor(plan, l, launches);
+      if (forward.isOk() && forward->x == g.x && forward->y == g.y) {
+        g.forwardLaunch = l.index;
+        g.bias = forward->bias;
+        found = true;
+      }
+    }
+    if (!found)
+      return notFused(std::string("no ") + (g.add ? "bn_add_act" : "bn_act") +
+                      " group of the same input and output runs before it (cuDNN's fused "
+                      "gradient reads the forward call's reserve space)");
+  }
+  for (size_t k : ks)
+    for (int32_t id : plan.kernels[k].outputs)
+      if (std::find(written.begin(), written.end(), id) == written.end() &&
+          readOutside(plan, launch, id))
+        return notFused("'" + plan.buffers[id].name +
+                        "' is read outside the group, and the fused call does not write it");
+  double epsilon = 1e-5;
+  if (auto it = plan.kernels[g.bn].attrs.find("epsilon"); it != plan.kernels[g.bn].attrs.end())
+    if (const double *e = std::get_if<double>(&it->second))
+      epsilon = *e;
+  if (!(epsilon > 0))
+    return notFused("epsilon " + std::to_string(epsilon) + ", not positive");
+  return g;
+}
 
 StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch) {
   const std::vector<size_t> &ks = launch.kernels;

@@ -100,6 +100,59 @@ Plan nhwcPlan(DType t) {
   return p.plan;
 }
 
+/// PaddlePaddle's fused batch norm as cuDNN runs it: a bn_act group and its
+/// gradient, a bn_add_act group and its gradient (which writes the
+/// shortcut's gradient out), FP16 NHWC with f32 statistics.
+Plan fusedBatchNormPlan() {
+  PlanBuilder p;
+  p.plan.model = "cuda_fused_bn";
+  p.plan.batch = 2;
+  p.plan.precision = "amp";
+  p.plan.fusion = "paddle";
+  const BufferRole in = BufferRole::kInput, tmp = BufferRole::kTemporary;
+  const DType h = DType::kF16, f = DType::kF32;
+  const std::vector<int64_t> shape = {2, 4, 4, 8};
+  PlanAttrs bnAttrs = {{"epsilon", 1e-5}, {"momentum", 0.1}, {"layout", std::string("NHWC")}};
+  int64_t group = 0;
+  auto attrs = [&](PlanAttrs a, const char *kind) {
+    a["fusion.group"] = group;
+    a["fusion.kind"] = std::string(kind);
+    return a;
+  };
+  for (bool add : {false, true}) {
+    std::string s = add ? "add_" : "act_";
+    int32_t x = p.add(s + "x", h, shape, in), z = add ? p.add(s + "z", h, shape, in) : -1;
+    int32_t scale = p.add("bn_" + s + "scale", f, {8}, in), bias = p.add("bn_" + s + "bias", f, {8}, in);
+    int32_t mean = p.add("bn_" + s + "mean", f, {8}, in), var = p.add("bn_" + s + "var", f, {8}, in);
+    int32_t y = p.add("in_group_" + s + "y", h, shape, tmp);
+    int32_t newMean = p.add("bn_" + s + "new_mean", f, {8}, tmp);
+    int32_t newVar = p.add("bn_" + s + "new_var", f, {8}, tmp);
+    int32_t sum = add ? p.add("in_group_" + s + "sum", h, shape, tmp) : -1;
+    int32_t r = p.add("bn_" + s + "r", h, shape, tmp);
+    const char *kind = add ? "bn_add_act" : "bn_act";
+    p.kernel("batch_norm", {x, scale, bias, mean, var}, {y, newMean, newVar}, attrs(bnAttrs, kind));
+    if (add)
+      p.kernel("add", {y, z}, {sum}, attrs({}, kind));
+    p.kernel("relu", {add ? sum : y}, {r}, attrs({}, kind));
+    ++group;
+    // The relu gradient leaves the group only in the add form.
+    int32_t dr = p.add(s + "dr", h, shape, in);
+    int32_t ds = p.add((add ? "bn_" : "in_group_") + s + "ds", h, shape, tmp);
+    int32_t dx = p.add("bn_" + s + "dx", h, shape, tmp), dscale = p.add("bn_" + s + "dscale", f, {8}, tmp);
+    int32_t dbias = p.add("bn_" + s + "dbias", f, {8}, tmp);
+    const char *gradKind = add ? "bn_add_act_grad" : "bn_act_grad";
+    p.kernel("relu_backward", {dr, r}, {ds}, attrs({}, gradKind));
+    p.kernel("batch_norm_backward", {ds, x, scale}, {dx, dscale, dbias}, attrs(bnAttrs, gradKind));
+    ++group;
+    if (add) {
+      // The shortcut reads the relu gradient: the group writes it out.
+      int32_t shortcut = p.add("bn_" + s + "shortcut", h, shape, tmp);
+      p.kernel("relu", {ds}, {shortcut});
+    }
+  }
+  return p.plan;
+}
+
 std::vector<float> asFloats(const std::string &bytes, DType dtype) {
   size_t n = bytes.size() / dtypeBytes(dtype);
   std::vector<float> values(n);
@@ -162,8 +215,8 @@ void expectPlanMatchesCpu(const Plan &plan, const std::map<std::string, int64_t>
 
   for (size_t id = 0; id < plan.buffers.size(); ++id) {
     const PlanBuffer &b = plan.buffers[id];
-    if (b.role != BufferRole::kTemporary || b.name == "s")
-      continue; // s lives inside the fused group: never written to memory
+    if (b.role != BufferRole::kTemporary || b.name == "s" || b.name.rfind("in_group_", 0) == 0)
+      continue; // values inside a fused group: never written to memory
     std::vector<float> want = asFloats((*cpuExec)->bytesOf(id), b.dtype);
     std::vector<float> got = asFloats(gpu.bytesOf(id), b.dtype);
     ASSERT_EQ(got.size(), want.size()) << b.name;
@@ -228,6 +281,13 @@ TEST(CudaExecutor, EveryPathMatchesTheCpuFp32) { expectMatchesCpu(DType::kF32, 1
 
 TEST(CudaExecutor, NhwcConvolutionsAndBatchNormMatchTheCpuFp32) {
   expectNhwcMatchesCpu(DType::kF32, 1e-5, 2e-4);
+}
+
+TEST(CudaExecutor, CudnnFusedBatchNormMatchesTheCpu) {
+  expectPlanMatchesCpu(fusedBatchNormPlan(),
+                       {{"generated", 1}, {"cublaslt", 0}, {"cudnn", 4}, {"hand-written", 0},
+                        {"host-fallback", 0}},
+                       1e-2, 1e-2);
 }
 
 TEST(CudaExecutor, NhwcConvolutionsAndBatchNormMatchTheCpuFp16) {

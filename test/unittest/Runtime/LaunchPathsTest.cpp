@@ -184,6 +184,79 @@ TEST(LaunchPaths, NhwcGoesToCudnnAndTheHandWrittenBatchNormRefusesIt) {
   EXPECT_EQ(convRefusal(b.plan, b.plan.kernels[0]), "layout 'CHWN'");
 }
 
+/// bn_act and its gradient over [2, 4, 4, channels] `data` with the layout.
+Plan bnActPair(DType data, const std::string &layout, int64_t channels) {
+  Builder b;
+  const DType f = DType::kF32;
+  std::vector<int64_t> shape = {2, 4, 4, channels};
+  int32_t x = b.add("x", data, shape, kIn), y = b.add("y", data, shape, kTmp);
+  int32_t r = b.add("r", data, shape, kTmp), dr = b.add("dr", data, shape, kIn);
+  int32_t ds = b.add("ds", data, shape, kTmp), dx = b.add("dx", data, shape, kTmp);
+  std::vector<int32_t> c;
+  for (const char *name : {"scale", "bias", "mean", "var", "new_mean", "new_var", "dscale", "dbias"})
+    c.push_back(b.add(name, f, {channels}, kIn));
+  PlanAttrs bn = group(0, "bn_act");
+  bn["layout"] = layout;
+  b.kernel("batch_norm", {x, c[0], c[1], c[2], c[3]}, {y, c[4], c[5]}, bn);
+  b.kernel("relu", {y}, {r}, group(0, "bn_act"));
+  PlanAttrs bnGrad = group(1, "bn_act_grad");
+  bnGrad["layout"] = layout;
+  b.kernel("relu_backward", {dr, r}, {ds}, group(1, "bn_act_grad"));
+  b.kernel("batch_norm_backward", {ds, x, c[0]}, {dx, c[6], c[7]}, bnGrad);
+  return b.plan;
+}
+
+// PaddlePaddle's bn_act groups run as cuDNN's fused batch norm when cuDNN's
+// persistent NHWC kernels take them (FP16 NHWC, channels a multiple of 4);
+// otherwise they are split, and the reason says which condition failed.
+TEST(LaunchPaths, BatchNormActGroupsAreOneCudnnCallInFp16Nhwc) {
+  Plan fused = bnActPair(DType::kF16, "NHWC", 8);
+  std::vector<DeviceLaunch> device = planDeviceLaunches(fused);
+  ASSERT_EQ(device.size(), 2u);
+  EXPECT_EQ(device[0].path, "cudnn");
+  EXPECT_EQ(device[1].path, "cudnn");
+  std::vector<Launch> launches = launchesOf(device);
+  auto forward = fusedBatchNormFor(fused, launches[0], launches);
+  auto backward = fusedBatchNormFor(fused, launches[1], launches);
+  ASSERT_TRUE(forward.isOk()) << forward.status().toString();
+  ASSERT_TRUE(backward.isOk()) << backward.status().toString();
+  EXPECT_FALSE(forward->backward);
+  EXPECT_TRUE(backward->backward);
+  EXPECT_EQ(forward->x, backward->x);
+  EXPECT_EQ(forward->y, backward->y) << "the gradient reads the relu output the forward wrote";
+  EXPECT_EQ(backward->bias, forward->bias) << "cuDNN's gradient reads the forward's bias";
+  EXPECT_EQ(backward->forwardLaunch, 0u);
+
+  auto refusedFor = [](const Plan &plan, size_t i) {
+    std::vector<DeviceLaunch> d = planDeviceLaunches(plan);
+    std::vector<Launch> l = launchesOf(d);
+    // Split: batch_norm, relu, relu_backward, batch_norm_backward.
+    EXPECT_EQ(d.size(), 4u);
+    EXPECT_TRUE(d[0].splitFromGroup);
+    return d[i].splitReason;
+  };
+  EXPECT_NE(refusedFor(bnActPair(DType::kF32, "NHWC", 8), 0)
+                .find("cuDNN's fused batch norm runs f16 data; this is f32"),
+            std::string::npos);
+  EXPECT_NE(refusedFor(bnActPair(DType::kF16, "NCHW", 8), 0)
+                .find("cuDNN's fused batch norm runs NHWC data; this is NCHW"),
+            std::string::npos);
+  EXPECT_NE(refusedFor(bnActPair(DType::kF16, "NHWC", 6), 0)
+                .find("channels a multiple of 4; this has 6"),
+            std::string::npos);
+
+  // A gradient group without its forward group has no reserve space to read.
+  Plan orphan = bnActPair(DType::kF16, "NHWC", 8);
+  for (size_t k : {0u, 1u})
+    orphan.kernels[k].attrs.erase("fusion.group");
+  std::vector<DeviceLaunch> d = planDeviceLaunches(orphan);
+  ASSERT_FALSE(d.empty());
+  EXPECT_NE(d.back().splitReason.find("no bn_act group of the same input and output runs "
+                                      "before it"),
+            std::string::npos)
+      << d.back().splitReason;
+}
+
 } // namespace
 
 namespace {

@@ -10,7 +10,8 @@
 //                 call (gemmEpilogueFor);
 //   cudnn         a 2-d convolution (forward, data or filter gradient) or a
 //                 training-mode batch norm (or its gradient) of types cuDNN
-//                 takes;
+//                 takes, or a whole paddle batch-norm + relu group cuDNN's
+//                 fused batch norm computes in one call (fusedBatchNormFor);
 //   hand-written  a single op with a hand-written kernel (HandKernels.h);
 //   host-fallback none of these: the CPU backend runs it on a host mirror
 //                 of the buffers it touches (correct, and slow).
@@ -92,6 +93,35 @@ struct GemmEpilogue {
 /// the group in one call (exact GELU: cuBLASLt's is the tanh form; ReLU's
 /// pre-activation needed later: cuBLASLt keeps only a bitmask of it; ...).
 StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch);
+
+/// A paddle batch-norm group (bn_act, bn_add_act and their gradients) as
+/// cuDNN's fused batch norm computes it in one call
+/// (cudnnBatchNormalizationForwardTrainingEx / BackwardEx with
+/// CUDNN_BATCHNORM_OPS_BN_ACTIVATION or _BN_ADD_ACTIVATION). Buffer ids;
+/// -1 where the form has none.
+struct FusedBatchNormGroup {
+  bool backward = false;
+  bool add = false;    // the residual form: y = relu(bn(x) + z)
+  size_t bn = 0;       // the batch_norm / batch_norm_backward kernel
+  int32_t x = -1;      // the batch norm's input
+  int32_t y = -1;      // the relu's output (forward writes it, backward reads it)
+  int32_t scale = -1;
+  // forward
+  int32_t z = -1, bias = -1, runningMean = -1, runningVar = -1, newMean = -1, newVar = -1;
+  // backward: dy is the gradient of y; dz (the add form) the gradient that
+  // flows to the shortcut, which is the relu gradient the group writes out
+  int32_t dy = -1, dx = -1, dz = -1, dscale = -1, dbias = -1;
+  /// Backward: the forward group (a launch index into `launches`) whose
+  /// reserve space and saved statistics it reads, and that group.
+  size_t forwardLaunch = 0;
+};
+/// The group's fused form, or kInvalidArgument saying why cuDNN cannot run
+/// it as one call: not FP16 NHWC data with f32 statistics and channels a
+/// multiple of 4 (cuDNN's persistent NHWC kernels), a value of the group
+/// read outside it that the call does not write, or (backward) no forward
+/// group of the same input before it.
+StatusOr<FusedBatchNormGroup> fusedBatchNormFor(const Plan &plan, const Launch &launch,
+                                                const std::vector<Launch> &launches);
 
 /// The path names in report order, and the launches on each.
 const std::vector<std::string> &devicePathNames();
