@@ -48,6 +48,36 @@ FusionDecision paddleGate(Value bnInput, StringRef layout, bool relaxed) {
   return FusionDecision::refuse(text);
 }
 
+/// The batch norm a bn_add_act group takes from a + b. When both operands
+/// are batch norms (a downsampling block's join), the relu gradient will
+/// feed both their gradients, and a gradient group can only run before the
+/// other reader: so the forward group takes the batch norm whose gradient
+/// comes first, and the gradient group the same one (cuDNN's fused
+/// gradient reads that forward call's reserve space).
+BatchNormOp residualBatchNorm(AddOp add) {
+  auto gradientOf = [](BatchNormOp bn) -> Operation * {
+    for (Operation *user : bn.getInput().getUsers())
+      if (auto backward = dyn_cast<BatchNormBackwardOp>(user))
+        return backward;
+    return nullptr;
+  };
+  auto lhs = add.getLhs().getDefiningOp<BatchNormOp>();
+  auto rhs = add.getRhs().getDefiningOp<BatchNormOp>();
+  if (lhs && rhs) {
+    Operation *l = gradientOf(lhs), *r = gradientOf(rhs);
+    if (l && r && l->getBlock() == r->getBlock() && r->isBeforeInBlock(l))
+      return rhs;
+  }
+  return lhs ? lhs : rhs;
+}
+
+/// The same, from the output of relu(a + b); null when there is no such join.
+BatchNormOp residualBatchNorm(Value reluOutput) {
+  auto relu = reluOutput.getDefiningOp<ReluOp>();
+  auto add = relu ? relu.getInput().getDefiningOp<AddOp>() : AddOp();
+  return add ? residualBatchNorm(add) : BatchNormOp();
+}
+
 /// Exactly one reader of `value`, `reader` (PaddlePaddle's rule).
 FusionDecision onlyReader(Value value, Operation *reader, StringRef what) {
   for (Operation *user : value.getUsers())
@@ -91,17 +121,13 @@ struct FuseBatchNormActivationPass final
             d = onlyReader(bn.getOutput(), relu, "batch-norm output");
           consider({bn, relu}, "bn_act", d, relu);
         } else if (auto add = dyn_cast_or_null<AddOp>(producer)) {
-          for (Value side : {add.getLhs(), add.getRhs()}) {
-            auto bn = side.getDefiningOp<BatchNormOp>();
-            if (!bn)
-              continue;
+          if (BatchNormOp bn = residualBatchNorm(add)) {
             FusionDecision d = paddleGate(bn.getInput(), bn.getLayout(), relaxGate);
             if (d)
               d = onlyReader(bn.getOutput(), add, "batch-norm output");
             if (d)
               d = onlyReader(add.getOutput(), relu, "sum");
             consider({bn, add, relu}, "bn_add_act", d, relu);
-            break;
           }
         }
       }
@@ -113,8 +139,17 @@ struct FuseBatchNormActivationPass final
         if (!reluBackward)
           return;
         bool shortcut = !reluBackward.getOutput().hasOneUse();
-        consider({reluBackward, bnBackward}, shortcut ? "bn_add_act_grad" : "bn_act_grad",
-                 paddleGate(bnBackward.getInput(), bnBackward.getLayout(), relaxGate), bnBackward);
+        FusionDecision d = paddleGate(bnBackward.getInput(), bnBackward.getLayout(), relaxGate);
+        // Where both operands of a residual join are batch norms (a
+        // downsampling block), the relu gradient feeds both gradients; the
+        // group takes the one whose forward the bn_add_act group took, as
+        // cuDNN's fused gradient reads that forward call's reserve space.
+        if (BatchNormOp forward = residualBatchNorm(reluBackward.getSaved());
+            d && forward && forward.getInput() != bnBackward.getInput())
+          d = FusionDecision::refuse("the residual join's bn_add_act group took the other "
+                                     "batch norm");
+        consider({reluBackward, bnBackward}, shortcut ? "bn_add_act_grad" : "bn_act_grad", d,
+                 bnBackward);
       }
     });
     numFused += groups.createAll(kStrategy);

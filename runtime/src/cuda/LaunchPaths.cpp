@@ -41,7 +41,12 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
     d.reason = "no cuBLASLt epilogue: " + refusal;
     return d;
   }
-  if (launch.kernels.size() > 1 && isBatchNormGroupKind(launch.kind)) {
+  // A whole paddle batch-norm group (a part split from one, such as its add
+  // and relu, takes the paths below).
+  bool holdsBatchNorm = std::any_of(launch.kernels.begin(), launch.kernels.end(), [&](size_t k) {
+    return plan.kernels[k].op.rfind("batch_norm", 0) == 0;
+  });
+  if (launch.kernels.size() > 1 && holdsBatchNorm && isBatchNormGroupKind(launch.kind)) {
     auto fused = fusedBatchNormFor(plan, launch, launches);
     if (fused.isOk()) {
       d.path = "cudnn";

@@ -2,6 +2,8 @@
 
 #include "CudnnFusedBatchNorm.h"
 
+#include "../cuda/CudaCheck.h"
+
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 namespace dlc::rt::cudnn {
