@@ -14,6 +14,14 @@ mkdir -p "$OUT"
 for m in mlp small_convnet tiny_transformer tiny_segnet; do
   "$BENCH" models/$m.mlir --batch 8 --compile-only --emit-plan "$OUT/check-$m.plan" > /dev/null
 done
+# AMP in NHWC (the default layout of half precision): cuDNN's NHWC
+# convolutions and batch norm, and under paddle its fused batch norm + relu.
+for m in small_convnet tiny_segnet; do
+  for fusion in paddle xla; do
+    "$BENCH" models/$m.mlir --batch 8 --precision amp --fusion $fusion --compile-only \
+      --emit-plan "$OUT/check-amp-$fusion-$m.plan" > /dev/null
+  done
+done
 # The issue's whole-step check of the seed models, at a batch the CPU
 # backend steps through in seconds.
 for m in resnet50 bert_base; do
@@ -27,6 +35,12 @@ for spec in resnet50:256 bert_base:32; do
         --compile-only --emit-plan "$OUT/$m-b$batch-$precision-$fusion.plan" > /dev/null
     done
   done
+done
+# What NHWC buys: ResNet-50 AMP in the models' own NCHW, beside the default
+# (NHWC) plans above.
+for fusion in none paddle; do
+  "$BENCH" models/resnet50.mlir --batch 256 --precision amp --fusion $fusion --layout nchw \
+    --compile-only --emit-plan "$OUT/resnet50-b256-amp-$fusion-nchw.plan" > /dev/null
 done
 build/bin/dlc-kernels --paths "$OUT"/*.plan
 du -sh "$OUT"

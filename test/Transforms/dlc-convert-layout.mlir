@@ -99,3 +99,16 @@ func.func @bn_2d(%x: tensor<8x4xf32>, %s: tensor<4xf32>) -> tensor<8x4xf32> {
   %y, %m, %v = train.batch_norm %x, %s, %s, %s, %s : tensor<8x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
   return %y : tensor<8x4xf32>
 }
+
+// -----
+
+// An op that crosses keeps its attributes.
+// CHECK-LABEL: func.func @attributes
+// CHECK: %[[C:.+]] = train.conv2d {{.*}}layout = "NHWC"
+// CHECK: train.scale %[[C]] {scale = 5.000000e-01 : f32} : tensor<2x4x4x3xf16>
+func.func @attributes(%x: tensor<2x3x4x4xf16>, %w: tensor<3x3x1x1xf16>) -> tensor<2x3x4x4xf16> {
+  %c = train.conv2d %x, %w : tensor<2x3x4x4xf16>, tensor<3x3x1x1xf16>
+  %s = train.scale %c {scale = 0.5 : f32} : tensor<2x3x4x4xf16>
+  %d = train.conv2d %s, %w : tensor<2x3x4x4xf16>, tensor<3x3x1x1xf16>
+  return %d : tensor<2x3x4x4xf16>
+}
