@@ -9,14 +9,15 @@
 
 // conv -> batch norm -> relu -> conv: the activations stay NHWC from one
 // convolution to the next; transposes only at the edges (the image, the
-// two filters, the result).
+// 3x3 filter, the result).
 // CHECK-LABEL: func.func @chain
 // CHECK: %[[X:.+]] = train.transpose %arg0 {permutation = array<i64: 0, 2, 3, 1>} : tensor<2x3x8x8xf16>
 // CHECK: %[[W:.+]] = train.transpose %arg1 {permutation = array<i64: 0, 2, 3, 1>} : tensor<4x3x3x3xf16>
 // CHECK: %[[C:.+]] = train.conv2d %[[X]], %[[W]] {layout = "NHWC", padding = array<i64: 1, 1>} : tensor<2x8x8x3xf16>, tensor<4x3x3x3xf16>
 // CHECK: %[[Y:.+]], %{{.+}}, %{{.+}} = train.batch_norm %[[C]], {{.*}} {layout = "NHWC"} : tensor<2x8x8x4xf16>
 // CHECK: %[[R:.+]] = train.relu %[[Y]] : tensor<2x8x8x4xf16>
-// CHECK: %[[W2:.+]] = train.transpose %arg6 {permutation = array<i64: 0, 2, 3, 1>}
+// A 1x1 filter's OIHW -> OHWI moves no data: a reshape (a view, no kernel).
+// CHECK: %[[W2:.+]] = train.reshape %arg6 {shape = array<i64: 4, 1, 1, 4>} : tensor<4x4x1x1xf16>
 // CHECK: %[[Z:.+]] = train.conv2d %[[R]], %[[W2]] {layout = "NHWC"}
 // CHECK: %[[OUT:.+]] = train.transpose %[[Z]] {permutation = array<i64: 0, 3, 1, 2>} : tensor<2x8x8x4xf16>
 // CHECK: return %[[OUT]]

@@ -207,7 +207,8 @@ def ConvertLayoutPass : Pass<"dlc-convert-layout", "::mlir::ModuleOp"> {
     the input image, each filter, each filter gradient, and ops without an
     NHWC form (pooling, resize, global average pooling, the flatten before
     the classifier). Dropout is not crossed: its mask is a function of the
-    element's index. Run after dlc-autodiff (and the precision passes) and
+    element's index. Last, a transpose that keeps its non-unit dimensions
+    in order (a 1x1 filter's) becomes a reshape: a view, no kernel. Run after dlc-autodiff (and the precision passes) and
     before fusion, which then fuses the transposes like any data movement.
 
     Before:
