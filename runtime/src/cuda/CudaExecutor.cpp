@@ -354,7 +354,8 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
     DLC_RETURN_IF_ERROR(loadKernel(compiler, g.name, g.source, g.name, where, step.kernel));
     int64_t threads = int64_t(g.blockSize) * g.blockSizeY;
     int64_t blocks =
-        g.form == KernelForm::kReduction || g.form == KernelForm::kRow
+        g.form == KernelForm::kReduction || g.form == KernelForm::kRow ||
+                g.form == KernelForm::kTranspose
             ? g.work
             : (g.work + threads - 1) / threads;
     int64_t cap = int64_t(this->device.multiprocessors) * kBlocksPerMultiprocessor;

@@ -1158,6 +1158,48 @@ TEST(Codegen, EveryFormMatchesTheCpuWithManyThreadsOnTheHost) {
   ASSERT_NO_FATAL_FAILURE(checkAgainstCpu(formsPlan(), 16, 0));
 }
 
+/// The layout pass's transposes: NCHW -> NHWC and back, in f32, f16 and
+/// bf16, with sizes that leave partial tiles; a 5-d permutation that is no
+/// batched matrix transpose stays a loop.
+Plan transposePlan() {
+  PlanBuilder p;
+  p.plan.model = "transpose_test";
+  const std::vector<int64_t> toNhwc = {0, 2, 3, 1}, toNchw = {0, 3, 1, 2};
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
+    std::string n = dtypeName(t);
+    int32_t x = p.buffer("x_" + n, {2, 37, 5, 9}, kIn, t);
+    int32_t y = p.buffer("y_" + n, {2, 5, 9, 37}, kOut, t);
+    p.kernel("transpose", {x}, {y}, -1, {{"permutation", toNhwc}});
+    int32_t z = p.buffer("z_" + n, {2, 37, 5, 9}, kOut, t);
+    p.kernel("transpose", {y}, {z}, -1, {{"permutation", toNchw}});
+  }
+  int32_t a = p.buffer("a", {2, 3, 4, 5, 6}, kIn);
+  p.kernel("transpose", {a}, {p.buffer("a_t", {2, 4, 3, 6, 5}, kOut)}, -1,
+           {{"permutation", std::vector<int64_t>{0, 2, 1, 4, 3}}});
+  return p.plan;
+}
+
+TEST(Codegen, TransposesAreTiledAndMatchTheCpuWithManyThreadsOnTheHost) {
+  Plan plan = transposePlan();
+  PlanKernels all = generatePlanKernels(plan);
+  ASSERT_TRUE(all.refused.empty()) << all.refused[0].second;
+  std::map<KernelForm, int> forms;
+  for (const GeneratedKernel &g : all.kernels)
+    ++forms[g.form];
+  EXPECT_EQ(forms[KernelForm::kTranspose], 6);
+  EXPECT_EQ(forms[KernelForm::kLoop], 1) << "the 5-d permutation";
+  for (const GeneratedKernel &g : all.kernels)
+    if (g.form == KernelForm::kTranspose) {
+      // [2][37][45] as 2 x 2 x 2 tiles of 32 x 32, or [2][45][37] likewise.
+      EXPECT_EQ(g.work, 8) << g.name;
+      EXPECT_EQ(g.blockSize, 32);
+      EXPECT_EQ(g.blockSizeY, 8);
+    }
+  // Blocks of 16 x 4 threads, three of them walking all eight tiles: every
+  // element lands where the CPU's transpose puts it, bit for bit.
+  ASSERT_NO_FATAL_FAILURE(checkAgainstCpu(plan, 16, 0));
+}
+
 TEST(Codegen, RowGroupsTheRowFormDoesNotCoverAreRefused) {
   auto reason = [](const Plan &plan) {
     GenerateDecision d = isGeneratable(plan, planLaunches(plan)[0]);

@@ -83,7 +83,11 @@ struct GenerateDecision {
 };
 GenerateDecision isGeneratable(const Plan &plan, const Launch &launch);
 
-enum class KernelForm { kLoop, kReduction, kRow, kOptimizer, kHorizontalCast };
+/// kTranspose: a lone batched transpose (NCHW <-> NHWC) in shared-memory
+/// tiles of kTransposeTile x kTransposeTile elements, kTransposeRows rows of
+/// threads per block.
+enum class KernelForm { kLoop, kReduction, kRow, kOptimizer, kHorizontalCast, kTranspose };
+constexpr int64_t kTransposeTile = 32, kTransposeRows = 8;
 const char *kernelFormName(KernelForm form);
 /// The forms whose kernel takes (const table *, int segments, long long
 /// step), the table packed by packSegmentTable.
@@ -134,7 +138,8 @@ struct GeneratedKernel {
   int blockSize = 256;  // blockDim.x
   int blockSizeY = 1;   // blockDim.y: > 1 for tiled column reductions
   /// Threads the kernel can use (loop), blocks (reduction: one per output
-  /// row, or per tile of 32 outputs; row: one per row), elements over all segments
+  /// row, or per tile of 32 outputs; row: one per row; transpose: one per
+  /// tile), elements over all segments
   /// (optimizer) or vectors over all segments (horizontal cast); the
   /// launcher caps the grid to what fills the GPU, the grid-stride loops do
   /// the rest.
