@@ -49,14 +49,6 @@ ArrayRef<int64_t> permutationTo(StringRef layout) {
   return layout == kLayoutNHWC ? ArrayRef<int64_t>(kToNHWC) : ArrayRef<int64_t>(kToNCHW);
 }
 
-/// `shape` permuted: result[i] = shape[perm[i]], as train.transpose does.
-SmallVector<int64_t> permuted(ArrayRef<int64_t> shape, ArrayRef<int64_t> perm) {
-  SmallVector<int64_t> out;
-  for (int64_t p : perm)
-    out.push_back(shape[p]);
-  return out;
-}
-
 SmallVector<int64_t> inversePermutation(ArrayRef<int64_t> perm) {
   SmallVector<int64_t> inverse(perm.size());
   for (auto [i, p] : llvm::enumerate(perm))
@@ -93,7 +85,7 @@ void convert(OpTy op, StringRef layout) {
       continue;
     if (name == "input_shape" || name == "filter_shape")
       attr = b.getNamedAttr(
-          name, b.getDenseI64ArrayAttr(permuted(
+          name, b.getDenseI64ArrayAttr(permuteShape(
                     cast<DenseI64ArrayAttr>(attr.getValue()).asArrayRef(), toTarget)));
     attrs.push_back(attr);
   }
@@ -133,7 +125,7 @@ struct ComposeTransposes : OpRewritePattern<TransposeOp> {
       return failure();
     // op[i] = inner[q[i]] = x[p[q[i]]].
     ArrayRef<int64_t> p = inner.getPermutation(), q = op.getPermutation();
-    SmallVector<int64_t> composed = permuted(p, q);
+    SmallVector<int64_t> composed = permuteShape(p, q);
     if (llvm::equal(composed, llvm::seq<int64_t>(0, composed.size()))) {
       rewriter.replaceOp(op, inner.getInput());
       return success();
@@ -212,7 +204,7 @@ struct SinkTranspose : RewritePattern {
       inputs.push_back(t.getInput());
     }
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
-    SmallVector<int64_t> shape = permuted(resultType.getShape(), inversePermutation(perm));
+    SmallVector<int64_t> shape = permuteShape(resultType.getShape(), inversePermutation(perm));
     OperationState state(op->getLoc(), op->getName(), inputs,
                          {resultType.clone(shape)}, op->getAttrs());
     Operation *moved = rewriter.create(state);
@@ -246,7 +238,7 @@ struct HoistTranspose : RewritePattern {
     SmallVector<Value> operands;
     for (Value v : producer->getOperands()) {
       auto t = v.getDefiningOp<TransposeOp>();
-      if (t && llvm::equal(permuted(t.getPermutation(), q),
+      if (t && llvm::equal(permuteShape(t.getPermutation(), q),
                            llvm::seq<int64_t>(0, static_cast<int64_t>(q.size())))) {
         ++cancelled;
         operands.push_back(t.getInput());

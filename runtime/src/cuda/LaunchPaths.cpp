@@ -17,6 +17,15 @@ bool isBatchNormGroupKind(const std::string &kind) {
          kind == "bn_add_act_grad";
 }
 
+/// cuDNN 9's CUDNN_BN_MIN_EPSILON is 0: any epsilon the op allows.
+std::string epsilonRefusal(const PlanKernel &kernel) {
+  auto it = kernel.attrs.find("epsilon");
+  const double *epsilon = it == kernel.attrs.end() ? nullptr : std::get_if<double>(&it->second);
+  if (epsilon && !(*epsilon > 0))
+    return "epsilon " + std::to_string(*epsilon) + ", not positive";
+  return "";
+}
+
 bool isFloatType(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
 
 /// The path of one launch against `launches` (which it is one of), and why
@@ -200,12 +209,7 @@ std::string batchNormRefusal(const Plan &plan, const PlanKernel &kernel) {
     if (plan.buffers[id].dtype != DType::kF32 ||
         plan.buffers[id].numElements() != channels)
       return "'" + plan.buffers[id].name + "' is not one f32 value per channel";
-  // cuDNN 9's CUDNN_BN_MIN_EPSILON is 0: any epsilon the op allows.
-  auto it = kernel.attrs.find("epsilon");
-  const double *epsilon = it == kernel.attrs.end() ? nullptr : std::get_if<double>(&it->second);
-  if (epsilon && !(*epsilon > 0))
-    return "epsilon " + std::to_string(*epsilon) + ", not positive";
-  return "";
+  return epsilonRefusal(kernel);
 }
 
 namespace {
@@ -369,12 +373,8 @@ StatusOr<FusedBatchNormGroup> fusedBatchNormFor(const Plan &plan, const Launch &
           readOutside(plan, launch, id))
         return notFused("'" + plan.buffers[id].name +
                         "' is read outside the group, and the fused call does not write it");
-  double epsilon = 1e-5;
-  if (auto it = plan.kernels[g.bn].attrs.find("epsilon"); it != plan.kernels[g.bn].attrs.end())
-    if (const double *e = std::get_if<double>(&it->second))
-      epsilon = *e;
-  if (!(epsilon > 0))
-    return notFused("epsilon " + std::to_string(epsilon) + ", not positive");
+  if (std::string why = epsilonRefusal(plan.kernels[g.bn]); !why.empty())
+    return notFused(why);
   return g;
 }
 

@@ -8,13 +8,30 @@
 
 namespace dlc::rt::cudnn {
 
-namespace {
-double floatAttr(const PlanKernel &k, const char *name, double fallback) {
-  auto it = k.attrs.find(name);
-  const double *v = it == k.attrs.end() ? nullptr : std::get_if<double>(&it->second);
-  return v ? *v : fallback;
+void batchNormHyperParameters(const PlanKernel &kernel, double &epsilon, double &momentum) {
+  auto get = [&](const char *name, double fallback) {
+    auto it = kernel.attrs.find(name);
+    const double *v = it == kernel.attrs.end() ? nullptr : std::get_if<double>(&it->second);
+    return v ? *v : fallback;
+  };
+  epsilon = get("epsilon", 1e-5);
+  momentum = get("momentum", 0.1);
 }
-} // namespace
+
+Status copyRunningStatistics(unsigned char *oldMean, unsigned char *newMean,
+                             unsigned char *oldVar, unsigned char *newVar, size_t bytes,
+                             cudaStream_t stream, const std::string &where) {
+  for (auto [from, to] : {std::pair{oldMean, newMean}, {oldVar, newVar}}) {
+    if (from == to)
+      continue;
+    cudaError_t e = cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream);
+    if (e != cudaSuccess)
+      return Status(StatusCode::kInternal, std::string("cudaMemcpyAsync: ") +
+                                               cudaGetErrorString(e) + " in " + where +
+                                               ", the running statistics");
+  }
+  return Status::ok();
+}
 
 Status BatchNorm::plan(const Plan &plan, const PlanKernel &kernel, const std::string &where,
                        std::unique_ptr<BatchNorm> &bn, std::string &refusal) {
@@ -25,8 +42,7 @@ Status BatchNorm::plan(const Plan &plan, const PlanKernel &kernel, const std::st
   std::unique_ptr<BatchNorm> b(new BatchNorm());
   b->where_ = where;
   b->backward_ = kernel.op == "batch_norm_backward";
-  b->epsilon_ = floatAttr(kernel, "epsilon", 1e-5);
-  b->momentum_ = floatAttr(kernel, "momentum", 0.1);
+  batchNormHyperParameters(kernel, b->epsilon_, b->momentum_);
   const PlanBuffer &x = plan.buffers[kernel.inputs[b->backward_ ? 1 : 0]];
   const cudnnDataType_t type = x.dtype == DType::kF16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
   const int n = static_cast<int>(x.shape[0]);
@@ -76,18 +92,10 @@ Status BatchNorm::run(cudnnHandle_t handle, unsigned char *arena, cudaStream_t s
               where_);
     return Status::ok();
   }
-  // (x, scale, bias, running mean, running var) -> (y, new mean, new var):
-  // cuDNN updates the running statistics in place, so the old values go to
-  // the new buffers first (unless the planner put them at one offset).
-  for (size_t i : {3u, 4u})
-    if (offsets_[i] != offsets_[i + 3]) {
-      cudaError_t e = cudaMemcpyAsync(at(i + 3), at(i), channelBytes_,
-                                      cudaMemcpyDeviceToDevice, stream);
-      if (e != cudaSuccess)
-        return Status(StatusCode::kInternal, std::string("cudaMemcpyAsync: ") +
-                                                 cudaGetErrorString(e) + " in " + where_ +
-                                                 ", the running statistics");
-    }
+  // (x, scale, bias, running mean, running var) -> (y, new mean, new var)
+  if (Status s = copyRunningStatistics(at(3), at(6), at(4), at(7), channelBytes_, stream, where_);
+      !s.isOk())
+    return s;
   DLC_CUDNN(cudnnBatchNormalizationForwardTraining(
                 handle, CUDNN_BATCHNORM_SPATIAL, &one, &zero, data_, at(0), data_, at(5),
                 perChannel_, at(1), at(2), momentum_, at(6), at(7), epsilon_, nullptr, nullptr),

@@ -24,6 +24,16 @@
 
 namespace dlc::rt::cudnn {
 
+/// A batch-norm kernel's epsilon and momentum (1e-5 and 0.1 when absent).
+void batchNormHyperParameters(const PlanKernel &kernel, double &epsilon, double &momentum);
+
+/// cuDNN updates the running statistics in place: copies the old values
+/// into the new_running_* buffers first (unless the planner put them at one
+/// place), `bytes` each.
+Status copyRunningStatistics(unsigned char *oldMean, unsigned char *newMean,
+                             unsigned char *oldVar, unsigned char *newVar, size_t bytes,
+                             cudaStream_t stream, const std::string &where);
+
 class BatchNorm {
 public:
   /// A batch norm for `kernel`; when cuDNN cannot take it `*bn` stays null

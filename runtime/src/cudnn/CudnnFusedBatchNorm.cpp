@@ -15,12 +15,6 @@ constexpr size_t kSliceAlignment = 256;
 
 size_t alignUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-double floatAttr(const PlanKernel &k, const char *name, double fallback) {
-  auto it = k.attrs.find(name);
-  const double *v = it == k.attrs.end() ? nullptr : std::get_if<double>(&it->second);
-  return v ? *v : fallback;
-}
-
 } // namespace
 
 Status FusedBatchNorm::plan(cudnnHandle_t handle, const Plan &plan,
@@ -31,8 +25,7 @@ Status FusedBatchNorm::plan(cudnnHandle_t handle, const Plan &plan,
   b->group_ = group;
   b->where_ = where;
   const PlanKernel &kernel = plan.kernels[group.bn];
-  b->epsilon_ = floatAttr(kernel, "epsilon", 1e-5);
-  b->momentum_ = floatAttr(kernel, "momentum", 0.1);
+  batchNormHyperParameters(kernel, b->epsilon_, b->momentum_);
   // fusedBatchNormFor admitted only [n, h, w, c] f16 data.
   const std::vector<int64_t> &shape = plan.buffers[group.x].shape;
   b->channels_ = shape[3];
@@ -124,18 +117,11 @@ Status FusedBatchNorm::run(cudnnHandle_t handle, unsigned char *arena, unsigned 
               where_);
     return Status::ok();
   }
-  // cuDNN updates the running statistics in place: the old values go to
-  // the new buffers first (unless the planner put them at one offset).
-  const size_t channelBytes = size_t(channels_) * sizeof(float);
-  for (auto [from, to] : {std::pair{g.runningMean, g.newMean}, {g.runningVar, g.newVar}})
-    if (offsets_.at(from) != offsets_.at(to)) {
-      cudaError_t e =
-          cudaMemcpyAsync(at(to), at(from), channelBytes, cudaMemcpyDeviceToDevice, stream);
-      if (e != cudaSuccess)
-        return Status(StatusCode::kInternal, std::string("cudaMemcpyAsync: ") +
-                                                 cudaGetErrorString(e) + " in " + where_ +
-                                                 ", the running statistics");
-    }
+  if (Status s = copyRunningStatistics(at(g.runningMean), at(g.newMean), at(g.runningVar),
+                                       at(g.newVar), size_t(channels_) * sizeof(float), stream,
+                                       where_);
+      !s.isOk())
+    return s;
   DLC_CUDNN(cudnnBatchNormalizationForwardTrainingEx(
                 handle, kMode, ops, &one, &zero, data_, at(g.x), g.add ? data_ : nullptr,
                 at(g.z), data_, at(g.y), perChannel_, at(g.scale), at(g.bias), momentum_,

@@ -19,7 +19,7 @@
 #ifndef DLC_RUNTIME_SRC_CUDNN_CUDNNFUSEDBATCHNORM_H
 #define DLC_RUNTIME_SRC_CUDNN_CUDNNFUSEDBATCHNORM_H
 
-#include "CudnnConv.h"
+#include "CudnnBatchNorm.h"
 
 #include "dlc/runtime/cuda/LaunchPaths.h"
 

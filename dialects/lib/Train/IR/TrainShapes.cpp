@@ -73,20 +73,26 @@ FailureOr<bool> ShapeDiag::layout(StringRef layout) const {
   return failure();
 }
 
+SmallVector<int64_t> mlir::dlc::train::permuteShape(ArrayRef<int64_t> shape,
+                                                    ArrayRef<int64_t> perm) {
+  SmallVector<int64_t> out;
+  for (int64_t p : perm)
+    out.push_back(shape[p]);
+  return out;
+}
+
 SmallVector<int64_t> mlir::dlc::train::shapeAsNCHW(ArrayRef<int64_t> shape,
                                                   bool nhwc) {
   if (!nhwc || shape.size() != 4)
     return SmallVector<int64_t>(shape);
-  return {shape[kToNCHW[0]], shape[kToNCHW[1]], shape[kToNCHW[2]],
-          shape[kToNCHW[3]]};
+  return permuteShape(shape, kToNCHW);
 }
 
 SmallVector<int64_t> mlir::dlc::train::shapeFromNCHW(ArrayRef<int64_t> nchw,
                                                     bool nhwc) {
   if (!nhwc || nchw.size() != 4)
     return SmallVector<int64_t>(nchw);
-  return {nchw[kToNHWC[0]], nchw[kToNHWC[1]], nchw[kToNHWC[2]],
-          nchw[kToNHWC[3]]};
+  return permuteShape(nchw, kToNHWC);
 }
 
 int64_t mlir::dlc::train::slidingWindowSize(int64_t in, int64_t kernel,

@@ -70,6 +70,9 @@ inline constexpr StringLiteral kLayoutNHWC = "NHWC";
 inline constexpr int64_t kToNHWC[4] = {0, 2, 3, 1};
 inline constexpr int64_t kToNCHW[4] = {0, 3, 1, 2};
 
+/// `shape` permuted as train.transpose permutes: result[i] = shape[perm[i]].
+SmallVector<int64_t> permuteShape(ArrayRef<int64_t> shape, ArrayRef<int64_t> perm);
+
 /// A rank-4 shape in the layout's order, reordered to NCHW (or OIHW).
 SmallVector<int64_t> shapeAsNCHW(ArrayRef<int64_t> shape, bool nhwc);
 /// An NCHW-ordered rank-4 shape reordered to the layout's order.
