@@ -57,9 +57,10 @@ rt::Status loadBuffers(rt::Executor &exec, const std::string &dir,
       return array.status();
     // Half-precision buffers (--precision fp16) load from float32 files.
     bool widened = rt::cpu::isHalf(b.dtype) && array->dtype == rt::DType::kF32;
-    if ((array->dtype != b.dtype && !widened) || array->shape != b.shape) {
+    std::vector<int64_t> declared = rt::declaredShape(b);
+    if ((array->dtype != b.dtype && !widened) || array->shape != declared) {
       std::string expected, got;
-      for (int64_t d : b.shape)
+      for (int64_t d : declared)
         expected += std::to_string(d) + " ";
       for (int64_t d : array->shape)
         got += std::to_string(d) + " ";
@@ -74,6 +75,8 @@ rt::Status loadBuffers(rt::Executor &exec, const std::string &dir,
                               b.dtype, half.data(), b.numElements());
       array->data = std::move(half);
     }
+    // Files hold the declared order; a filter may be stored OHWI.
+    array->data = rt::toStoredOrder(b, array->data, rt::dtypeBytes(b.dtype));
     if (rt::Status s = exec.write(b.name, array->data.data(), array->data.size());
         !s.isOk())
       return s;
@@ -341,17 +344,29 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
         widened = asFloats(bytes, dtype);
         dtype = rt::DType::kF32;
       }
-      if (rt::Status s = rt::writeNpy(o.dumpOut + "/" + b.name + ".npy", dtype, b.shape,
-                                      widened.empty() ? bytes.data()
-                                                      : static_cast<const void *>(widened.data()));
+      if (!widened.empty())
+        bytes.assign(reinterpret_cast<const char *>(widened.data()),
+                     widened.size() * sizeof(float));
+      // Written in the order the model declares (a filter stored OHWI is
+      // dumped OIHW), so dumps compare across layouts and with PyTorch.
+      std::vector<int64_t> declared = rt::declaredShape(b);
+      bytes = rt::toDeclaredOrder(b, bytes, rt::dtypeBytes(dtype));
+      if (rt::Status s = rt::writeNpy(o.dumpOut + "/" + b.name + ".npy", dtype, declared,
+                                      bytes.data());
           !s.isOk())
         return failure(s.toString());
       auto grad = lastGrads.find(b.name);
-      if (grad != lastGrads.end())
+      if (grad != lastGrads.end()) {
+        std::string gradBytes = rt::toDeclaredOrder(
+            b,
+            std::string_view(reinterpret_cast<const char *>(grad->second.data()),
+                             grad->second.size() * sizeof(float)),
+            sizeof(float));
         if (rt::Status s = rt::writeNpy(o.dumpOut + "/" + b.name + ".grad.npy",
-                                        rt::DType::kF32, b.shape, grad->second.data());
+                                        rt::DType::kF32, declared, gradBytes.data());
             !s.isOk())
           return failure(s.toString());
+      }
     }
   }
 

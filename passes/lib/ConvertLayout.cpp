@@ -1,15 +1,20 @@
 //===- ConvertLayout.cpp - NHWC convolutions and batch norm ---------------===//
 //
-// Layout assignment in two steps, each of which keeps the step's meaning:
+// Layout assignment in steps, each of which keeps the step's meaning:
 //
+// 0. The training step stores each convolution filter (and its optimizer
+//    state) in the target layout: the argument changes type, its readers
+//    get the declared order through a transpose, its updates are returned
+//    through one, and its initializer's `storage` entry tells the runtime.
 // 1. Every convolution and batch norm (forward and backward) on 4-d data not
 //    in the target layout is rewritten to it between transposes: operands
 //    in, results back out.
 // 2. Transposes sink through layout-agnostic element-wise ops whose operands
-//    are all transposed alike, and a transpose of a transpose composes (to
+//    are all transposed alike, through ops with an axis (renamed), and
+//    through optimizer updates; a transpose of a transpose composes (to
 //    nothing when the two are inverse). So NHWC results flow through the
-//    activations and residual adds into the next NHWC op, and the
-//    transposes left are the layout's edges.
+//    activations and residual adds into the next NHWC op, the filters'
+//    transposes cancel, and the transposes left are the layout's edges.
 //
 // Which ops a transpose may cross is decided here, next to the rewrite: it
 // is a property of the op's semantics (same-shaped operands, one result
@@ -60,6 +65,93 @@ Value transpose(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
   return TransposeOp::create(
       b, loc, ValueRange{v},
       {b.getNamedAttr("permutation", b.getDenseI64ArrayAttr(perm))});
+}
+
+//===----------------------------------------------------------------------===//
+// Step 0: convolution filters stored in the target layout
+//===----------------------------------------------------------------------===//
+
+/// The argument `v` is, through casts (AMP's weight cast), or null.
+BlockArgument argumentThroughCasts(Value v) {
+  while (auto cast = v.getDefiningOp<CastOp>())
+    v = cast.getInput();
+  return dyn_cast<BlockArgument>(v);
+}
+
+/// Changes how argument `arg` of the step is stored: transposed by `perm`.
+/// Its readers get the declared order back through one transpose at the
+/// entry; every result that updates it is transposed to the stored order.
+/// The `storage` entry of its initializer tells the runtime (which draws
+/// initial values, and reads and dumps .npy files, in the declared order).
+void storeTransposed(func::FuncOp step, BlockArgument arg, ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(arg.getType());
+  unsigned index = arg.getArgNumber();
+  arg.setType(type.clone(permuteShape(type.getShape(), perm)));
+  OpBuilder b = OpBuilder::atBlockBegin(arg.getOwner());
+  Value declared = transpose(b, arg.getLoc(), arg, inversePermutation(perm));
+  arg.replaceAllUsesExcept(declared, declared.getDefiningOp());
+
+  for (StringRef role : {TrainDialect::kParamAttr, TrainDialect::kOptimizerStateAttr})
+    if (auto init = step.getArgAttrOfType<DictionaryAttr>(index, role)) {
+      NamedAttrList entries(init);
+      entries.set("storage", b.getDenseI64ArrayAttr(perm));
+      step.setArgAttr(index, role, entries.getDictionary(step.getContext()));
+    }
+
+  auto ret = cast<func::ReturnOp>(step.getBody().front().getTerminator());
+  b.setInsertionPoint(ret);
+  for (unsigned r = 0; r < step.getNumResults(); ++r) {
+    auto updateOf = step.getResultAttrOfType<IntegerAttr>(r, TrainDialect::kUpdateOfAttr);
+    if (updateOf && updateOf.getInt() == index)
+      ret->setOperand(r, transpose(b, ret.getLoc(), ret->getOperand(r), perm));
+  }
+  // The function type from the block's (now changed) argument types.
+  step.setType(FunctionType::get(step.getContext(),
+                                 step.getBody().front().getArgumentTypes(),
+                                 ret->getOperandTypes()));
+}
+
+/// The step function (one whose results update its arguments) stores the
+/// filters of convolutions going to `layout` in that layout, with their
+/// optimizer state, as PyTorch's channels_last model does: the per-step
+/// transposes of each filter and its gradient then cancel (ResNet-50 has 17
+/// filters that are not 1x1, HRNet-W18 267). Returns how many arguments.
+int64_t storeFilters(func::FuncOp step, StringRef layout) {
+  bool isStep = llvm::any_of(llvm::seq<unsigned>(0, step.getNumResults()), [&](unsigned r) {
+    return step.getResultAttr(r, TrainDialect::kUpdateOfAttr) != nullptr;
+  });
+  if (!isStep || step.isExternal())
+    return 0;
+  SetVector<BlockArgument> filters;
+  auto addFilter = [&](Value filter, StringRef opLayout) {
+    BlockArgument arg = argumentThroughCasts(filter);
+    if (opLayout != layout && arg && arg.getOwner()->isEntryBlock() &&
+        step.getArgAttr(arg.getArgNumber(), TrainDialect::kParamAttr) &&
+        !step.getArgAttrOfType<DictionaryAttr>(arg.getArgNumber(), TrainDialect::kParamAttr)
+             .get("storage"))
+      filters.insert(arg);
+  };
+  step.walk([&](Conv2dOp op) { addFilter(op.getFilter(), op.getLayout()); });
+  step.walk([&](Conv2dBackwardDataOp op) { addFilter(op.getFilter(), op.getLayout()); });
+  // The optimizer state of a filter is shaped and updated like it.
+  SetVector<BlockArgument> stored = filters;
+  step.walk([&](Operation *op) {
+    if (!isa<SgdUpdateOp, AdamWUpdateOp>(op))
+      return;
+    auto param = dyn_cast<BlockArgument>(op->getOperand(0));
+    if (!param || !filters.contains(param))
+      return;
+    for (Value state : op->getOperands().drop_front(2))
+      if (auto arg = dyn_cast<BlockArgument>(state);
+          arg && cast<RankedTensorType>(state.getType()).getShape() ==
+                     cast<RankedTensorType>(param.getType()).getShape() &&
+          step.getArgAttr(arg.getArgNumber(), TrainDialect::kOptimizerStateAttr))
+        stored.insert(arg);
+  });
+  ArrayRef<int64_t> perm = permutationTo(layout);
+  for (BlockArgument arg : stored)
+    storeTransposed(step, arg, perm);
+  return static_cast<int64_t>(filters.size());
 }
 
 //===----------------------------------------------------------------------===//
@@ -260,6 +352,195 @@ struct HoistTranspose : RewritePattern {
   }
 };
 
+/// Ops that take an axis (concat, slice, its gradient, reductions) commute
+/// with a transpose of their input once the axis is renamed: op(transpose(x,
+/// p), axis a) = transpose(op(x, axis p[a]), p). DeepLabV3+'s ASPP concat
+/// and its gradient's slices, and a convolution bias's gradient (a
+/// reduce_sum over N, H, W), then stay in the layout. A move never adds
+/// transposes.
+struct SinkTransposeThroughAxisOp : RewritePattern {
+  SinkTransposeThroughAxisOp(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+
+  LogicalResult matchAndRewrite(Operation *op, PatternRewriter &rewriter) const override {
+    if (!isa<ConcatOp, SliceOp, SliceBackwardOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op) ||
+        op->getNumOperands() == 0)
+      return failure();
+    // The permutation operands are transposed by (the first one's).
+    ArrayRef<int64_t> perm;
+    int64_t transposed = 0;
+    SmallPtrSet<Operation *, 4> removed;
+    for (Value v : op->getOperands())
+      if (auto t = v.getDefiningOp<TransposeOp>()) {
+        if (perm.empty())
+          perm = t.getPermutation();
+        if (t.getPermutation() != perm)
+          continue;
+        ++transposed;
+        if (llvm::all_of(t->getUsers(), [&](Operation *user) { return user == op; }))
+          removed.insert(t);
+      }
+    if (transposed == 0)
+      return failure();
+    int64_t rank = static_cast<int64_t>(perm.size());
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    // What the moved op's result needs to look as before: `perm` again,
+    // except for a reduction that drops dimensions, whose kept dimensions
+    // come out in the input's order.
+    SmallVector<int64_t> after(perm);
+    bool reduction = isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op);
+    if (reduction && resultType.getRank() != rank) {
+      auto axes = cast<DenseI64ArrayAttr>(op->getAttr("axes")).asArrayRef();
+      SmallVector<int64_t> kept;
+      for (int64_t i = 0; i < rank; ++i)
+        if (!llvm::is_contained(axes, i) && !llvm::is_contained(axes, i - rank))
+          kept.push_back(perm[i]);
+      SmallVector<int64_t> sorted(kept);
+      llvm::sort(sorted);
+      after.clear();
+      for (int64_t k : kept)
+        after.push_back(llvm::find(sorted, k) - sorted.begin());
+    }
+    auto isIdentity = [](ArrayRef<int64_t> p) {
+      return llvm::equal(p, llvm::seq<int64_t>(0, static_cast<int64_t>(p.size())));
+    };
+    // The move removes the transposes only this op reads; it adds one
+    // after the op (unless every reader of the result undoes it, or it
+    // moves nothing) and one for each operand not transposed alike. It
+    // must not add more than it removes: a gradient's transpose that four
+    // slices read stays where it is, unless each slice's result is
+    // transposed back (DeepLabV3+'s concat gradient).
+    bool cancelsAfter = !op->getResult(0).use_empty() &&
+                        llvm::all_of(op->getResult(0).getUsers(), [&](Operation *user) {
+                          auto t = dyn_cast<TransposeOp>(user);
+                          return t && isIdentity(permuteShape(after, t.getPermutation()));
+                        });
+    int64_t added = (cancelsAfter || isIdentity(after) ? 0 : 1) +
+                    (static_cast<int64_t>(op->getNumOperands()) - transposed);
+    if (static_cast<int64_t>(removed.size()) < added)
+      return failure();
+    SmallVector<int64_t> inverse = inversePermutation(perm);
+    Location loc = op->getLoc();
+    SmallVector<Value> operands;
+    for (Value v : op->getOperands()) {
+      auto t = v.getDefiningOp<TransposeOp>();
+      operands.push_back(t && t.getPermutation() == perm ? t.getInput()
+                                                         : transpose(rewriter, loc, v, inverse));
+    }
+    auto axisOf = [&](int64_t a) { return perm[a < 0 ? a + rank : a]; };
+    SmallVector<NamedAttribute> attrs;
+    for (NamedAttribute attr : op->getAttrs()) {
+      StringRef name = attr.getName().getValue();
+      if (name == "axis")
+        attr = rewriter.getNamedAttr(
+            name, rewriter.getI64IntegerAttr(axisOf(cast<IntegerAttr>(attr.getValue()).getInt())));
+      else if (name == "axes") {
+        SmallVector<int64_t> axes;
+        for (int64_t a : cast<DenseI64ArrayAttr>(attr.getValue()).asArrayRef())
+          axes.push_back(axisOf(a));
+        llvm::sort(axes);
+        attr = rewriter.getNamedAttr(name, rewriter.getDenseI64ArrayAttr(axes));
+      } else if (name == "input_shape")
+        attr = rewriter.getNamedAttr(
+            name, rewriter.getDenseI64ArrayAttr(permuteShape(
+                      cast<DenseI64ArrayAttr>(attr.getValue()).asArrayRef(), inverse)));
+      attrs.push_back(attr);
+    }
+    SmallVector<int64_t> shape = permuteShape(resultType.getShape(), inversePermutation(after));
+    OperationState state(loc, op->getName(), operands, {resultType.clone(shape)}, attrs);
+    Value moved = rewriter.create(state)->getResult(0);
+    rewriter.replaceOp(op, isIdentity(after) ? moved : transpose(rewriter, loc, moved, after));
+    return success();
+  }
+};
+
+/// An optimizer update is element-wise over its parameter, gradient and
+/// state: update(transpose(p, q), transpose(g, q), transpose(s, q)) =
+/// transpose(update(p, g, s), q) for each result. With the filter stored in
+/// the layout (step 0) this carries the update into the stored order, where
+/// the transposes of its results cancel against those the return adds.
+struct SinkTransposeThroughUpdate : RewritePattern {
+  SinkTransposeThroughUpdate(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+  LogicalResult matchAndRewrite(Operation *op, PatternRewriter &rewriter) const override {
+    if (!isa<SgdUpdateOp, AdamWUpdateOp>(op))
+      return failure();
+    // Parameter, gradient and state are transposed alike (their element
+    // types may differ: pure fp16 keeps f32 state); the loss-scale status
+    // is not.
+    Value status = isa<SgdUpdateOp>(op) ? cast<SgdUpdateOp>(op).getScaleStatus()
+                                        : cast<AdamWUpdateOp>(op).getScaleStatus();
+    ArrayRef<int64_t> perm;
+    SmallVector<Value> operands;
+    for (Value v : op->getOperands()) {
+      if (v == status) {
+        operands.push_back(v);
+        continue;
+      }
+      auto t = v.getDefiningOp<TransposeOp>();
+      if (!t || (!perm.empty() && t.getPermutation() != perm))
+        return failure();
+      perm = t.getPermutation();
+      operands.push_back(t.getInput());
+    }
+    SmallVector<Type> types;
+    for (Type t : op->getResultTypes()) {
+      auto tensor = cast<RankedTensorType>(t);
+      types.push_back(tensor.clone(permuteShape(tensor.getShape(), inversePermutation(perm))));
+    }
+    OperationState state(op->getLoc(), op->getName(), operands, types, op->getAttrs());
+    Operation *moved = rewriter.create(state);
+    SmallVector<Value> results;
+    for (Value v : moved->getResults())
+      results.push_back(transpose(rewriter, op->getLoc(), v, perm));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// Whether any element of any gradient overflowed does not depend on the
+/// order of the elements: the status reads a transposed gradient's input.
+struct LossScaleStatusIgnoresOrder : OpRewritePattern<LossScaleStatusOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LossScaleStatusOp op,
+                                PatternRewriter &rewriter) const override {
+    auto transposed = [](Value v) { return v.getDefiningOp<TransposeOp>() != nullptr; };
+    if (llvm::none_of(op.getGrads(), transposed))
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      for (OpOperand &operand : op.getGradsMutable())
+        if (auto t = operand.get().getDefiningOp<TransposeOp>())
+          operand.set(t.getInput());
+    });
+    return success();
+  }
+};
+
+/// A widening cast of a transposed gradient that only optimizer updates and
+/// the loss-scale status read (AMP's f32 copy of an f16 filter gradient):
+/// the transpose moves below the cast, where both absorb it, though it then
+/// moves f32. isLayoutAgnostic keeps other widening casts where they are.
+struct SinkTransposeThroughGradientCast : OpRewritePattern<CastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CastOp op, PatternRewriter &rewriter) const override {
+    auto t = op.getInput().getDefiningOp<TransposeOp>();
+    if (!t || op->use_empty() || isLayoutAgnostic(op))
+      return failure();
+    for (OpOperand &use : op->getUses()) {
+      Operation *user = use.getOwner();
+      bool asGradient = isa<SgdUpdateOp, AdamWUpdateOp>(user) && use.getOperandNumber() == 1;
+      if (!asGradient && !isa<LossScaleStatusOp>(user))
+        return failure();
+    }
+    auto type = cast<RankedTensorType>(op.getType());
+    auto input = cast<RankedTensorType>(t.getInput().getType());
+    Value cast = CastOp::create(rewriter, op.getLoc(), input.clone(type.getElementType()),
+                                t.getInput(), op->getAttrs());
+    rewriter.replaceOp(op, transpose(rewriter, op.getLoc(), cast, t.getPermutation()));
+    return success();
+  }
+};
+
 struct ConvertLayoutPass final
     : mlir::dlc::impl::ConvertLayoutPassBase<ConvertLayoutPass> {
   using Base::Base;
@@ -271,6 +552,8 @@ struct ConvertLayoutPass final
                          << "' (NHWC or NCHW)";
       return signalPassFailure();
     }
+    for (auto func : module.getOps<func::FuncOp>())
+      numStoredFilters += storeFilters(func, layout);
     numConverted += convertAll<Conv2dOp>(module, layout) +
                     convertAll<Conv2dBackwardDataOp>(module, layout) +
                     convertAll<Conv2dBackwardFilterOp>(module, layout) +
@@ -278,7 +561,9 @@ struct ConvertLayoutPass final
                     convertAll<BatchNormBackwardOp>(module, layout);
 
     RewritePatternSet patterns(&getContext());
-    patterns.add<ComposeTransposes, SinkTranspose, HoistTranspose>(&getContext());
+    patterns.add<ComposeTransposes, SinkTranspose, HoistTranspose, SinkTransposeThroughAxisOp,
+                 SinkTransposeThroughUpdate,
+                 LossScaleStatusIgnoresOrder, SinkTransposeThroughGradientCast>(&getContext());
     FrozenRewritePatternSet frozen(std::move(patterns));
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())

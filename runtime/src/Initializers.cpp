@@ -3,6 +3,7 @@
 #include "dlc/runtime/Initializers.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace dlc::rt {
 
@@ -79,7 +80,9 @@ Status initializeValues(const PlanBuffer &buffer, std::mt19937_64 &rng,
     for (float &v : values)
       v = static_cast<float>(uniform(rng));
   };
-  Fans fans = computeFans(buffer.shape);
+  // Fans and the order of the draws are the declared shape's, so a
+  // parameter stored in another order starts from the same values.
+  Fans fans = computeFans(declaredShape(buffer));
   if (kind == "zeros") {
   } else if (kind == "ones") {
     std::fill(values.begin(), values.end(), 1.0f);
@@ -107,6 +110,14 @@ Status initializeValues(const PlanBuffer &buffer, std::mt19937_64 &rng,
       fillUniform(-std * std::sqrt(3.0), std * std::sqrt(3.0));
   } else {
     return fail("unknown initializer '" + kind + "'");
+  }
+  if (!storagePermutation(buffer).empty()) {
+    std::string stored = toStoredOrder(
+        buffer,
+        std::string_view(reinterpret_cast<const char *>(values.data()),
+                         values.size() * sizeof(float)),
+        sizeof(float));
+    std::memcpy(values.data(), stored.data(), stored.size());
   }
   return Status::ok();
 }

@@ -188,6 +188,92 @@ std::string kernelLayout(const PlanKernel &kernel) {
   return v ? *v : "NCHW";
 }
 
+std::vector<int64_t> storagePermutation(const PlanBuffer &buffer) {
+  auto it = buffer.init.find("storage");
+  if (it == buffer.init.end())
+    return {};
+  const auto *perm = std::get_if<std::vector<int64_t>>(&it->second);
+  return perm ? *perm : std::vector<int64_t>{};
+}
+
+namespace {
+
+bool isPermutation(const std::vector<int64_t> &perm, size_t rank) {
+  if (perm.size() != rank)
+    return false;
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[p])
+      return false;
+    seen[p] = true;
+  }
+  return true;
+}
+
+/// out = transpose(in, perm): out dimension i is in dimension perm[i].
+std::string permuteElements(std::string_view in, const std::vector<int64_t> &inShape,
+                            const std::vector<int64_t> &perm, int64_t elementBytes) {
+  size_t rank = inShape.size();
+  std::vector<int64_t> inStrides(rank, 1);
+  for (size_t d = rank; d-- > 1;)
+    inStrides[d - 1] = inStrides[d] * inShape[d];
+  std::vector<int64_t> outShape(rank), strides(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    outShape[i] = inShape[perm[i]];
+    strides[i] = inStrides[perm[i]];
+  }
+  std::string out(in.size(), '\0');
+  std::vector<int64_t> index(rank, 0);
+  int64_t from = 0;
+  for (size_t n = 0; n * elementBytes < out.size(); ++n) {
+    std::memcpy(out.data() + n * elementBytes, in.data() + from * elementBytes, elementBytes);
+    // Next output index, odometer style; `from` follows it.
+    for (size_t d = rank; d-- > 0;) {
+      from += strides[d];
+      if (++index[d] < outShape[d])
+        break;
+      from -= strides[d] * outShape[d];
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+std::vector<int64_t> inverse(const std::vector<int64_t> &perm) {
+  std::vector<int64_t> inv(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    inv[perm[i]] = static_cast<int64_t>(i);
+  return inv;
+}
+
+} // namespace
+
+std::vector<int64_t> declaredShape(const PlanBuffer &buffer) {
+  std::vector<int64_t> perm = storagePermutation(buffer);
+  if (!isPermutation(perm, buffer.shape.size()))
+    return buffer.shape;
+  std::vector<int64_t> shape(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    shape[perm[i]] = buffer.shape[i];
+  return shape;
+}
+
+std::string toStoredOrder(const PlanBuffer &buffer, std::string_view declared,
+                          int64_t elementBytes) {
+  std::vector<int64_t> perm = storagePermutation(buffer);
+  if (!isPermutation(perm, buffer.shape.size()))
+    return std::string(declared);
+  return permuteElements(declared, declaredShape(buffer), perm, elementBytes);
+}
+
+std::string toDeclaredOrder(const PlanBuffer &buffer, std::string_view stored,
+                            int64_t elementBytes) {
+  std::vector<int64_t> perm = storagePermutation(buffer);
+  if (!isPermutation(perm, buffer.shape.size()))
+    return std::string(stored);
+  return permuteElements(stored, buffer.shape, inverse(perm), elementBytes);
+}
+
 Status validatePlan(const Plan &plan) {
   auto invalid = [](const std::string &message) {
     return Status(StatusCode::kInvalidArgument, message);
@@ -201,6 +287,11 @@ Status validatePlan(const Plan &plan) {
       return invalid("buffer '" + b.name + "' has " + std::to_string(b.bytes) +
                      " bytes for " + std::to_string(b.numElements()) + " " +
                      dtypeName(b.dtype) + " elements");
+    if (b.init.count("storage") &&
+        !isPermutation(storagePermutation(b), b.shape.size()))
+      return invalid("buffer '" + b.name + "' has a storage order that is not a "
+                     "permutation of its " + std::to_string(b.shape.size()) +
+                     " dimensions");
     if (b.role == BufferRole::kConstant &&
         static_cast<int64_t>(b.data.size()) != b.bytes)
       return invalid("constant '" + b.name + "' carries " +

@@ -113,3 +113,91 @@ func.func @attributes(%x: tensor<2x3x4x4xf16>, %w: tensor<3x3x1x1xf16>) -> tenso
   %d = train.conv2d %s, %w : tensor<2x3x4x4xf16>, tensor<3x3x1x1xf16>
   return %d : tensor<2x3x4x4xf16>
 }
+
+// -----
+
+// Ops with an axis cross once the axis is renamed: a channel concat of two
+// NHWC convolutions is a concat along dimension 3.
+// CHECK-LABEL: func.func @concat
+// CHECK: %[[A:.+]] = train.conv2d {{.*}}layout = "NHWC"
+// CHECK: %[[B:.+]] = train.conv2d {{.*}}layout = "NHWC"
+// CHECK: %[[J:.+]] = train.concat %[[A]], %[[B]] {axis = 3 : i64} : tensor<2x8x8x4xf16>, tensor<2x8x8x4xf16>
+// CHECK: train.transpose %[[J]] {permutation = array<i64: 0, 3, 1, 2>} : tensor<2x8x8x8xf16>
+func.func @concat(%x: tensor<2x4x8x8xf16>, %w: tensor<4x4x1x1xf16>, %w2: tensor<4x4x1x1xf16>) -> tensor<2x8x8x8xf16> {
+  %a = train.conv2d %x, %w : tensor<2x4x8x8xf16>, tensor<4x4x1x1xf16>
+  %b = train.conv2d %x, %w2 : tensor<2x4x8x8xf16>, tensor<4x4x1x1xf16>
+  %j = train.concat %a, %b {axis = 1 : i64} : tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>
+  return %j : tensor<2x8x8x8xf16>
+}
+
+// -----
+
+// A slice, its gradient (a negative axis counts from the end), and a bias
+// gradient (sum over N, H, W), which sums dimensions 0, 1, 2 and needs no
+// transpose after it: the channel is the one dimension kept.
+// CHECK-LABEL: func.func @slices
+// CHECK: %[[A:.+]] = train.conv2d {{.*}}layout = "NHWC"
+// CHECK: %[[S:.+]] = train.slice %[[A]] {axis = 3 : i64, end = 3 : i64, start = 1 : i64} : tensor<2x8x8x4xf16>
+// CHECK: train.transpose %[[S]] {permutation = array<i64: 0, 3, 1, 2>} : tensor<2x8x8x2xf16>
+// CHECK-LABEL: func.func @slice_backward
+// CHECK: %[[B:.+]] = train.conv2d {{.*}}layout = "NHWC"
+// CHECK: %[[G:.+]] = train.slice_backward %[[B]] {axis = 3 : i64, end = 4 : i64, input_shape = array<i64: 2, 8, 8, 8>, start = 0 : i64} : tensor<2x8x8x4xf16>
+// CHECK: train.transpose %[[G]] {permutation = array<i64: 0, 3, 1, 2>} : tensor<2x8x8x8xf16>
+// CHECK-LABEL: func.func @bias_gradient
+// CHECK: %[[C:.+]] = train.conv2d {{.*}}layout = "NHWC"
+// CHECK: %[[R:.+]] = train.reduce_sum %[[C]] {axes = array<i64: 0, 1, 2>} : tensor<2x8x8x4xf16>
+// CHECK-NEXT: return %[[R]]
+func.func @slices(%x: tensor<2x4x8x8xf16>, %w: tensor<4x4x1x1xf16>) -> tensor<2x2x8x8xf16> {
+  %a = train.conv2d %x, %w : tensor<2x4x8x8xf16>, tensor<4x4x1x1xf16>
+  %s = train.slice %a {axis = 1 : i64, start = 1 : i64, end = 3 : i64} : tensor<2x4x8x8xf16>
+  return %s : tensor<2x2x8x8xf16>
+}
+func.func @slice_backward(%x: tensor<2x4x8x8xf16>, %w: tensor<4x4x1x1xf16>) -> tensor<2x8x8x8xf16> {
+  %a = train.conv2d %x, %w : tensor<2x4x8x8xf16>, tensor<4x4x1x1xf16>
+  %g = train.slice_backward %a {input_shape = array<i64: 2, 8, 8, 8>, axis = -3 : i64, start = 0 : i64, end = 4 : i64} : tensor<2x4x8x8xf16>
+  return %g : tensor<2x8x8x8xf16>
+}
+func.func @bias_gradient(%x: tensor<2x4x8x8xf16>, %w: tensor<4x4x1x1xf16>) -> tensor<4xf16> {
+  %a = train.conv2d %x, %w : tensor<2x4x8x8xf16>, tensor<4x4x1x1xf16>
+  %r = train.reduce_sum %a {axes = array<i64: 0, 2, 3>} : tensor<2x4x8x8xf16>
+  return %r : tensor<4xf16>
+}
+
+// -----
+
+// Reductions whose kept dimensions come out in another order: with
+// keep_dims, [N, 1, 1, C] -> [N, C, 1, 1] moves no data (a view); summing
+// N and W of NHWC leaves [H, C], and [C, H] is a transpose of that.
+// CHECK-LABEL: func.func @keep_dims
+// CHECK: %[[K:.+]] = train.reduce_sum %{{.+}} {axes = array<i64: 1, 2>, keep_dims = true} : tensor<2x8x8x4xf16>
+// CHECK: train.reshape %[[K]] {shape = array<i64: 2, 4, 1, 1>} : tensor<2x1x1x4xf16>
+// CHECK-LABEL: func.func @reordered
+// CHECK: %[[W:.+]] = train.reduce_sum %{{.+}} {axes = array<i64: 0, 2>} : tensor<2x8x8x4xf16>
+// CHECK: train.transpose %[[W]] {permutation = array<i64: 1, 0>} : tensor<8x4xf16>
+func.func @keep_dims(%x: tensor<2x4x8x8xf16>, %w: tensor<4x4x1x1xf16>) -> tensor<2x4x1x1xf16> {
+  %a = train.conv2d %x, %w : tensor<2x4x8x8xf16>, tensor<4x4x1x1xf16>
+  %k = train.reduce_sum %a {axes = array<i64: 2, 3>, keep_dims = true} : tensor<2x4x8x8xf16>
+  return %k : tensor<2x4x1x1xf16>
+}
+func.func @reordered(%x: tensor<2x4x8x8xf16>, %w: tensor<4x4x1x1xf16>) -> tensor<4x8xf16> {
+  %a = train.conv2d %x, %w : tensor<2x4x8x8xf16>, tensor<4x4x1x1xf16>
+  %r = train.reduce_sum %a {axes = array<i64: 0, -1>} : tensor<2x4x8x8xf16>
+  return %r : tensor<4x8xf16>
+}
+
+// -----
+
+// A move never adds transposes: one transpose read by two slices stays
+// before them rather than become two after them.
+// CHECK-LABEL: func.func @shared
+// CHECK: %[[A:.+]] = train.conv2d {{.*}}layout = "NHWC"
+// CHECK: %[[T:.+]] = train.transpose %[[A]] {permutation = array<i64: 0, 3, 1, 2>}
+// CHECK: train.slice %[[T]] {axis = 1 : i64, end = 2 : i64, start = 0 : i64} : tensor<2x4x8x8xf16>
+// CHECK: train.slice %[[T]] {axis = 1 : i64, end = 4 : i64, start = 2 : i64} : tensor<2x4x8x8xf16>
+// CHECK-NOT: train.transpose
+func.func @shared(%x: tensor<2x4x8x8xf16>, %w: tensor<4x4x1x1xf16>) -> (tensor<2x2x8x8xf16>, tensor<2x2x8x8xf16>) {
+  %a = train.conv2d %x, %w : tensor<2x4x8x8xf16>, tensor<4x4x1x1xf16>
+  %s = train.slice %a {axis = 1 : i64, start = 0 : i64, end = 2 : i64} : tensor<2x4x8x8xf16>
+  %t = train.slice %a {axis = 1 : i64, start = 2 : i64, end = 4 : i64} : tensor<2x4x8x8xf16>
+  return %s, %t : tensor<2x2x8x8xf16>, tensor<2x2x8x8xf16>
+}

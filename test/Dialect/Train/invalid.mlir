@@ -1156,6 +1156,22 @@ func.func @zeros_unexpected_key(%w: tensor<4xf32> {train.param = {init = "zeros"
 
 // -----
 
+// The storage order dlc-convert-layout gives a filter must permute its
+// dimensions.
+// expected-error @+1 {{'func.func' op argument #0 'train.param' expects 'storage' to be a permutation of its 4 dimensions, got array<i64: 0, 2, 3>}}
+func.func @storage_not_a_permutation(%w: tensor<4x3x3x3xf32> {train.param = {init = "zeros", storage = array<i64: 0, 2, 3>}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 'train.optimizer_state' expects 'storage' to be an array of dimensions, got "OHWI"}}
+func.func @storage_not_an_array(%w: tensor<4x3x3x3xf32> {train.optimizer_state = {init = "zeros", storage = "OHWI"}}) {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'func.func' op argument #0 'train.param' expects 'mode' to be "fan_in" or "fan_out"}}
 func.func @kaiming_bad_mode(%w: tensor<4x4xf32> {train.param = {init = "kaiming_normal", mode = "fan_avg"}}) {
   return

@@ -172,4 +172,41 @@ TEST(PlanValidation, SizeThatDisagreesWithTheShape) {
             std::string::npos);
 }
 
+TEST(PlanValidation, StorageThatIsNotAPermutation) {
+  Plan plan = samplePlan();
+  plan.buffers[1].init["storage"] = std::vector<int64_t>{0, 2, 2, 1};
+  EXPECT_NE(validatePlan(plan).message().find(
+                "buffer 'w' has a storage order that is not a permutation of its 4 dimensions"),
+            std::string::npos);
+  plan.buffers[1].init["storage"] = std::vector<int64_t>{0, 2, 3, 1};
+  EXPECT_TRUE(validatePlan(plan).isOk());
+}
+
+/// A filter stored OHWI: element [o][i][h][w] of the declared OIHW array
+/// sits at [o][h][w][i], and the way back restores the declared bytes.
+TEST(StorageOrder, FilterStoredOHWI) {
+  PlanBuffer w;
+  w.name = "w";
+  w.shape = {2, 2, 3, 4}; // stored O H W I of a declared [2, 4, 2, 3]
+  w.init["storage"] = std::vector<int64_t>{0, 2, 3, 1};
+  EXPECT_EQ(declaredShape(w), (std::vector<int64_t>{2, 4, 2, 3}));
+  std::vector<float> declared(48);
+  for (size_t i = 0; i < declared.size(); ++i)
+    declared[i] = static_cast<float>(i);
+  std::string bytes(reinterpret_cast<const char *>(declared.data()), 48 * sizeof(float));
+  std::string stored = toStoredOrder(w, bytes, sizeof(float));
+  const float *s = reinterpret_cast<const float *>(stored.data());
+  for (int o = 0; o < 2; ++o)
+    for (int i = 0; i < 4; ++i)
+      for (int h = 0; h < 2; ++h)
+        for (int x = 0; x < 3; ++x)
+          EXPECT_EQ(s[((o * 2 + h) * 3 + x) * 4 + i], declared[((o * 4 + i) * 2 + h) * 3 + x]);
+  EXPECT_EQ(toDeclaredOrder(w, stored, sizeof(float)), bytes);
+
+  PlanBuffer plain = w;
+  plain.init.clear();
+  EXPECT_EQ(declaredShape(plain), plain.shape);
+  EXPECT_EQ(toStoredOrder(plain, bytes, sizeof(float)), bytes);
+}
+
 } // namespace

@@ -10,6 +10,8 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
@@ -90,6 +92,15 @@ LogicalResult verifyInitializer(Operation *op, unsigned argIndex,
     StringRef key = entry.getName().getValue();
     if (key == "init")
       continue;
+    // Set by dlc-convert-layout, not by models: the order the argument is
+    // stored in, a permutation of its declared dimensions (checked against
+    // the rank by the caller).
+    if (key == "storage") {
+      if (!isa<DenseI64ArrayAttr>(entry.getValue()))
+        return fail() << "expects 'storage' to be an array of dimensions, got "
+                      << entry.getValue();
+      continue;
+    }
     if (!llvm::is_contained(spec->required, key) &&
         !llvm::is_contained(spec->optional, key))
       return fail() << "has unexpected key '" << key << "' for initializer \""
@@ -174,6 +185,16 @@ LogicalResult TrainDialect::verifyRegionArgAttribute(Operation *op,
       return op->emitOpError()
              << "argument #" << argIndex << " '" << name
              << "' expects a float tensor of static shape, got " << argType;
+    if (auto storage = cast<DictionaryAttr>(attr.getValue())
+                           .getAs<DenseI64ArrayAttr>("storage")) {
+      SmallVector<int64_t> sorted(storage.asArrayRef());
+      llvm::sort(sorted);
+      if (!llvm::equal(sorted, llvm::seq<int64_t>(0, tensor.getRank())))
+        return op->emitOpError()
+               << "argument #" << argIndex << " '" << name
+               << "' expects 'storage' to be a permutation of its "
+               << tensor.getRank() << " dimensions, got " << storage;
+    }
     return success();
   }
   return op->emitOpError() << "has unknown train dialect argument attribute '"

@@ -194,8 +194,13 @@ def FuseBatchNormActivationPass
 def ConvertLayoutPass : Pass<"dlc-convert-layout", "::mlir::ModuleOp"> {
   let summary = "runs convolutions and batch norm in NHWC (or NCHW), with the fewest transposes";
   let description = [{
-    Layout assignment, as XLA's and TensorFlow's layout optimizers do it:
-    every `conv2d`, `conv2d_backward_data`, `conv2d_backward_filter`,
+    Layout assignment, as XLA's and TensorFlow's layout optimizers do it.
+    First, in the training step (the function whose results update its
+    arguments), each convolution filter and its optimizer state are stored
+    in the target layout (OHWI for NHWC), as PyTorch's channels_last model
+    keeps them: the argument's `storage` entry records the permutation for
+    the runtime, which initializes, reads and dumps it in the declared
+    order. Then every `conv2d`, `conv2d_backward_data`, `conv2d_backward_filter`,
     `batch_norm` and `batch_norm_backward` on 4-d data whose `layout` is not
     the target is rewritten to the target layout between transposes (a
     filter's OIHW <-> OHWI is the same permutation as NCHW <-> NHWC). Each
@@ -203,8 +208,10 @@ def ConvertLayoutPass : Pass<"dlc-convert-layout", "::mlir::ModuleOp"> {
     through layout-agnostic element-wise ops (activations and their
     gradients, add / sub / mul / div of same-shaped operands, scale,
     narrowing casts) when every operand is transposed alike, and inverse
-    pairs cancel, so what remains are the transposes at the layout's edges:
-    the input image, each filter, each filter gradient, and ops without an
+    pairs cancel, and an optimizer update (element-wise) carries the
+    stored filter's transposes to the return, where they cancel too. What
+    remains are the transposes at the layout's edges: the input image,
+    the filters of @forward, and ops without an
     NHWC form (pooling, resize, global average pooling, the flatten before
     the classifier). Dropout is not crossed: its mask is a function of the
     element's index. Last, a transpose that keeps its non-unit dimensions
@@ -237,6 +244,7 @@ def ConvertLayoutPass : Pass<"dlc-convert-layout", "::mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numConverted", "converted-ops", "Number of ops rewritten to the target layout">,
     Statistic<"numTransposes", "transposes", "Number of transposes left after propagation">,
+    Statistic<"numStoredFilters", "stored-filters", "Number of convolution filters stored in the target layout">,
   ];
   let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
 }

@@ -25,7 +25,8 @@ Fans computeFans(const std::vector<int64_t> &shape);
 
 /// Draws the buffer's values from its `init` attributes (the formulas of
 /// torch.nn.init). An unknown initializer or a missing key is an error
-/// naming the buffer.
+/// naming the buffer. Drawn in the declared order, returned in the stored
+/// one (storagePermutation).
 Status initializeValues(const PlanBuffer &buffer, std::mt19937_64 &rng,
                         std::vector<float> &values);
 

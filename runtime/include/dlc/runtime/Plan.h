@@ -78,6 +78,23 @@ struct PlanKernel {
   PlanAttrs attrs;
 };
 
+/// A parameter or optimizer state the compiler stores in another order than
+/// the model declares it (dlc-convert-layout keeps an NHWC convolution's
+/// filter OHWI, as PyTorch's channels_last does): `init["storage"]`, a
+/// permutation read as train.transpose's, stored dimension i = declared
+/// dimension perm[i]. Initializers, --params-in and --dump-out work in the
+/// declared order; only the arena holds the stored one. Empty when stored
+/// as declared.
+std::vector<int64_t> storagePermutation(const PlanBuffer &buffer);
+/// The shape the model declares: `shape` with the storage permutation undone.
+std::vector<int64_t> declaredShape(const PlanBuffer &buffer);
+/// A buffer's elements (`elementBytes` each) reordered from declared to
+/// stored order, and back. The identity without a storage permutation.
+std::string toStoredOrder(const PlanBuffer &buffer, std::string_view declared,
+                          int64_t elementBytes);
+std::string toDeclaredOrder(const PlanBuffer &buffer, std::string_view stored,
+                            int64_t elementBytes);
+
 /// The `layout` a convolution or batch norm runs in: "NCHW" (also when the
 /// attribute is absent) or "NHWC" (channels last, filters OHWI).
 std::string kernelLayout(const PlanKernel &kernel);
