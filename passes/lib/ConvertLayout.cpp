@@ -6,8 +6,8 @@
 //    state) in the target layout: the argument changes type, its readers
 //    get the declared order through a transpose, its updates are returned
 //    through one, and its initializer's `storage` entry tells the runtime.
-// 1. Every convolution and batch norm (forward and backward) on 4-d data not
-//    in the target layout is rewritten to it between transposes: operands
+// 1. Every convolution, batch norm and bilinear resize (forward and
+//    backward) on 4-d data not in the target layout is rewritten to it between transposes: operands
 //    in, results back out.
 // 2. Transposes sink through layout-agnostic element-wise ops whose operands
 //    are all transposed alike, through ops with an axis (renamed), and
@@ -352,19 +352,22 @@ struct HoistTranspose : RewritePattern {
   }
 };
 
-/// Ops that take an axis (concat, slice, its gradient, reductions) commute
+/// Ops that take an axis (concat, slice, its gradient, reductions, softmax
+/// cross-entropy and its gradient) commute
 /// with a transpose of their input once the axis is renamed: op(transpose(x,
 /// p), axis a) = transpose(op(x, axis p[a]), p). DeepLabV3+'s ASPP concat
 /// and its gradient's slices, and a convolution bias's gradient (a
-/// reduce_sum over N, H, W), then stay in the layout. A move never adds
+/// reduce_sum over N, H, W), then stay in the layout, and a segmentation
+/// net's per-pixel loss reads NHWC logits (class axis 3). A move never adds
 /// transposes.
 struct SinkTransposeThroughAxisOp : RewritePattern {
   SinkTransposeThroughAxisOp(MLIRContext *context)
       : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
 
   LogicalResult matchAndRewrite(Operation *op, PatternRewriter &rewriter) const override {
-    if (!isa<ConcatOp, SliceOp, SliceBackwardOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op) ||
-        op->getNumOperands() == 0)
+    bool crossEntropy = isa<SoftmaxCrossEntropyOp, SoftmaxCrossEntropyBackwardOp>(op);
+    if (!crossEntropy &&
+        !isa<ConcatOp, SliceOp, SliceBackwardOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op))
       return failure();
     // The permutation operands are transposed by (the first one's).
     ArrayRef<int64_t> perm;
@@ -383,13 +386,32 @@ struct SinkTransposeThroughAxisOp : RewritePattern {
     if (transposed == 0)
       return failure();
     int64_t rank = static_cast<int64_t>(perm.size());
+    // Operands of another rank (the labels, the loss gradient seed) do not
+    // take part.
+    auto takesPart = [&](Value v) {
+      return cast<RankedTensorType>(v.getType()).getRank() == rank;
+    };
+    // Cross-entropy's labels index the logits' other dimensions in order:
+    // the class axis may move, the others must keep their order.
+    if (crossEntropy) {
+      int64_t axis = cast<IntegerAttr>(op->getAttr("class_axis")).getInt();
+      axis = axis < 0 ? axis + rank : axis;
+      SmallVector<int64_t> others;
+      for (int64_t i = 0; i < rank; ++i)
+        if (i != axis)
+          others.push_back(perm[i]);
+      if (!llvm::is_sorted(others))
+        return failure();
+    }
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     // What the moved op's result needs to look as before: `perm` again,
     // except for a reduction that drops dimensions, whose kept dimensions
     // come out in the input's order.
     SmallVector<int64_t> after(perm);
     bool reduction = isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op);
-    if (reduction && resultType.getRank() != rank) {
+    if (resultType.getRank() == 0) {
+      after.clear(); // the loss
+    } else if (reduction && resultType.getRank() != rank) {
       auto axes = cast<DenseI64ArrayAttr>(op->getAttr("axes")).asArrayRef();
       SmallVector<int64_t> kept;
       for (int64_t i = 0; i < rank; ++i)
@@ -416,7 +438,7 @@ struct SinkTransposeThroughAxisOp : RewritePattern {
                           return t && isIdentity(permuteShape(after, t.getPermutation()));
                         });
     int64_t added = (cancelsAfter || isIdentity(after) ? 0 : 1) +
-                    (static_cast<int64_t>(op->getNumOperands()) - transposed);
+                    (llvm::count_if(op->getOperands(), takesPart) - transposed);
     if (static_cast<int64_t>(removed.size()) < added)
       return failure();
     SmallVector<int64_t> inverse = inversePermutation(perm);
@@ -424,14 +446,16 @@ struct SinkTransposeThroughAxisOp : RewritePattern {
     SmallVector<Value> operands;
     for (Value v : op->getOperands()) {
       auto t = v.getDefiningOp<TransposeOp>();
-      operands.push_back(t && t.getPermutation() == perm ? t.getInput()
-                                                         : transpose(rewriter, loc, v, inverse));
+      operands.push_back(!takesPart(v) ? v
+                         : t && t.getPermutation() == perm
+                             ? t.getInput()
+                             : transpose(rewriter, loc, v, inverse));
     }
     auto axisOf = [&](int64_t a) { return perm[a < 0 ? a + rank : a]; };
     SmallVector<NamedAttribute> attrs;
     for (NamedAttribute attr : op->getAttrs()) {
       StringRef name = attr.getName().getValue();
-      if (name == "axis")
+      if (name == "axis" || name == "class_axis")
         attr = rewriter.getNamedAttr(
             name, rewriter.getI64IntegerAttr(axisOf(cast<IntegerAttr>(attr.getValue()).getInt())));
       else if (name == "axes") {
@@ -516,10 +540,12 @@ struct LossScaleStatusIgnoresOrder : OpRewritePattern<LossScaleStatusOp> {
   }
 };
 
-/// A widening cast of a transposed gradient that only optimizer updates and
-/// the loss-scale status read (AMP's f32 copy of an f16 filter gradient):
-/// the transpose moves below the cast, where both absorb it, though it then
-/// moves f32. isLayoutAgnostic keeps other widening casts where they are.
+/// A widening cast of a transposed value that only ops absorbing the
+/// transpose read: optimizer updates and the loss-scale status (AMP's f32
+/// copy of an f16 filter gradient), softmax cross-entropy and its gradient
+/// (AMP's f32 logits of a segmentation net). The transpose moves below the
+/// cast, where they take it in, though it would then move f32.
+/// isLayoutAgnostic keeps other widening casts where they are.
 struct SinkTransposeThroughGradientCast : OpRewritePattern<CastOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CastOp op, PatternRewriter &rewriter) const override {
@@ -529,7 +555,8 @@ struct SinkTransposeThroughGradientCast : OpRewritePattern<CastOp> {
     for (OpOperand &use : op->getUses()) {
       Operation *user = use.getOwner();
       bool asGradient = isa<SgdUpdateOp, AdamWUpdateOp>(user) && use.getOperandNumber() == 1;
-      if (!asGradient && !isa<LossScaleStatusOp>(user))
+      bool asLogits = isa<SoftmaxCrossEntropyOp, SoftmaxCrossEntropyBackwardOp>(user);
+      if (!asGradient && !asLogits && !isa<LossScaleStatusOp>(user))
         return failure();
     }
     auto type = cast<RankedTensorType>(op.getType());
@@ -558,7 +585,9 @@ struct ConvertLayoutPass final
                     convertAll<Conv2dBackwardDataOp>(module, layout) +
                     convertAll<Conv2dBackwardFilterOp>(module, layout) +
                     convertAll<BatchNormOp>(module, layout) +
-                    convertAll<BatchNormBackwardOp>(module, layout);
+                    convertAll<BatchNormBackwardOp>(module, layout) +
+                    convertAll<ResizeBilinearOp>(module, layout) +
+                    convertAll<ResizeBilinearBackwardOp>(module, layout);
 
     RewritePatternSet patterns(&getContext());
     patterns.add<ComposeTransposes, SinkTranspose, HoistTranspose, SinkTransposeThroughAxisOp,

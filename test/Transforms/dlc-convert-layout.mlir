@@ -201,3 +201,33 @@ func.func @shared(%x: tensor<2x4x8x8xf16>, %w: tensor<4x4x1x1xf16>) -> (tensor<2
   %t = train.slice %a {axis = 1 : i64, start = 2 : i64, end = 4 : i64} : tensor<2x4x8x8xf16>
   return %s, %t : tensor<2x2x8x8xf16>, tensor<2x2x8x8xf16>
 }
+
+// -----
+
+// A segmentation head: bilinear upsampling runs NHWC too, and the
+// per-pixel loss reads the NHWC logits along class axis 3 (the labels
+// index N, H, W in the same order), through AMP's widening cast of the
+// logits. Forward and backward, the only transposes left are the image's,
+// the filter's and the returned gradient's.
+// CHECK-LABEL: func.func @segmentation_head
+// CHECK: %[[C:.+]] = train.conv2d {{.*}}layout = "NHWC"
+// CHECK: %[[R:.+]] = train.resize_bilinear %[[C]] {layout = "NHWC", size = array<i64: 16, 16>} : tensor<2x8x8x5xf16>
+// CHECK: %[[F:.+]] = train.cast %[[R]] to f32 : tensor<2x16x16x5xf16>
+// CHECK: train.softmax_cross_entropy %[[F]], %arg2 {class_axis = 3 : i64} : tensor<2x16x16x5xf32>, tensor<2x16x16xi64>
+// CHECK: %[[G:.+]] = train.softmax_cross_entropy_backward %arg3, %[[F]], %arg2 {class_axis = 3 : i64}
+// CHECK: %[[H:.+]] = train.cast %[[G]] to f16 : tensor<2x16x16x5xf32>
+// CHECK: %[[D:.+]] = train.resize_bilinear_backward %[[H]] {input_shape = array<i64: 2, 8, 8, 5>, layout = "NHWC"}
+// CHECK-NEXT: %[[DT:.+]] = train.transpose %[[D]] {permutation = array<i64: 0, 3, 1, 2>}
+// CHECK-NEXT: return %{{.+}}, %[[DT]]
+func.func @segmentation_head(%x: tensor<2x4x8x8xf16>, %w: tensor<5x4x3x3xf16>, %labels: tensor<2x16x16xi64>, %seed: tensor<f32>)
+    -> (tensor<f32>, tensor<2x5x8x8xf16>) {
+  %c = train.conv2d %x, %w {padding = array<i64: 1, 1>} : tensor<2x4x8x8xf16>, tensor<5x4x3x3xf16>
+  %r = train.resize_bilinear %c {size = array<i64: 16, 16>} : tensor<2x5x8x8xf16>
+  %f = train.cast %r to f32 : tensor<2x5x16x16xf16>
+  %loss = train.softmax_cross_entropy %f, %labels : tensor<2x5x16x16xf32>, tensor<2x16x16xi64>
+  %g = train.softmax_cross_entropy_backward %seed, %f, %labels : tensor<f32>, tensor<2x5x16x16xf32>, tensor<2x16x16xi64>
+  %h = train.cast %g to f16 : tensor<2x5x16x16xf32>
+  %dc = train.resize_bilinear_backward %h {input_shape = array<i64: 2, 5, 8, 8>} : tensor<2x5x16x16xf16>
+  %dx = train.conv2d_backward_data %dc, %w {input_shape = array<i64: 2, 4, 8, 8>, padding = array<i64: 1, 1>} : tensor<2x5x8x8xf16>, tensor<5x4x3x3xf16>
+  return %loss, %dc : tensor<f32>, tensor<2x5x8x8xf16>
+}

@@ -258,8 +258,8 @@ void registerSpatialKernels(KernelRegistry &r) {
   r["avg_pool2d"] = avgPool;
   r["avg_pool2d_backward"] = avgPoolBackward;
   r["global_avg_pool"] = globalAvgPool;
-  r["resize_bilinear"] = resizeBilinear;
-  r["resize_bilinear_backward"] = resizeBilinearBackwardKernel;
+  r["resize_bilinear"] = layoutAware(resizeBilinear);
+  r["resize_bilinear_backward"] = layoutAware(resizeBilinearBackwardKernel);
 }
 
 } // namespace dlc::rt::cpu

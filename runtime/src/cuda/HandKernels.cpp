@@ -560,16 +560,27 @@ StatusOr<HandKernel> batchNormBackward(Builder &b) {
 }
 
 /// resizeParams' geometry: the [n, c, inH, inW] input and [n, c, outH,
-/// outW] output (the forward's; the backward's are the other way round).
+/// outW] output (the forward's; the backward's are the other way round),
+/// stored NCHW or, with layout = "NHWC", channels last.
 StatusOr<HandKernel> resize(Builder &b) {
   const PlanKernel &k = b.kernel;
   if (!arity(k, 1, 1, 1))
     return refuse(k, "expects one input and one output");
   bool backward = k.op == "resize_bilinear_backward";
-  const std::vector<int64_t> &in = b.buf(backward ? k.outputs[0] : k.inputs[0]).shape,
-                             &out = b.buf(backward ? k.inputs[0] : k.outputs[0]).shape;
-  if (in.size() != 4 || out.size() != 4 || in[0] != out[0] || in[1] != out[1])
-    return refuse(k, "expects 4-d (NCHW) input and output with the same N and C");
+  std::string layout = kernelLayout(k);
+  if (layout != "NCHW" && layout != "NHWC")
+    return refuse(k, "unknown layout '" + layout + "'");
+  bool nhwc = layout == "NHWC";
+  std::vector<int64_t> in = b.buf(backward ? k.outputs[0] : k.inputs[0]).shape,
+                       out = b.buf(backward ? k.inputs[0] : k.outputs[0]).shape;
+  if (in.size() != 4 || out.size() != 4)
+    return refuse(k, "expects a 4-d input and output");
+  if (nhwc) { // [n, h, w, c] -> [n, c, h, w]
+    in = {in[0], in[3], in[1], in[2]};
+    out = {out[0], out[3], out[1], out[2]};
+  }
+  if (in[0] != out[0] || in[1] != out[1])
+    return refuse(k, "expects input and output with the same N and C");
   for (int64_t d : {in[2], in[3], out[2], out[3]})
     if (d <= 0)
       return refuse(k, "an empty spatial dimension");
@@ -577,6 +588,7 @@ StatusOr<HandKernel> resize(Builder &b) {
   a.i[0] = in[0], a.i[1] = in[1], a.i[2] = in[2], a.i[3] = in[3], a.i[4] = out[2],
   a.i[5] = out[3];
   a.i[6] = getInt(k, "align_corners", 0) != 0;
+  a.i[7] = nhwc;
   b.floating(k.inputs[0]);
   b.floating(k.outputs[0]);
   int64_t work = in[0] * in[1] * (backward ? in[2] * in[3] : out[2] * out[3]);

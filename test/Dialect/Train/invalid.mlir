@@ -1614,6 +1614,22 @@ func.func @conv2d_nhwc_filter_channels(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3
 
 // -----
 
+func.func @resize_bilinear_nhwc_rank(%x: tensor<4x8x8xf32>) {
+  // expected-error @+1 {{'train.resize_bilinear' op expects an NHWC input of rank 4, got 'tensor<4x8x8xf32>'}}
+  %0 = train.resize_bilinear %x {layout = "NHWC", size = array<i64: 16, 16>} : tensor<4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_bilinear_backward_layout_name(%dy: tensor<1x4x16x16xf32>) {
+  // expected-error @+1 {{'train.resize_bilinear_backward' op expects 'layout' to be "NCHW" or "NHWC", got "NCWH"}}
+  %0 = train.resize_bilinear_backward %dy {input_shape = array<i64: 1, 4, 8, 8>, layout = "NCWH"} : tensor<1x4x16x16xf32>
+  return
+}
+
+// -----
+
 func.func @batch_norm_nhwc_rank(%x: tensor<2x4xf32>, %s: tensor<4xf32>) {
   // expected-error @+1 {{'train.batch_norm' op expects an NHWC input, got 'tensor<2x4xf32>'}}
   %y, %m, %v = train.batch_norm %x, %s, %s, %s, %s {layout = "NHWC"} : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>

@@ -86,5 +86,8 @@ func.func @nhwc_stem(%x: tensor<?x224x224x3xf16>, %w: tensor<64x7x7x3xf16>, %s: 
   %0 = train.conv2d %x, %w {layout = "NHWC", padding = array<i64: 3, 3>, stride = array<i64: 2, 2>} : tensor<?x224x224x3xf16>, tensor<64x7x7x3xf16>
   // CHECK: "train.batch_norm"{{.*}} -> (tensor<?x112x112x64xf16>, tensor<64xf32>, tensor<64xf32>)
   %y, %m, %v = train.batch_norm %0, %s, %s, %s, %s {layout = "NHWC"} : tensor<?x112x112x64xf16>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
+  // A channels-last resize keeps C last; `size` is [H, W] either way.
+  // CHECK: "train.resize_bilinear"{{.*}}layout = "NHWC"{{.*}} -> tensor<?x224x200x64xf16>
+  %r = train.resize_bilinear %y {layout = "NHWC", size = array<i64: 224, 200>} : tensor<?x112x112x64xf16>
   return
 }

@@ -621,6 +621,24 @@ std::vector<Case> allCases() {
         c.kernel("resize_bilinear_backward", {c.buffer("dy", s.t, s.out, kIn)},
                  {c.buffer("dx", s.t, s.in, kOut)}, {{"align_corners", align}});
       }
+      // Channels last (dlc-convert-layout's NHWC resize), against the
+      // CPU's, which runs it through NCHW copies: the same values.
+      if (s.t != F)
+        continue;
+      auto nhwc = [](const std::vector<int64_t> &d) {
+        return std::vector<int64_t>{d[0], d[2], d[3], d[1]};
+      };
+      PlanAttrs attrs = {{"align_corners", align}, {"layout", std::string("NHWC")}};
+      {
+        Case &c = add("resize_bilinear NHWC " + suffix);
+        c.kernel("resize_bilinear", {c.buffer("x", s.t, nhwc(s.in), kIn)},
+                 {c.buffer("y", s.t, nhwc(s.out), kOut)}, attrs);
+      }
+      {
+        Case &c = add("resize_bilinear_backward NHWC " + suffix);
+        c.kernel("resize_bilinear_backward", {c.buffer("dy", s.t, nhwc(s.out), kIn)},
+                 {c.buffer("dx", s.t, nhwc(s.in), kOut)}, attrs);
+      }
     }
   }
   return cases;
@@ -770,7 +788,7 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
                            "expects an input of rank >= 2",
                            "buffer 'r' does not hold one value per channel",
                            "buffer 'di' is i64, not a float type",
-                           "expects 4-d (NCHW) input and output",
+                           "expects a 4-d input and output",
                            "one 2-element status",
                            "buffer 'ig' is i32, not a float type"};
   ASSERT_EQ(std::size(reasons), c.plan.kernels.size());

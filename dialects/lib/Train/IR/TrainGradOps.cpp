@@ -157,7 +157,7 @@ TRAIN_INFER_END
 
 TRAIN_INFER(ResizeBilinearBackwardOp)
   auto grad = gradOfRank(diag, adaptor.getGrad(), 4);
-  if (failed(grad))
+  if (failed(grad) || failed(diag.layout(adaptor.getLayout())))
     return failure();
   return pushShape(diag, "input_shape", adaptor.getInputShape(),
                    grad->getElementType(), types);

@@ -224,7 +224,7 @@ LogicalResult GlobalAvgPoolOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
 
 LogicalResult ResizeBilinearOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
                                               SmallVectorImpl<Value> &dx) {
-  SmallVector<NamedAttribute> attrs = copyAttrs(*this, {"align_corners"});
+  SmallVector<NamedAttribute> attrs = copyAttrs(*this, {"align_corners", "layout"});
   attrs.push_back(namedShape(b, "input_shape", shapeOf(getInput())));
   dx.push_back(
       ResizeBilinearBackwardOp::create(b, getLoc(), ValueRange{dy[0]}, attrs));

@@ -320,12 +320,16 @@ LogicalResult ResizeBilinearOp::inferReturnTypes(MLIRContext *context,
   if (failed(withDefaults<ResizeBilinearOp>(context, loc, adaptor)))
     return failure();
   ShapeDiag diag(loc, getOperationName());
-  auto input = rankedOfRank(diag, adaptor.getInput(), "an NCHW input", 4);
+  FailureOr<bool> nhwc = diag.layout(adaptor.getLayout());
+  if (failed(nhwc))
+    return failure();
+  auto input = rankedOfRank(diag, adaptor.getInput(),
+                            *nhwc ? "an NHWC input" : "an NCHW input", 4);
   if (failed(input) || failed(checkPair(diag, "size", adaptor.getSize(), 1)))
     return failure();
+  SmallVector<int64_t> x = shapeAsNCHW(input->getShape(), *nhwc);
   types.push_back(RankedTensorType::get(
-      {input->getDimSize(0), input->getDimSize(1), adaptor.getSize()[0],
-       adaptor.getSize()[1]},
+      shapeFromNCHW({x[0], x[1], adaptor.getSize()[0], adaptor.getSize()[1]}, *nhwc),
       input->getElementType()));
   return success();
 }

@@ -18,6 +18,10 @@
 // to that element (rows, then columns, then the four taps in turn), in
 // double. No atomics, deterministic, and the same sum as the CPU's.
 //
+// Either layout: with NHWC (i[7]) a thread's element index is decomposed
+// channels-last and every load and store indexed so; the taps and the
+// order of the sums do not change, so NHWC gives the NCHW result's values.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Sources.h"
@@ -54,6 +58,12 @@ DLC_DEVICE DlcTap dlc_hw_tap(long long o, long long in, long long out, bool alig
   return t;
 }
 
+/// Element (n, c, y, x) of an [N, C, H, W] tensor stored NCHW or NHWC.
+DLC_DEVICE long long dlc_hw_at(bool nhwc, long long n, long long c, long long y, long long x,
+                               long long C, long long H, long long W) {
+  return nhwc ? ((n * H + y) * W + x) * C + c : ((n * C + c) * H + y) * W + x;
+}
+
 /// The first output index whose taps can reach input index i: outputs
 /// reading i have i0 in {i - 1, i}, and i0 is non-decreasing in o.
 DLC_DEVICE long long dlc_hw_first_reader(long long i, long long in, long long out,
@@ -67,36 +77,45 @@ DLC_DEVICE long long dlc_hw_first_reader(long long i, long long in, long long ou
   return lo;
 }
 
-// p: x [n, c, inH, inW], y [n, c, outH, outW].
-// i: n, c, inH, inW, outH, outW, align_corners.
+// p: x [n, c, inH, inW], y [n, c, outH, outW] (NCHW, or NHWC with i[7]).
+// i: n, c, inH, inW, outH, outW, align_corners, nhwc.
 extern "C" __global__ void __launch_bounds__(1024)
 dlc_hw_resize_bilinear(const DlcHandArgs a, const long long *step) {
-  const long long inH = a.i[2], inW = a.i[3], outH = a.i[4], outW = a.i[5];
-  const bool align = a.i[6] != 0;
-  const long long total = a.i[0] * a.i[1] * outH * outW;
+  const long long C = a.i[1], inH = a.i[2], inW = a.i[3], outH = a.i[4], outW = a.i[5];
+  const bool align = a.i[6] != 0, nhwc = a.i[7] != 0;
+  const long long total = a.i[0] * C * outH * outW;
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;
        e += (long long)gridDim.x * blockDim.x) {
-    const long long ox = e % outW, oy = e / outW % outH, plane = e / (outW * outH);
+    long long n, c, oy, ox;
+    if (nhwc)
+      c = e % C, ox = e / C % outW, oy = e / (C * outW) % outH, n = e / (C * outW * outH);
+    else
+      ox = e % outW, oy = e / outW % outH, c = e / (outW * outH) % C, n = e / (outW * outH * C);
     const DlcTap ty = dlc_hw_tap(oy, inH, outH, align), tx = dlc_hw_tap(ox, inW, outW, align);
-    const long long r0 = (plane * inH + ty.i0) * inW, r1 = (plane * inH + ty.i1) * inW;
-    const double top = dlc_hw_dmul(tx.w0, dlc_hw_ld(a, 0, r0 + tx.i0)) +
-                       dlc_hw_dmul(tx.w1, dlc_hw_ld(a, 0, r0 + tx.i1));
-    const double bottom = dlc_hw_dmul(tx.w0, dlc_hw_ld(a, 0, r1 + tx.i0)) +
-                          dlc_hw_dmul(tx.w1, dlc_hw_ld(a, 0, r1 + tx.i1));
+    const double top =
+        dlc_hw_dmul(tx.w0, dlc_hw_ld(a, 0, dlc_hw_at(nhwc, n, c, ty.i0, tx.i0, C, inH, inW))) +
+        dlc_hw_dmul(tx.w1, dlc_hw_ld(a, 0, dlc_hw_at(nhwc, n, c, ty.i0, tx.i1, C, inH, inW)));
+    const double bottom =
+        dlc_hw_dmul(tx.w0, dlc_hw_ld(a, 0, dlc_hw_at(nhwc, n, c, ty.i1, tx.i0, C, inH, inW))) +
+        dlc_hw_dmul(tx.w1, dlc_hw_ld(a, 0, dlc_hw_at(nhwc, n, c, ty.i1, tx.i1, C, inH, inW)));
     dlc_hw_st(a, 1, e, (float)(dlc_hw_dmul(ty.w0, top) + dlc_hw_dmul(ty.w1, bottom)));
   }
 }
 
 // p: dy [n, c, outH, outW], dx [n, c, inH, inW].
-// i: n, c, inH, inW, outH, outW, align_corners (as the forward's).
+// i: n, c, inH, inW, outH, outW, align_corners, nhwc (as the forward's).
 extern "C" __global__ void __launch_bounds__(1024)
 dlc_hw_resize_bilinear_backward(const DlcHandArgs a, const long long *step) {
-  const long long inH = a.i[2], inW = a.i[3], outH = a.i[4], outW = a.i[5];
-  const bool align = a.i[6] != 0;
-  const long long total = a.i[0] * a.i[1] * inH * inW;
+  const long long C = a.i[1], inH = a.i[2], inW = a.i[3], outH = a.i[4], outW = a.i[5];
+  const bool align = a.i[6] != 0, nhwc = a.i[7] != 0;
+  const long long total = a.i[0] * C * inH * inW;
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;
        e += (long long)gridDim.x * blockDim.x) {
-    const long long ix = e % inW, iy = e / inW % inH, plane = e / (inW * inH);
+    long long n, c, iy, ix;
+    if (nhwc)
+      c = e % C, ix = e / C % inW, iy = e / (C * inW) % inH, n = e / (C * inW * inH);
+    else
+      ix = e % inW, iy = e / inW % inH, c = e / (inW * inH) % C, n = e / (inW * inH * C);
     const long long ox0 = dlc_hw_first_reader(ix, inW, outW, align);
     double acc = 0;
     for (long long oy = dlc_hw_first_reader(iy, inH, outH, align); oy < outH; ++oy) {
@@ -109,7 +128,7 @@ dlc_hw_resize_bilinear_backward(const DlcHandArgs a, const long long *step) {
         if (tx.i0 > ix) break;
         const bool left = tx.i0 == ix, right = tx.i1 == ix;
         if (!left && !right) continue;
-        const double g = dlc_hw_ld(a, 0, (plane * outH + oy) * outW + ox);
+        const double g = dlc_hw_ld(a, 0, dlc_hw_at(nhwc, n, c, oy, ox, C, outH, outW));
         // The CPU's four scatters of this output, in its order.
         if (top && left) acc = acc + dlc_hw_dmul(dlc_hw_dmul(ty.w0, tx.w0), g);
         if (top && right) acc = acc + dlc_hw_dmul(dlc_hw_dmul(ty.w0, tx.w1), g);

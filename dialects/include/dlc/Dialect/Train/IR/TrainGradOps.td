@@ -234,13 +234,16 @@ def Train_ResizeBilinearBackwardOp : Train_Op<"resize_bilinear_backward",
     [Pure, InferTypeOpAdaptor]> {
   let summary = "gradient of bilinear resizing, to the forward input's size";
   let description = [{
+    `input_shape` is in the op's `layout` (NCHW, or NHWC).
+
     ```mlir
     %dx = train.resize_bilinear_backward %dy {input_shape = array<i64: 8, 16, 8, 8>}
         : tensor<8x16x32x32xf32>
     ```
   }];
   let arguments = (ins Train_FloatTensor:$grad, DenseI64ArrayAttr:$input_shape,
-                   DefaultValuedAttr<BoolAttr, "false">:$align_corners);
+                   DefaultValuedAttr<BoolAttr, "false">:$align_corners,
+                   Train_LayoutAttr:$layout);
   let results = (outs Train_FloatTensor:$output);
   let assemblyFormat = "$grad attr-dict `:` type($grad)";
 }

@@ -361,11 +361,13 @@ def Train_GlobalAvgPoolOp : Train_Op<"global_avg_pool",
 def Train_ResizeBilinearOp : Train_Op<"resize_bilinear",
     [Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
-  let summary = "bilinear resize of an NCHW input to a given spatial size";
+  let summary = "bilinear resize of an NCHW (or NHWC) input to a given spatial size";
   let description = [{
     Samples as `torch.nn.functional.interpolate(mode="bilinear")`: with
     `align_corners` the corner pixels of input and output are aligned,
     without it (the default) pixel centres are, and sources are clamped.
+    `layout = "NHWC"` (set by dlc-convert-layout) takes and gives
+    channels-last data; `size` is [H, W] either way.
 
     ```mlir
     %y = train.resize_bilinear %x {size = array<i64: 128, 256>, align_corners = false}
@@ -373,7 +375,8 @@ def Train_ResizeBilinearOp : Train_Op<"resize_bilinear",
     ```
   }];
   let arguments = (ins Train_FloatTensor:$input, DenseI64ArrayAttr:$size,
-                   DefaultValuedAttr<BoolAttr, "false">:$align_corners);
+                   DefaultValuedAttr<BoolAttr, "false">:$align_corners,
+                   Train_LayoutAttr:$layout);
   let results = (outs Train_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
