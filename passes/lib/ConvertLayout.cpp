@@ -6,8 +6,8 @@
 //    state) in the target layout: the argument changes type, its readers
 //    get the declared order through a transpose, its updates are returned
 //    through one, and its initializer's `storage` entry tells the runtime.
-// 1. Every convolution, batch norm and bilinear resize (forward and
-//    backward) on 4-d data not in the target layout is rewritten to it between transposes: operands
+// 1. Every convolution, batch norm, bilinear resize and max / average
+//    pooling (forward and backward) on 4-d data not in the target layout is rewritten to it between transposes: operands
 //    in, results back out.
 // 2. Transposes sink through layout-agnostic element-wise ops whose operands
 //    are all transposed alike, through ops with an axis (renamed), and
@@ -587,7 +587,11 @@ struct ConvertLayoutPass final
                     convertAll<BatchNormOp>(module, layout) +
                     convertAll<BatchNormBackwardOp>(module, layout) +
                     convertAll<ResizeBilinearOp>(module, layout) +
-                    convertAll<ResizeBilinearBackwardOp>(module, layout);
+                    convertAll<ResizeBilinearBackwardOp>(module, layout) +
+                    convertAll<MaxPool2dOp>(module, layout) +
+                    convertAll<MaxPool2dBackwardOp>(module, layout) +
+                    convertAll<AvgPool2dOp>(module, layout) +
+                    convertAll<AvgPool2dBackwardOp>(module, layout);
 
     RewritePatternSet patterns(&getContext());
     patterns.add<ComposeTransposes, SinkTranspose, HoistTranspose, SinkTransposeThroughAxisOp,

@@ -52,22 +52,26 @@ func.func @residual(%x: tensor<2x4x8x8xf16>, %w: tensor<4x4x1x1xf16>, %w2: tenso
 
 // What a transpose does not cross: a widening cast (it would move twice the
 // bytes), a broadcasting operand, dropout (its mask is indexed by element),
-// an op without a layout (max pooling).
+// an op without a layout (global average pooling). Max pooling has one: it
+// runs NHWC.
 // CHECK-LABEL: func.func @edges
 // CHECK: %[[C:.+]] = train.conv2d {{.*}}layout = "NHWC"
 // CHECK: %[[T:.+]] = train.transpose %[[C]] {permutation = array<i64: 0, 3, 1, 2>}
 // CHECK: train.cast %[[T]] to f32 : tensor<2x4x8x8xf16>
 // CHECK: train.add %[[T]], %arg2 : tensor<2x4x8x8xf16>, tensor<4x1x1xf16>
 // CHECK: train.dropout %[[T]]
-// CHECK: train.max_pool2d %[[T]]
+// CHECK: train.global_avg_pool %[[T]]
+// CHECK: %[[P:.+]] = train.max_pool2d %[[C]] {kernel_size = array<i64: 2, 2>, layout = "NHWC", stride = array<i64: 2, 2>} : tensor<2x8x8x4xf16>
+// CHECK: train.transpose %[[P]] {permutation = array<i64: 0, 3, 1, 2>} : tensor<2x4x4x4xf16>
 func.func @edges(%x: tensor<2x4x8x8xf16>, %w: tensor<4x4x1x1xf16>, %bias: tensor<4x1x1xf16>)
-    -> (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>, tensor<2x4x4x4xf16>) {
+    -> (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>, tensor<2x4x4x4xf16>, tensor<2x4x1x1xf16>) {
   %c = train.conv2d %x, %w : tensor<2x4x8x8xf16>, tensor<4x4x1x1xf16>
   %f = train.cast %c to f32 : tensor<2x4x8x8xf16>
   %a = train.add %c, %bias : tensor<2x4x8x8xf16>, tensor<4x1x1xf16>
   %d = train.dropout %c {rate = 0.1 : f32, seed = 7 : i64} : tensor<2x4x8x8xf16>
+  %g = train.global_avg_pool %c : tensor<2x4x8x8xf16>
   %p = train.max_pool2d %c {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>} : tensor<2x4x8x8xf16>
-  return %f, %a, %d, %p : tensor<2x4x8x8xf32>, tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>, tensor<2x4x4x4xf16>
+  return %f, %a, %d, %p, %g : tensor<2x4x8x8xf32>, tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>, tensor<2x4x4x4xf16>, tensor<2x4x1x1xf16>
 }
 
 // -----

@@ -253,10 +253,10 @@ void registerSpatialKernels(KernelRegistry &r) {
   r["conv2d_backward_filter"] = layoutAware(conv2dBackwardFilterKernel);
   r["batch_norm"] = layoutAware(batchNorm);
   r["batch_norm_backward"] = layoutAware(batchNormBackward);
-  r["max_pool2d"] = maxPool;
-  r["max_pool2d_backward"] = maxPoolBackward;
-  r["avg_pool2d"] = avgPool;
-  r["avg_pool2d_backward"] = avgPoolBackward;
+  r["max_pool2d"] = layoutAware(maxPool);
+  r["max_pool2d_backward"] = layoutAware(maxPoolBackward);
+  r["avg_pool2d"] = layoutAware(avgPool);
+  r["avg_pool2d_backward"] = layoutAware(avgPoolBackward);
   r["global_avg_pool"] = globalAvgPool;
   r["resize_bilinear"] = layoutAware(resizeBilinear);
   r["resize_bilinear_backward"] = layoutAware(resizeBilinearBackwardKernel);

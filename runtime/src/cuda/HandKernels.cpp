@@ -372,11 +372,12 @@ StatusOr<HandKernel> dropout(Builder &b) {
   return b.done("dropout", ceilDiv(a.i[0], kBlock));
 }
 
-/// The pooling geometry of a [n, c, h, w] input, as poolParams reads it.
+/// The pooling geometry of a [n, c, h, w] input, as poolParams reads it
+/// (an NHWC input's dimensions given in that order).
 Status poolGeometry(Builder &b, const std::vector<int64_t> &in) {
   const PlanKernel &k = b.kernel;
   if (in.size() != 4)
-    return refuse(k, "expects a 4-d (NCHW) input");
+    return refuse(k, "expects a 4-d input");
   std::vector<int64_t> ks = getInts(k, "kernel_size", {1, 1}), s = getInts(k, "stride", {1, 1}),
                        pad = getInts(k, "padding", {0, 0});
   if (ks.size() != 2 || s.size() != 2 || pad.size() != 2 || s[0] <= 0 || s[1] <= 0)
@@ -403,11 +404,18 @@ StatusOr<HandKernel> pool(Builder &b) {
   size_t inputs = backward && max ? 2 : 1;
   if (!arity(k, inputs, inputs, 1))
     return refuse(k, "unexpected operands");
-  const std::vector<int64_t> &in =
+  std::string layout = kernelLayout(k);
+  if (layout != "NCHW" && layout != "NHWC")
+    return refuse(k, "unknown layout '" + layout + "'");
+  std::vector<int64_t> in =
       !backward ? b.buf(k.inputs[0]).shape
                 : (max ? b.buf(k.inputs[1]).shape : b.buf(k.outputs[0]).shape);
+  bool nhwc = layout == "NHWC";
+  if (nhwc && in.size() == 4) // [n, h, w, c] -> [n, c, h, w]
+    in = {in[0], in[3], in[1], in[2]};
   if (Status s = poolGeometry(b, in); !s.isOk())
     return s;
+  b.out.args.i[13] = nhwc;
   for (int32_t id : k.inputs)
     b.floating(id);
   b.floating(k.outputs[0]);

@@ -89,5 +89,8 @@ func.func @nhwc_stem(%x: tensor<?x224x224x3xf16>, %w: tensor<64x7x7x3xf16>, %s: 
   // A channels-last resize keeps C last; `size` is [H, W] either way.
   // CHECK: "train.resize_bilinear"{{.*}}layout = "NHWC"{{.*}} -> tensor<?x224x200x64xf16>
   %r = train.resize_bilinear %y {layout = "NHWC", size = array<i64: 224, 200>} : tensor<?x112x112x64xf16>
+  // So does pooling: ResNet's 3x3 / 2 max pool over [?, 112, 112, 64].
+  // CHECK: "train.max_pool2d"{{.*}}layout = "NHWC"{{.*}} -> tensor<?x56x56x64xf16>
+  %p = train.max_pool2d %y {kernel_size = array<i64: 3, 3>, layout = "NHWC", padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : tensor<?x112x112x64xf16>
   return
 }

@@ -392,23 +392,31 @@ std::vector<Case> allCases() {
       {"k2x3 s1x2 p1 ceil, no pad count", {1, 2, 7, 6}, {1, 2, 8, 4},
        pool({2, 3}, {1, 2}, {1, 1}, 1, 0)},
   };
-  for (const PoolShape &s : pools) {
-    for (std::string kind : {"max", "avg"}) {
-      {
-        Case &c = add(kind + "_pool2d " + s.label);
-        c.exact = kind == "max";
-        c.kernel(kind + "_pool2d", {c.buffer("x", F, s.in, kIn)}, {c.buffer("y", F, s.out, kOut)},
-                 s.attrs);
+  // Each also channels last (dlc-convert-layout's NHWC pooling), against
+  // the CPU's, which runs it through NCHW copies.
+  auto toNhwc = [](const std::vector<int64_t> &d) {
+    return std::vector<int64_t>{d[0], d[2], d[3], d[1]};
+  };
+  for (const PoolShape &nchw : pools) {
+    PoolShape nhwc{nchw.label + " NHWC", toNhwc(nchw.in), toNhwc(nchw.out), nchw.attrs};
+    nhwc.attrs["layout"] = std::string("NHWC");
+    for (const PoolShape &s : {nchw, nhwc})
+      for (std::string kind : {"max", "avg"}) {
+        {
+          Case &c = add(kind + "_pool2d " + s.label);
+          c.exact = kind == "max";
+          c.kernel(kind + "_pool2d", {c.buffer("x", F, s.in, kIn)},
+                   {c.buffer("y", F, s.out, kOut)}, s.attrs);
+        }
+        {
+          Case &c = add(kind + "_pool2d_backward " + s.label);
+          int32_t dy = c.buffer("dy", F, s.out, kIn);
+          std::vector<int32_t> in = {dy};
+          if (kind == "max")
+            in.push_back(c.buffer("x", F, s.in, kIn));
+          c.kernel(kind + "_pool2d_backward", in, {c.buffer("dx", F, s.in, kOut)}, s.attrs);
+        }
       }
-      {
-        Case &c = add(kind + "_pool2d_backward " + s.label);
-        int32_t dy = c.buffer("dy", F, s.out, kIn);
-        std::vector<int32_t> in = {dy};
-        if (kind == "max")
-          in.push_back(c.buffer("x", F, s.in, kIn));
-        c.kernel(kind + "_pool2d_backward", in, {c.buffer("dx", F, s.in, kOut)}, s.attrs);
-      }
-    }
   }
   {
     // Ties: integer values in a small range, so windows hold equal maxima.
@@ -421,17 +429,24 @@ std::vector<Case> allCases() {
     c.kernel("max_pool2d_backward", {dy, x}, {c.buffer("dx", F, {1, 1, 9, 9}, kOut)},
              pool({3, 3}, {2, 2}, {0, 0}, 0));
   }
-  {
-    // Planes of several 16 x 32 tiles (edge tiles partial), ties across
-    // tile borders: the tiled gradient's shared windows.
-    Case &c = add("max_pool2d_backward tiles of a 37x70 plane, ties");
-    int32_t dy = c.buffer("dy", F, {1, 2, 19, 35}, kIn), x = c.buffer("x", F, {1, 2, 37, 70}, kIn);
-    std::vector<double> xs(2 * 37 * 70);
+  // Planes of several 16 x 32 tiles (edge tiles partial), ties across tile
+  // borders: the tiled gradient's shared windows; channels last too, where
+  // a tile's pixels are C apart.
+  for (bool nhwc : {false, true}) {
+    Case &c = add(std::string("max_pool2d_backward ") + (nhwc ? "NHWC " : "") +
+                  "tiles of a 37x70 plane, ties");
+    auto shape = [&](int64_t h, int64_t w) {
+      return nhwc ? std::vector<int64_t>{1, h, w, 3} : std::vector<int64_t>{1, 3, h, w};
+    };
+    int32_t dy = c.buffer("dy", F, shape(19, 35), kIn), x = c.buffer("x", F, shape(37, 70), kIn);
+    std::vector<double> xs(3 * 37 * 70);
     for (size_t i = 0; i < xs.size(); ++i)
       xs[i] = double((i * 7) % 5);
     c.fixed[x] = xs;
-    c.kernel("max_pool2d_backward", {dy, x}, {c.buffer("dx", F, {1, 2, 37, 70}, kOut)},
-             pool({3, 3}, {2, 2}, {1, 1}, 0));
+    PlanAttrs attrs = pool({3, 3}, {2, 2}, {1, 1}, 0);
+    if (nhwc)
+      attrs["layout"] = std::string("NHWC");
+    c.kernel("max_pool2d_backward", {dy, x}, {c.buffer("dx", F, shape(37, 70), kOut)}, attrs);
   }
   {
     // 10 x 10 windows of stride 1 over a 20 x 40 plane: 25 x 41 windows
@@ -783,7 +798,7 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
            {c.buffer("s2", DType::kF32, {2}, kOut)});
   const char *reasons[] = {"no hand-written kernel",
                            "causal masking needs the last axis",
-                           "expects a 4-d (NCHW) input",
+                           "expects a 4-d input",
                            "is i64, not a float type",
                            "expects an input of rank >= 2",
                            "buffer 'r' does not hold one value per channel",

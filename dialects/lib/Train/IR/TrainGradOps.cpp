@@ -141,7 +141,7 @@ TRAIN_INFER_END
 
 TRAIN_INFER(MaxPool2dBackwardOp)
   auto grad = gradOfRank(diag, adaptor.getGrad(), 4);
-  if (failed(grad))
+  if (failed(grad) || failed(diag.layout(adaptor.getLayout())))
     return failure();
   types.push_back(adaptor.getInput().getType());
   return success();
@@ -149,7 +149,7 @@ TRAIN_INFER_END
 
 TRAIN_INFER(AvgPool2dBackwardOp)
   auto grad = gradOfRank(diag, adaptor.getGrad(), 4);
-  if (failed(grad))
+  if (failed(grad) || failed(diag.layout(adaptor.getLayout())))
     return failure();
   return pushShape(diag, "input_shape", adaptor.getInputShape(),
                    grad->getElementType(), types);

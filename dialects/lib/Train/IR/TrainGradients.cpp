@@ -199,7 +199,7 @@ LogicalResult MaxPool2dOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
                                          SmallVectorImpl<Value> &dx) {
   dx.push_back(MaxPool2dBackwardOp::create(
       b, getLoc(), ValueRange{dy[0], getInput()},
-      copyAttrs(*this, {"kernel_size", "stride", "padding", "ceil_mode"})));
+      copyAttrs(*this, {"kernel_size", "stride", "padding", "ceil_mode", "layout"})));
   return success();
 }
 
@@ -207,7 +207,7 @@ LogicalResult AvgPool2dOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
                                          SmallVectorImpl<Value> &dx) {
   SmallVector<NamedAttribute> attrs = copyAttrs(
       *this,
-      {"kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"});
+      {"kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "layout"});
   attrs.push_back(namedShape(b, "input_shape", shapeOf(getInput())));
   dx.push_back(AvgPool2dBackwardOp::create(b, getLoc(), ValueRange{dy[0]}, attrs));
   return success();

@@ -59,12 +59,15 @@ LogicalResult checkVector(const ShapeDiag &diag, Value value, StringRef what,
   return success();
 }
 
-/// Shape of a 2-D pooling op over an NCHW input.
+/// Shape of a 2-D pooling op over an NCHW (or NHWC) input.
 LogicalResult inferPool2d(const ShapeDiag &diag, Value input,
                           ArrayRef<int64_t> kernel, ArrayRef<int64_t> stride,
-                          ArrayRef<int64_t> padding, bool ceilMode,
+                          ArrayRef<int64_t> padding, bool ceilMode, StringRef layout,
                           SmallVectorImpl<Type> &types) {
-  auto type = rankedOfRank(diag, input, "an NCHW input", 4);
+  FailureOr<bool> nhwc = diag.layout(layout);
+  if (failed(nhwc))
+    return failure();
+  auto type = rankedOfRank(diag, input, *nhwc ? "an NHWC input" : "an NCHW input", 4);
   if (failed(type) || failed(checkPair(diag, "kernel_size", kernel, 1)) ||
       failed(checkPair(diag, "stride", stride, 1)) ||
       failed(checkPair(diag, "padding", padding, 0)))
@@ -74,16 +77,15 @@ LogicalResult inferPool2d(const ShapeDiag &diag, Value input,
       return diag.error("expects padding at most half the kernel size, got "
                         "padding ",
                         padding[i], " for kernel ", kernel[i]);
-  SmallVector<int64_t> shape(type->getShape());
+  SmallVector<int64_t> in = shapeAsNCHW(type->getShape(), *nhwc);
+  SmallVector<int64_t> shape(in);
   for (int i = 0; i < 2; ++i) {
-    shape[2 + i] = slidingWindowSize(type->getDimSize(2 + i), kernel[i],
-                                     stride[i], padding[i], 1, ceilMode);
+    shape[2 + i] = slidingWindowSize(in[2 + i], kernel[i], stride[i], padding[i], 1, ceilMode);
     if (!ShapedType::isDynamic(shape[2 + i]) && shape[2 + i] < 1)
       return diag.error("expects the window to fit the input, got kernel ",
-                        kernel[i], " over ", type->getDimSize(2 + i),
-                        " (padding ", padding[i], ")");
+                        kernel[i], " over ", in[2 + i], " (padding ", padding[i], ")");
   }
-  types.push_back(RankedTensorType::get(shape, type->getElementType()));
+  types.push_back(RankedTensorType::get(shapeFromNCHW(shape, *nhwc), type->getElementType()));
   return success();
 }
 
@@ -286,7 +288,7 @@ LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *context,
     return failure();
   return inferPool2d(ShapeDiag(loc, getOperationName()), adaptor.getInput(),
                      adaptor.getKernelSize(), adaptor.getStride(),
-                     adaptor.getPadding(), adaptor.getCeilMode(), types);
+                     adaptor.getPadding(), adaptor.getCeilMode(), adaptor.getLayout(), types);
 }
 
 LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *context,
@@ -296,7 +298,7 @@ LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *context,
     return failure();
   return inferPool2d(ShapeDiag(loc, getOperationName()), adaptor.getInput(),
                      adaptor.getKernelSize(), adaptor.getStride(),
-                     adaptor.getPadding(), adaptor.getCeilMode(), types);
+                     adaptor.getPadding(), adaptor.getCeilMode(), adaptor.getLayout(), types);
 }
 
 LogicalResult GlobalAvgPoolOp::inferReturnTypes(MLIRContext *context,

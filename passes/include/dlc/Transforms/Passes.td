@@ -192,7 +192,7 @@ def FuseBatchNormActivationPass
 }
 
 def ConvertLayoutPass : Pass<"dlc-convert-layout", "::mlir::ModuleOp"> {
-  let summary = "runs convolutions, batch norm and bilinear resize in NHWC (or NCHW), with the fewest transposes";
+  let summary = "runs convolutions, batch norm, pooling and bilinear resize in NHWC (or NCHW), with the fewest transposes";
   let description = [{
     Layout assignment, as XLA's and TensorFlow's layout optimizers do it.
     First, in the training step (the function whose results update its
@@ -201,8 +201,8 @@ def ConvertLayoutPass : Pass<"dlc-convert-layout", "::mlir::ModuleOp"> {
     keeps them: the argument's `storage` entry records the permutation for
     the runtime, which initializes, reads and dumps it in the declared
     order. Then every `conv2d`, `conv2d_backward_data`, `conv2d_backward_filter`,
-    `batch_norm`, `batch_norm_backward`, `resize_bilinear` and
-    `resize_bilinear_backward` on 4-d data whose `layout` is not
+    `batch_norm`, `batch_norm_backward`, `max_pool2d`, `avg_pool2d`, their
+    gradients, `resize_bilinear` and `resize_bilinear_backward` on 4-d data whose `layout` is not
     the target is rewritten to the target layout between transposes (a
     filter's OIHW <-> OHWI is the same permutation as NCHW <-> NHWC). Each
     rewrite keeps the step's meaning on its own. The transposes then sink
@@ -215,8 +215,7 @@ def ConvertLayoutPass : Pass<"dlc-convert-layout", "::mlir::ModuleOp"> {
     stored filter's transposes to the return, where they cancel too. What
     remains are the transposes at the layout's edges: the input image,
     the filters of @forward, and ops without an
-    NHWC form (pooling, global average pooling, the flatten before the
-    classifier). Dropout is not crossed: its mask is a function of the
+    NHWC form (global average pooling, the flatten before the classifier). Dropout is not crossed: its mask is a function of the
     element's index. Last, a transpose that keeps its non-unit dimensions
     in order (a pooled [N, C, 1, 1]) becomes a reshape: a view, no kernel.
     Run after dlc-autodiff (and the precision passes) and

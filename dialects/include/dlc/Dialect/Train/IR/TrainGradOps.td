@@ -207,7 +207,8 @@ def Train_MaxPool2dBackwardOp : Train_Op<"max_pool2d_backward",
   let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input,
                    DenseI64ArrayAttr:$kernel_size, DenseI64ArrayAttr:$stride,
                    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
-                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                   Train_LayoutAttr:$layout);
   let results = (outs Train_FloatTensor:$output);
   let assemblyFormat = "$grad `,` $input attr-dict `:` type($grad) `,` type($input)";
 }
@@ -225,7 +226,8 @@ def Train_AvgPool2dBackwardOp : Train_Op<"avg_pool2d_backward",
                    DenseI64ArrayAttr:$kernel_size, DenseI64ArrayAttr:$stride,
                    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
                    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
-                   DefaultValuedAttr<BoolAttr, "true">:$count_include_pad);
+                   DefaultValuedAttr<BoolAttr, "true">:$count_include_pad,
+                   Train_LayoutAttr:$layout);
   let results = (outs Train_FloatTensor:$output);
   let assemblyFormat = "$grad attr-dict `:` type($grad)";
 }

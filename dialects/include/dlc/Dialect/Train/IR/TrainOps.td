@@ -302,7 +302,7 @@ def Train_LayerNormOp : Train_Op<"layer_norm", [Pure, InferTypeOpAdaptor,
 
 def Train_MaxPool2dOp : Train_Op<"max_pool2d", [Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
-  let summary = "2-D max pooling of an NCHW input";
+  let summary = "2-D max pooling of an NCHW (or NHWC) input";
   let description = [{
     Padding is implicit negative infinity. With `ceil_mode` the output size
     rounds up, as in `torch.nn.MaxPool2d`.
@@ -315,14 +315,15 @@ def Train_MaxPool2dOp : Train_Op<"max_pool2d", [Pure, InferTypeOpAdaptor,
   let arguments = (ins Train_FloatTensor:$input,
                    DenseI64ArrayAttr:$kernel_size, DenseI64ArrayAttr:$stride,
                    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
-                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                   Train_LayoutAttr:$layout);
   let results = (outs Train_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
 def Train_AvgPool2dOp : Train_Op<"avg_pool2d", [Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
-  let summary = "2-D average pooling of an NCHW input";
+  let summary = "2-D average pooling of an NCHW (or NHWC) input";
   let description = [{
     With `count_include_pad` (the default, as in PyTorch) the divisor is the
     full window size, padding included.
@@ -336,7 +337,8 @@ def Train_AvgPool2dOp : Train_Op<"avg_pool2d", [Pure, InferTypeOpAdaptor,
                    DenseI64ArrayAttr:$kernel_size, DenseI64ArrayAttr:$stride,
                    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
                    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
-                   DefaultValuedAttr<BoolAttr, "true">:$count_include_pad);
+                   DefaultValuedAttr<BoolAttr, "true">:$count_include_pad,
+                   Train_LayoutAttr:$layout);
   let results = (outs Train_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
