@@ -372,6 +372,22 @@ StatusOr<HandKernel> dropout(Builder &b) {
   return b.done("dropout", ceilDiv(a.i[0], kBlock));
 }
 
+/// Whether a pooling or resize kernel's data is NHWC; another layout than
+/// NCHW or NHWC is refused.
+StatusOr<bool> isNhwc(const PlanKernel &k) {
+  std::string layout = kernelLayout(k);
+  if (layout != "NCHW" && layout != "NHWC")
+    return refuse(k, "unknown layout '" + layout + "'");
+  return layout == "NHWC";
+}
+
+/// A 4-d shape as [n, c, h, w], whichever layout it is stored in.
+std::vector<int64_t> dimsAsNchw(std::vector<int64_t> shape, bool nhwc) {
+  if (nhwc && shape.size() == 4)
+    shape = {shape[0], shape[3], shape[1], shape[2]};
+  return shape;
+}
+
 /// The pooling geometry of a [n, c, h, w] input, as poolParams reads it
 /// (an NHWC input's dimensions given in that order).
 Status poolGeometry(Builder &b, const std::vector<int64_t> &in) {
@@ -404,18 +420,16 @@ StatusOr<HandKernel> pool(Builder &b) {
   size_t inputs = backward && max ? 2 : 1;
   if (!arity(k, inputs, inputs, 1))
     return refuse(k, "unexpected operands");
-  std::string layout = kernelLayout(k);
-  if (layout != "NCHW" && layout != "NHWC")
-    return refuse(k, "unknown layout '" + layout + "'");
-  std::vector<int64_t> in =
+  StatusOr<bool> nhwc = isNhwc(k);
+  if (!nhwc.isOk())
+    return nhwc.status();
+  std::vector<int64_t> in = dimsAsNchw(
       !backward ? b.buf(k.inputs[0]).shape
-                : (max ? b.buf(k.inputs[1]).shape : b.buf(k.outputs[0]).shape);
-  bool nhwc = layout == "NHWC";
-  if (nhwc && in.size() == 4) // [n, h, w, c] -> [n, c, h, w]
-    in = {in[0], in[3], in[1], in[2]};
+                : (max ? b.buf(k.inputs[1]).shape : b.buf(k.outputs[0]).shape),
+      *nhwc);
   if (Status s = poolGeometry(b, in); !s.isOk())
     return s;
-  b.out.args.i[13] = nhwc;
+  b.out.args.i[13] = *nhwc;
   for (int32_t id : k.inputs)
     b.floating(id);
   b.floating(k.outputs[0]);
@@ -575,18 +589,13 @@ StatusOr<HandKernel> resize(Builder &b) {
   if (!arity(k, 1, 1, 1))
     return refuse(k, "expects one input and one output");
   bool backward = k.op == "resize_bilinear_backward";
-  std::string layout = kernelLayout(k);
-  if (layout != "NCHW" && layout != "NHWC")
-    return refuse(k, "unknown layout '" + layout + "'");
-  bool nhwc = layout == "NHWC";
-  std::vector<int64_t> in = b.buf(backward ? k.outputs[0] : k.inputs[0]).shape,
-                       out = b.buf(backward ? k.inputs[0] : k.outputs[0]).shape;
+  StatusOr<bool> nhwc = isNhwc(k);
+  if (!nhwc.isOk())
+    return nhwc.status();
+  std::vector<int64_t> in = dimsAsNchw(b.buf(backward ? k.outputs[0] : k.inputs[0]).shape, *nhwc),
+                       out = dimsAsNchw(b.buf(backward ? k.inputs[0] : k.outputs[0]).shape, *nhwc);
   if (in.size() != 4 || out.size() != 4)
     return refuse(k, "expects a 4-d input and output");
-  if (nhwc) { // [n, h, w, c] -> [n, c, h, w]
-    in = {in[0], in[3], in[1], in[2]};
-    out = {out[0], out[3], out[1], out[2]};
-  }
   if (in[0] != out[0] || in[1] != out[1])
     return refuse(k, "expects input and output with the same N and C");
   for (int64_t d : {in[2], in[3], out[2], out[3]})
@@ -596,7 +605,7 @@ StatusOr<HandKernel> resize(Builder &b) {
   a.i[0] = in[0], a.i[1] = in[1], a.i[2] = in[2], a.i[3] = in[3], a.i[4] = out[2],
   a.i[5] = out[3];
   a.i[6] = getInt(k, "align_corners", 0) != 0;
-  a.i[7] = nhwc;
+  a.i[7] = *nhwc;
   b.floating(k.inputs[0]);
   b.floating(k.outputs[0]);
   int64_t work = in[0] * in[1] * (backward ? in[2] * in[3] : out[2] * out[3]);

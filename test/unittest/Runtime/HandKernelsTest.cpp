@@ -216,6 +216,9 @@ double tolerance(const Case &c) {
   return tol;
 }
 
+/// An [n, c, h, w] shape stored channels last.
+std::vector<int64_t> nhwcOf(const std::vector<int64_t> &d) { return {d[0], d[2], d[3], d[1]}; }
+
 PlanAttrs pool(std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> pad,
                int64_t ceil, int64_t includePad = 1) {
   return {{"kernel_size", k}, {"stride", s}, {"padding", pad}, {"ceil_mode", ceil},
@@ -394,11 +397,8 @@ std::vector<Case> allCases() {
   };
   // Each also channels last (dlc-convert-layout's NHWC pooling), against
   // the CPU's, which runs it through NCHW copies.
-  auto toNhwc = [](const std::vector<int64_t> &d) {
-    return std::vector<int64_t>{d[0], d[2], d[3], d[1]};
-  };
   for (const PoolShape &nchw : pools) {
-    PoolShape nhwc{nchw.label + " NHWC", toNhwc(nchw.in), toNhwc(nchw.out), nchw.attrs};
+    PoolShape nhwc{nchw.label + " NHWC", nhwcOf(nchw.in), nhwcOf(nchw.out), nchw.attrs};
     nhwc.attrs["layout"] = std::string("NHWC");
     for (const PoolShape &s : {nchw, nhwc})
       for (std::string kind : {"max", "avg"}) {
@@ -640,19 +640,16 @@ std::vector<Case> allCases() {
       // CPU's, which runs it through NCHW copies: the same values.
       if (s.t != F)
         continue;
-      auto nhwc = [](const std::vector<int64_t> &d) {
-        return std::vector<int64_t>{d[0], d[2], d[3], d[1]};
-      };
       PlanAttrs attrs = {{"align_corners", align}, {"layout", std::string("NHWC")}};
       {
         Case &c = add("resize_bilinear NHWC " + suffix);
-        c.kernel("resize_bilinear", {c.buffer("x", s.t, nhwc(s.in), kIn)},
-                 {c.buffer("y", s.t, nhwc(s.out), kOut)}, attrs);
+        c.kernel("resize_bilinear", {c.buffer("x", s.t, nhwcOf(s.in), kIn)},
+                 {c.buffer("y", s.t, nhwcOf(s.out), kOut)}, attrs);
       }
       {
         Case &c = add("resize_bilinear_backward NHWC " + suffix);
-        c.kernel("resize_bilinear_backward", {c.buffer("dy", s.t, nhwc(s.out), kIn)},
-                 {c.buffer("dx", s.t, nhwc(s.in), kOut)}, attrs);
+        c.kernel("resize_bilinear_backward", {c.buffer("dy", s.t, nhwcOf(s.out), kIn)},
+                 {c.buffer("dx", s.t, nhwcOf(s.in), kOut)}, attrs);
       }
     }
   }
