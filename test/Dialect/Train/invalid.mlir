@@ -1643,3 +1643,20 @@ func.func @batch_norm_nhwc_channels(%x: tensor<2x5x5x4xf32>, %s: tensor<5xf32>) 
   %y, %m, %v = train.batch_norm %x, %s, %s, %s, %s {layout = "NHWC"} : tensor<2x5x5x4xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>
   return
 }
+
+// -----
+
+func.func @all_reduce_one_rank(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'train.all_reduce' op expects 'ranks' >= 2, got 1}}
+  %r = train.all_reduce %g {ranks = 1 : i64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @all_reduce_nothing() {
+  // expected-error @+2 {{'train.all_reduce' op expects at least one gradient}}
+  // expected-error @+1 {{'train.all_reduce' op failed to infer returned types}}
+  "train.all_reduce"() {ranks = 2 : i64} : () -> ()
+  return
+}

@@ -171,3 +171,15 @@ func.func @loss_scaling(%s: tensor<f32>, %p: tensor<4xf16>, %g: tensor<4xf16>, %
   %3 = train.constant {train.seed_gradient} dense<1.0> : tensor<f32>
   return
 }
+
+// -----
+
+// Data parallelism: one bucket of gradients of mixed shapes and types,
+// averaged over the ranks; the results have the operands' types.
+// CHECK-LABEL: func.func @all_reduce
+// CHECK: %[[R:.+]]:2 = train.all_reduce %arg0, %arg1 {bucket = 3 : i64, ranks = 8 : i64} : tensor<4x8xf16>, tensor<4xf32>
+// CHECK: return %[[R]]#0, %[[R]]#1 : tensor<4x8xf16>, tensor<4xf32>
+func.func @all_reduce(%g: tensor<4x8xf16>, %h: tensor<4xf32>) -> (tensor<4x8xf16>, tensor<4xf32>) {
+  %r:2 = train.all_reduce %g, %h {ranks = 8 : i64, bucket = 3 : i64} : tensor<4x8xf16>, tensor<4xf32>
+  return %r#0, %r#1 : tensor<4x8xf16>, tensor<4xf32>
+}

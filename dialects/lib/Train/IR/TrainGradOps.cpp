@@ -260,6 +260,19 @@ TRAIN_INFER(LossScaleStatusOp)
   return success();
 TRAIN_INFER_END
 
+TRAIN_INFER(AllReduceOp)
+  if (adaptor.getGrads().empty())
+    return diag.error("expects at least one gradient");
+  int64_t ranks = adaptor.getRanksAttr().getInt();
+  if (ranks < 2)
+    return diag.error("expects 'ranks' >= 2, got ", ranks);
+  if (adaptor.getBucketAttr().getInt() < 0)
+    return diag.error("expects 'bucket' >= 0, got ", adaptor.getBucketAttr().getInt());
+  for (Value grad : adaptor.getGrads())
+    types.push_back(grad.getType());
+  return success();
+TRAIN_INFER_END
+
 TRAIN_INFER(UpdateLossScaleOp)
   if (failed(checkStatus(diag, adaptor.getStatus())))
     return failure();

@@ -444,4 +444,32 @@ def Train_UpdateLossScaleOp : Train_Op<"update_loss_scale", [Pure, InferTypeOpAd
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Data parallelism
+//===----------------------------------------------------------------------===//
+
+// Not Pure: every rank must run the same collectives in the same order, so
+// none may be removed, merged or moved past another.
+def Train_AllReduceOp : Train_Op<"all_reduce", [InferTypeOpAdaptor]> {
+  let summary = "averages gradients over the data-parallel ranks (one bucket)";
+  let description = [{
+    Each of `ranks` ranks runs the same step on its own slice of the global
+    batch; this op returns, for every operand, the element-wise mean of that
+    operand over the ranks: the gradient of the global batch's mean loss.
+    One op is one bucket of gradients sent together, as PyTorch's
+    DistributedDataParallel buckets them (`bucket` numbers it, in the order
+    the backward pass finishes them). dlc-data-parallel inserts it; the CPU
+    backend runs it across threads, the CUDA backend as NCCL all-reduces.
+
+    ```mlir
+    %g0r, %g1r = train.all_reduce %g0, %g1 {bucket = 0 : i64, ranks = 8 : i64}
+        : tensor<1000x2048xf32>, tensor<1000xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Train_FloatTensor>:$grads, I64Attr:$ranks,
+                   DefaultValuedAttr<I64Attr, "0">:$bucket);
+  let results = (outs Variadic<Train_FloatTensor>:$reduced);
+  let assemblyFormat = "$grads attr-dict `:` type($grads)";
+}
+
 #endif // DLC_DIALECT_TRAIN_IR_TRAINGRADOPS_TD

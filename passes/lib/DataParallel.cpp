@@ -1,0 +1,169 @@
+//===- DataParallel.cpp - gradient all-reduce for data-parallel ranks -----===//
+//
+// PyTorch's DistributedDataParallel inside the compiled step. Every rank runs
+// this same step on its own slice of the global batch; before any reader
+// sees a parameter's gradient, it is replaced by its mean over the ranks, so
+// every rank's optimizer applies the same update to the same parameters.
+//
+//   - The gradients are the values the optimizer updates read (sgd_update,
+//     adamw_update); one read by several updates is averaged once.
+//   - They are grouped into buckets of about `bucket-mb` MiB in the order the
+//     backward pass computes them (DDP fills its buckets in the same order,
+//     from the last layer back), and each bucket becomes one
+//     `train.all_reduce` placed right after its last gradient, where a
+//     runtime can start it while the backward pass goes on.
+//   - Every other reader of a gradient (the loss-scale overflow check, the
+//     updates) reads the averaged value: all ranks then agree on whether
+//     the step overflowed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Transforms/Passes.h"
+
+#include "dlc/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+#define DEBUG_TYPE "dlc-data-parallel"
+
+namespace mlir::dlc {
+#define GEN_PASS_DEF_DATAPARALLELPASS
+#include "dlc/Transforms/Passes.h.inc"
+} // namespace mlir::dlc
+
+using namespace mlir;
+using namespace mlir::dlc;
+using namespace mlir::dlc::train;
+
+namespace {
+
+/// The gradient an optimizer update reads, or null for another op.
+Value gradientOf(Operation *op) {
+  if (auto sgd = dyn_cast<SgdUpdateOp>(op))
+    return sgd.getGrad();
+  if (auto adamw = dyn_cast<AdamWUpdateOp>(op))
+    return adamw.getGrad();
+  return {};
+}
+
+int64_t bytesOf(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return type.getNumElements() *
+         static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
+}
+
+struct DataParallelPass final
+    : mlir::dlc::impl::DataParallelPassBase<DataParallelPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto step = module.lookupSymbol<func::FuncOp>("train_step");
+    if (!step || step.isExternal()) {
+      module.emitError() << "dlc-data-parallel expects a func.func @train_step "
+                            "with a body (run dlc-autodiff first)";
+      return signalPassFailure();
+    }
+    if (ranks < 2 || !(bucketMb > 0)) {
+      module.emitError() << "dlc-data-parallel expects ranks >= 2 (one rank "
+                            "averages nothing) and bucket-mb > 0, got ranks="
+                         << static_cast<int64_t>(ranks) << " and bucket-mb="
+                         << static_cast<double>(bucketMb);
+      return signalPassFailure();
+    }
+
+    Block &body = step.front();
+    llvm::SetVector<Value> grads;
+    bool failedWalk = false;
+    step.walk([&](Operation *op) {
+      if (isa<AllReduceOp>(op)) {
+        op->emitOpError() << "is already in @train_step: dlc-data-parallel "
+                             "runs once";
+        failedWalk = true;
+        return;
+      }
+      Value grad = gradientOf(op);
+      if (!grad)
+        return;
+      if (op->getBlock() != &body) {
+        op->emitOpError() << "is inside a fused group: run dlc-data-parallel "
+                             "before the fusion passes, which cannot see "
+                             "where a gradient is ready once its update is fused";
+        failedWalk = true;
+        return;
+      }
+      grads.insert(grad);
+    });
+    if (failedWalk)
+      return signalPassFailure();
+    if (grads.empty()) {
+      step.emitError() << "dlc-data-parallel found no optimizer update in "
+                          "@train_step: nothing to average";
+      return signalPassFailure();
+    }
+
+    // The backward pass's order: where each gradient becomes ready.
+    llvm::DenseMap<Operation *, int64_t> position;
+    int64_t next = 0;
+    for (Operation &op : body)
+      position[&op] = next++;
+    auto readyAt = [&](Value grad) -> int64_t {
+      Operation *def = grad.getDefiningOp();
+      return def ? position.lookup(def) : -1;
+    };
+    SmallVector<Value> ordered(grads.begin(), grads.end());
+    llvm::stable_sort(ordered, [&](Value a, Value b) {
+      return readyAt(a) < readyAt(b);
+    });
+
+    // Buckets: close one once it holds bucket-mb MiB.
+    int64_t cap = static_cast<int64_t>(bucketMb * (1 << 20));
+    SmallVector<SmallVector<Value>> buckets(1);
+    int64_t filled = 0;
+    for (Value grad : ordered) {
+      if (filled >= cap) {
+        buckets.emplace_back();
+        filled = 0;
+      }
+      buckets.back().push_back(grad);
+      filled += bytesOf(grad);
+    }
+
+    OpBuilder builder(module.getContext());
+    for (auto [index, bucket] : llvm::enumerate(buckets)) {
+      Value last = bucket.back();
+      if (Operation *def = last.getDefiningOp())
+        builder.setInsertionPointAfter(def);
+      else
+        builder.setInsertionPointToStart(&body);
+      auto allReduce = AllReduceOp::create(
+          builder, last.getLoc(), TypeRange(ValueRange(bucket)), bucket,
+          builder.getI64IntegerAttr(ranks),
+          builder.getI64IntegerAttr(static_cast<int64_t>(index)));
+      for (auto [grad, reduced] : llvm::zip(bucket, allReduce.getResults())) {
+        for (OpOperand &use : grad.getUses()) {
+          Operation *user = body.findAncestorOpInBlock(*use.getOwner());
+          if (user == allReduce || !user->isBeforeInBlock(allReduce))
+            continue;
+          InFlightDiagnostic diag =
+              use.getOwner()->emitOpError()
+              << "reads a gradient before its bucket's all-reduce: every "
+                 "reader of a gradient must follow the last gradient of its "
+                 "bucket";
+          diag.attachNote(allReduce.getLoc()) << "the all-reduce of bucket " << index;
+          return signalPassFailure();
+        }
+        grad.replaceUsesWithIf(reduced, [&](OpOperand &use) {
+          return use.getOwner() != allReduce;
+        });
+      }
+      numGradients += bucket.size();
+      ++numBuckets;
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,42 @@
+// RUN: dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel=ranks=4 | FileCheck %s
+// RUN: dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel="ranks=8 bucket-mb=0.0001" | FileCheck %s --check-prefix=SMALL
+// RUN: dlc-opt %s --split-input-file --dlc-autodiff --dlc-loss-scaling --dlc-data-parallel=ranks=2 | FileCheck %s --check-prefix=SCALED
+// RUN: not dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel=ranks=1 2>&1 | FileCheck %s --check-prefix=ONE
+// RUN: not dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel --dlc-data-parallel 2>&1 | FileCheck %s --check-prefix=TWICE
+// RUN: not dlc-opt %s --split-input-file --dlc-autodiff --dlc-fuse-optimizer-updates --dlc-data-parallel 2>&1 | FileCheck %s --check-prefix=FUSED
+
+// One bucket (25 MiB holds both gradients), placed after the last gradient
+// the backward pass computes; both updates read the averages.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[GW:.+]] = train.matmul
+// CHECK: %[[GB:.+]] = train.sum_to_shape
+// CHECK-NEXT: %[[R:.+]]:2 = train.all_reduce %[[GW]], %[[GB]] {ranks = 4 : i64} : tensor<4x8xf32>, tensor<4xf32>
+// CHECK-NOT: train.all_reduce
+// CHECK: train.sgd_update %{{.+}}, %[[R]]#0,
+// CHECK: train.sgd_update %{{.+}}, %[[R]]#1,
+
+// A bucket of 104 bytes takes the 128-byte weight gradient alone and
+// then the bias gradient: two all-reduces, numbered in order.
+// SMALL: %[[GW:.+]] = train.matmul
+// SMALL-NEXT: %[[RW:.+]] = train.all_reduce %[[GW]] {ranks = 8 : i64} : tensor<4x8xf32>
+// SMALL: %[[GB:.+]] = train.sum_to_shape
+// SMALL-NEXT: %[[RB:.+]] = train.all_reduce %[[GB]] {bucket = 1 : i64, ranks = 8 : i64} : tensor<4xf32>
+// SMALL: train.sgd_update %{{.+}}, %[[RW]],
+// SMALL: train.sgd_update %{{.+}}, %[[RB]],
+
+// Under loss scaling the overflow check reads the averaged gradients, so
+// every rank skips the same steps.
+// SCALED: %[[R:.+]]:2 = train.all_reduce
+// SCALED-NEXT: train.loss_scale_status %{{.+}}, %[[R]]#0, %[[R]]#1 :
+
+// ONE: error: dlc-data-parallel expects ranks >= 2 (one rank averages nothing) and bucket-mb > 0, got ranks=1 and bucket-mb=2.5
+// TWICE: error: 'train.all_reduce' op is already in @train_step: dlc-data-parallel runs once
+// FUSED: error: 'train.sgd_update' op is inside a fused group: run dlc-data-parallel before the fusion passes
+func.func @forward(%x: tensor<2x8xf32> {train.input}, %y: tensor<2xi64> {train.label},
+                   %w: tensor<4x8xf32> {train.name = "w", train.param = {init = "zeros"}},
+                   %b: tensor<4xf32> {train.name = "b", train.param = {init = "zeros"}}) -> tensor<f32>
+    attributes {train.optimizer = {kind = "sgd", lr = 0.1 : f64}} {
+  %h = train.linear %x, %w, %b : tensor<2x8xf32>, tensor<4x8xf32>, tensor<4xf32>
+  %l = train.softmax_cross_entropy %h, %y : tensor<2x4xf32>, tensor<2xi64>
+  return %l : tensor<f32>
+}
