@@ -213,17 +213,39 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
   std::vector<std::vector<std::pair<std::string, std::string>>> rows;
   bool withPeak = std::any_of(results.begin(), results.end(),
                               [](const Result &r) { return r.peakTflops > 0; });
+  // A sweep over GPU counts adds each row's speed-up over the same
+  // configuration on one GPU and its scaling efficiency (speed-up / GPUs).
+  bool gpuSweep = std::any_of(results.begin(), results.end(), [&](const Result &r) {
+    return r.gpus != results.front().gpus;
+  });
   for (const Result &r : results) {
     rows.push_back(columns(r, withPeak));
     if (results.size() > 1) {
       const Result *base = &r;
       for (const Result &b : results)
-        if (b.batch == r.batch && b.precision == r.precision) {
+        if (b.batch == r.batch && b.precision == r.precision && b.gpus == r.gpus) {
           base = &b;
           break;
         }
       double speedup = r.samplesPerSec().median / base->samplesPerSec().median;
       rows.back().insert(rows.back().begin() + 9, {"speed-up", fixed(speedup, 2) + "x"});
+    }
+    if (gpuSweep) {
+      const Result *one = nullptr;
+      for (const Result &b : results)
+        if (b.gpus == 1 && b.batch == r.batch && b.precision == r.precision &&
+            b.fusion == r.fusion && b.layout == r.layout && b.model == r.model) {
+          one = &b;
+          break;
+        }
+      std::string vsOne = "n/a", scaling = "n/a";
+      if (one) {
+        double speedup = r.samplesPerSec().median / one->samplesPerSec().median;
+        vsOne = fixed(speedup, 2) + "x";
+        scaling = fixed(100 * speedup / r.gpus, 1) + "%";
+      }
+      rows.back().insert(rows.back().begin() + 10, {"vs 1 GPU", vsOne});
+      rows.back().insert(rows.back().begin() + 11, {"scaling", scaling});
     }
   }
   const auto &header = rows.front();

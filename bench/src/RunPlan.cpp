@@ -2,6 +2,7 @@
 
 #include "RunPlan.h"
 
+#include "dlc/runtime/Collective.h"
 #include "dlc/runtime/Npy.h"
 #include "dlc/runtime/Nvml.h"
 #include "dlc/runtime/PlanSummary.h"
@@ -17,7 +18,9 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <functional>
 #include <map>
+#include <thread>
 #include <unistd.h>
 
 namespace rt = ::dlc::rt;
@@ -84,6 +87,77 @@ rt::Status loadBuffers(rt::Executor &exec, const std::string &dir,
   return rt::Status::ok();
 }
 
+/// After kernel `k`: if it is an optimizer update, keeps the gradient it
+/// read (unscaled with the status the update read, under loss scaling) as
+/// its parameter's, for --dump-out.
+void captureGradient(const rt::Executor &exec, size_t k,
+                     std::map<std::string, std::vector<float>> &lastGrads) {
+  const rt::PlanKernel &kernel = exec.plan().kernels[k];
+  if (kernel.op != "sgd_update" && kernel.op != "adamw_update")
+    return;
+  const rt::PlanBuffer &grad = exec.plan().buffers[kernel.inputs[1]];
+  std::vector<float> values = asFloats(exec.bytesOf(kernel.inputs[1]), grad.dtype);
+  size_t statusOperand = kernel.op == "sgd_update" ? 3 : 4;
+  if (kernel.inputs.size() > statusOperand) {
+    float factor =
+        asFloats(exec.bytesOf(kernel.inputs[statusOperand]), rt::DType::kF32)[0];
+    for (float &v : values)
+      v *= factor;
+  }
+  lastGrads[exec.plan().buffers[kernel.inputs[0]].name] = std::move(values);
+}
+
+/// --dump-out: every parameter and state, the loss (`loss`, the mean over
+/// the ranks), and each parameter's last gradient, in the declared order.
+rt::Status writeDump(const rt::Executor &exec,
+                     const std::map<std::string, std::vector<float>> &lastGrads,
+                     const std::string &dir, float loss) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    return failure("cannot create --dump-out directory " + dir + ": " + ec.message());
+  for (const rt::PlanBuffer &b : exec.plan().buffers) {
+    bool updated = b.role == rt::BufferRole::kParam || b.role == rt::BufferRole::kState;
+    if (!updated && b.role != rt::BufferRole::kLoss)
+      continue;
+    // Every float buffer is written as float32, half precision widened.
+    std::string bytes = exec.bytesOf(&b - exec.plan().buffers.data());
+    if (b.role == rt::BufferRole::kLoss && b.dtype == rt::DType::kF32 &&
+        bytes.size() == sizeof(float))
+      std::memcpy(bytes.data(), &loss, sizeof(float));
+    std::vector<float> widened;
+    rt::DType dtype = b.dtype;
+    if (rt::cpu::isHalf(dtype)) {
+      widened = asFloats(bytes, dtype);
+      dtype = rt::DType::kF32;
+    }
+    if (!widened.empty())
+      bytes.assign(reinterpret_cast<const char *>(widened.data()),
+                   widened.size() * sizeof(float));
+    // Written in the order the model declares (a filter stored OHWI is
+    // dumped OIHW), so dumps compare across layouts and with PyTorch.
+    std::vector<int64_t> declared = rt::declaredShape(b);
+    bytes = rt::toDeclaredOrder(b, bytes, rt::dtypeBytes(dtype));
+    if (rt::Status s = rt::writeNpy(dir + "/" + b.name + ".npy", dtype, declared,
+                                    bytes.data());
+        !s.isOk())
+      return failure(s.toString());
+    auto grad = lastGrads.find(b.name);
+    if (grad != lastGrads.end()) {
+      std::string gradBytes = rt::toDeclaredOrder(
+          b,
+          std::string_view(reinterpret_cast<const char *>(grad->second.data()),
+                           grad->second.size() * sizeof(float)),
+          sizeof(float));
+      if (rt::Status s = rt::writeNpy(dir + "/" + b.name + ".grad.npy",
+                                      rt::DType::kF32, declared, gradBytes.data());
+          !s.isOk())
+        return failure(s.toString());
+    }
+  }
+  return rt::Status::ok();
+}
+
 /// --profile on the CUDA backend: device milliseconds per step by launch
 /// kind and path, slowest first, then the ten slowest launches.
 rt::Status printLaunchProfile(const rt::cuda::CudaExecutor &gpu) {
@@ -126,6 +200,139 @@ rt::Status printLaunchProfile(const rt::cuda::CudaExecutor &gpu) {
   return rt::Status::ok();
 }
 
+/// A plan compiled for N data-parallel ranks: N CPU executors, each on its
+/// own thread with its own batch, averaging gradients through a thread
+/// group. Timed like one rank (the clock reads bracket all ranks' steps);
+/// samples/s counts every rank's batch; the loss is the ranks' mean.
+rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &result,
+                           int ranks) {
+  if (o.backend == "cuda")
+    return failure("--backend cuda: this plan averages its gradients over " +
+                   std::to_string(ranks) +
+                   " ranks, and the CUDA backend does not run all-reduces (NCCL) "
+                   "yet; --backend cpu runs the ranks as threads");
+  if (o.profile)
+    return failure("--profile does not run with several ranks yet; profile one "
+                   "rank (--gpus 1)");
+  std::vector<std::unique_ptr<rt::cpu::CpuExecutor>> execs;
+  for (int r = 0; r < ranks; ++r) {
+    auto created = rt::cpu::CpuExecutor::create(plan);
+    if (!created.isOk())
+      return failure(created.status().toString());
+    execs.push_back(std::move(*created));
+  }
+  std::vector<std::unique_ptr<rt::Communicator>> group = rt::createThreadRankGroup(ranks);
+  for (int r = 0; r < ranks; ++r)
+    execs[r]->setCommunicator(group[r].get());
+  std::map<std::string, std::vector<float>> lastGrads;
+  if (!o.dumpOut.empty())
+    execs[0]->setKernelObserver(
+        [&](size_t k) { captureGradient(*execs[0], k, lastGrads); });
+
+  // Runs body(r) on every rank's thread. A rank that fails aborts the group,
+  // so the others leave their collectives; the error reported is the first
+  // rank's own, not the others' "abandoned".
+  auto onEveryRank = [&](const std::function<rt::Status(int)> &body) {
+    std::vector<rt::Status> status(ranks);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ranks; ++r)
+      threads.emplace_back([&, r] {
+        status[r] = body(r);
+        if (!status[r].isOk())
+          group[r]->abort(status[r].message());
+      });
+    for (std::thread &t : threads)
+      t.join();
+    for (bool own : {true, false})
+      for (int r = 0; r < ranks; ++r)
+        if (!status[r].isOk() &&
+            (!own || status[r].message().find("all-reduce abandoned") == std::string::npos))
+          return failure("rank " + std::to_string(r) + " of " + std::to_string(ranks) +
+                         ": " + status[r].toString());
+    return rt::Status::ok();
+  };
+  auto mean = [&](const std::vector<float> &values) {
+    double sum = 0;
+    for (float v : values)
+      sum += v;
+    return static_cast<float>(sum / values.size());
+  };
+
+  std::vector<float> first(ranks), last(ranks);
+  for (int64_t repeat = 0; repeat < o.repeats; ++repeat) {
+    rt::Status prepared = onEveryRank([&](int r) -> rt::Status {
+      rt::Executor &exec = *execs[r];
+      // Every rank starts from the same parameters (DDP broadcasts rank 0's).
+      if (rt::Status s = exec.initialize(o.seed); !s.isOk())
+        return s;
+      if (!o.paramsIn.empty())
+        if (rt::Status s = loadBuffers(exec, o.paramsIn,
+                                       {rt::BufferRole::kParam, rt::BufferRole::kState},
+                                       [](rt::BufferRole role) {
+                                         return role == rt::BufferRole::kParam;
+                                       });
+            !s.isOk())
+          return s;
+      // Each rank its own slice of the global batch.
+      if (rt::Status s =
+              o.inputsIn.empty()
+                  ? exec.fillSyntheticBatch(o.seed + 1 + static_cast<uint64_t>(r) * 1000003)
+                  : loadBuffers(exec, o.inputsIn + "/rank" + std::to_string(r),
+                                {rt::BufferRole::kInput, rt::BufferRole::kLabel},
+                                [](rt::BufferRole) { return true; });
+          !s.isOk())
+        return s;
+      for (int64_t i = 0; i < o.warmup; ++i) {
+        if (rt::Status s = exec.step(); !s.isOk())
+          return s;
+        if (i == 0)
+          first[r] = exec.loss();
+      }
+      return rt::Status::ok();
+    });
+    if (!prepared.isOk())
+      return prepared;
+    auto start = std::chrono::steady_clock::now();
+    rt::Status stepped = onEveryRank([&](int r) -> rt::Status {
+      for (int64_t i = 0; i < o.steps; ++i) {
+        if (rt::Status s = execs[r]->step(); !s.isOk())
+          return s;
+        if (o.warmup == 0 && i == 0)
+          first[r] = execs[r]->loss();
+      }
+      last[r] = execs[r]->loss();
+      return rt::Status::ok();
+    });
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!stepped.isOk())
+      return stepped;
+    RepeatResult timed;
+    timed.lossFirst = mean(first);
+    timed.lossLast = mean(last);
+    timed.samplesPerSec = static_cast<double>(result.batch) * ranks * o.steps / seconds;
+    timed.stepMs = seconds * 1000 / o.steps;
+    result.repeatResults.push_back(timed);
+  }
+
+  // The ranks applied the same averaged gradients to the same parameters:
+  // any difference is a bug (a gradient left out of the all-reduce), not
+  // rounding. Batch-norm running statistics stay each rank's own.
+  for (const rt::PlanBuffer &b : plan.buffers) {
+    if (b.role != rt::BufferRole::kParam && b.role != rt::BufferRole::kOptimizerState)
+      continue;
+    int32_t id = static_cast<int32_t>(&b - plan.buffers.data());
+    std::string reference = execs[0]->bytesOf(id);
+    for (int r = 1; r < ranks; ++r)
+      if (execs[r]->bytesOf(id) != reference)
+        return failure("the ranks diverged: '" + b.name + "' differs between rank 0 and "
+                       "rank " + std::to_string(r) + " after the run");
+  }
+  if (!o.dumpOut.empty())
+    return writeDump(*execs[0], lastGrads, o.dumpOut, mean(last));
+  return rt::Status::ok();
+}
+
 } // namespace
 
 void describePlan(const rt::Plan &plan, const std::string &backend, Result &result) {
@@ -134,6 +341,7 @@ void describePlan(const rt::Plan &plan, const std::string &backend, Result &resu
   result.precision = plan.precision;
   result.fusion = plan.fusion;
   result.batch = plan.batch;
+  result.gpus = rt::planRanks(plan);
   result.threads = rt::cpu::cpuThreadCount();
   result.peakArenaBytes = plan.arenaBytes;
   for (const rt::PlanKernel &k : plan.kernels)
@@ -168,6 +376,8 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
   result.steps = o.steps;
   result.repeats = o.repeats;
   result.seed = o.seed;
+  if (int64_t ranks = rt::planRanks(plan); ranks > 1)
+    return runDataParallel(plan, o, result, static_cast<int>(ranks));
   // Both backends run the same loop below through rt::Executor.
   std::unique_ptr<rt::Executor> executor;
   rt::cuda::CudaExecutor *gpu = nullptr;
@@ -210,20 +420,8 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
   if (!o.dumpOut.empty() || observeProfile)
     exec.setKernelObserver([&](size_t k) {
       const rt::PlanKernel &kernel = exec.plan().kernels[k];
-      if (!o.dumpOut.empty() &&
-          (kernel.op == "sgd_update" || kernel.op == "adamw_update"))
-      {
-        const rt::PlanBuffer &grad = exec.plan().buffers[kernel.inputs[1]];
-        std::vector<float> values = asFloats(exec.bytesOf(kernel.inputs[1]), grad.dtype);
-        size_t statusOperand = kernel.op == "sgd_update" ? 3 : 4;
-        if (kernel.inputs.size() > statusOperand) {
-          float factor = asFloats(exec.bytesOf(kernel.inputs[statusOperand]),
-                                  rt::DType::kF32)[0];
-          for (float &v : values)
-            v *= factor;
-        }
-        lastGrads[exec.plan().buffers[kernel.inputs[0]].name] = std::move(values);
-      }
+      if (!o.dumpOut.empty())
+        captureGradient(exec, k, lastGrads);
       if (observeProfile) {
         auto now = std::chrono::steady_clock::now();
         if (timing) {
@@ -327,49 +525,8 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
                 << "%  (" << opTime[op].second / (o.repeats * o.steps) << " per step)\n";
   }
 
-  if (!o.dumpOut.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(std::string(o.dumpOut), ec);
-    if (ec)
-      return failure("cannot create --dump-out directory " + o.dumpOut + ": " + ec.message());
-    for (const rt::PlanBuffer &b : exec.plan().buffers) {
-      bool updated = b.role == rt::BufferRole::kParam || b.role == rt::BufferRole::kState;
-      if (!updated && b.role != rt::BufferRole::kLoss)
-        continue;
-      // Every float buffer is written as float32, half precision widened.
-      std::string bytes = exec.bytesOf(&b - exec.plan().buffers.data());
-      std::vector<float> widened;
-      rt::DType dtype = b.dtype;
-      if (rt::cpu::isHalf(dtype)) {
-        widened = asFloats(bytes, dtype);
-        dtype = rt::DType::kF32;
-      }
-      if (!widened.empty())
-        bytes.assign(reinterpret_cast<const char *>(widened.data()),
-                     widened.size() * sizeof(float));
-      // Written in the order the model declares (a filter stored OHWI is
-      // dumped OIHW), so dumps compare across layouts and with PyTorch.
-      std::vector<int64_t> declared = rt::declaredShape(b);
-      bytes = rt::toDeclaredOrder(b, bytes, rt::dtypeBytes(dtype));
-      if (rt::Status s = rt::writeNpy(o.dumpOut + "/" + b.name + ".npy", dtype, declared,
-                                      bytes.data());
-          !s.isOk())
-        return failure(s.toString());
-      auto grad = lastGrads.find(b.name);
-      if (grad != lastGrads.end()) {
-        std::string gradBytes = rt::toDeclaredOrder(
-            b,
-            std::string_view(reinterpret_cast<const char *>(grad->second.data()),
-                             grad->second.size() * sizeof(float)),
-            sizeof(float));
-        if (rt::Status s = rt::writeNpy(o.dumpOut + "/" + b.name + ".grad.npy",
-                                        rt::DType::kF32, declared, gradBytes.data());
-            !s.isOk())
-          return failure(s.toString());
-      }
-    }
-  }
-
+  if (!o.dumpOut.empty())
+    return writeDump(exec, lastGrads, o.dumpOut, exec.loss());
   return rt::Status::ok();
 }
 

@@ -22,6 +22,7 @@
 #include "dlc/InitAll.h"
 #include "dlc/Pipelines/Pipelines.h"
 #include "dlc/Transforms/Passes.h"
+#include "dlc/runtime/Collective.h"
 #include "dlc/runtime/Device.h"
 #include "dlc/runtime/Npy.h"
 #include "dlc/runtime/PlanSummary.h"
@@ -92,9 +93,15 @@ cl::opt<std::string> precisionList("precision",
     cl::init("fp32"), cl::cat(category));
 cl::opt<std::string> gpusList("gpus",
     cl::desc("GPUs (data-parallel ranks) per configuration, or a comma-separated "
-             "list to sweep for speed-up and scaling efficiency (default 1); counts "
-             "above 1 need the data-parallel work and are refused until it lands"),
+             "list to sweep for speed-up and scaling efficiency, e.g. 1,2,4,8 "
+             "(default 1). --batch is per rank, as in the seed reports; above 1, "
+             "dlc-data-parallel averages the gradients over the ranks. --backend "
+             "cpu runs the ranks as threads of this process"),
     cl::init("1"), cl::cat(category));
+cl::opt<double> bucketMb("bucket-mb",
+    cl::desc("with --gpus above 1: MiB of gradients per all-reduce (PyTorch DDP's "
+             "bucket_cap_mb, default 25)"),
+    cl::init(25.0), cl::cat(category));
 cl::opt<bool> ampShortForm("amp", cl::desc("short for --precision amp"),
                            cl::init(false), cl::cat(category));
 cl::opt<double> lossScale("loss-scale",
@@ -241,8 +248,8 @@ std::vector<std::string> splitList(const std::string &list) {
 /// Compiles the model for one configuration (or reads the .plan), runs it
 /// and fills `result`; returns a non-zero exit code after an error.
 int runConfiguration(const std::string &precision, const std::string &fusion,
-                     const std::string &layout, int64_t batch, bool fromPlan,
-                     bool batchGiven, bench::Result &result) {
+                     const std::string &layout, int64_t batch, int64_t gpus,
+                     bool fromPlan, bool batchGiven, bench::Result &result) {
   // Compile: parse, specialize the batch, differentiate, lower to a plan.
   // A .plan file was compiled already (perhaps on another machine): run it.
   auto compileStart = std::chrono::steady_clock::now();
@@ -266,6 +273,10 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
       return fail("--batch " + std::to_string(batch) + " differs from the plan's batch " +
                   std::to_string(plan.batch) + "; compile the model again for another batch");
     batch = plan.batch;
+    if (gpusList.getNumOccurrences() && gpus != rt::planRanks(plan))
+      return fail("--gpus " + std::to_string(gpus) + " differs from the " +
+                  std::to_string(rt::planRanks(plan)) +
+                  " ranks the plan was compiled for; compile the model again");
     // A plan records offsets, not which buffers share storage by design:
     // the no-reuse total and the liveness bound are unknown here.
     stats.kernels = static_cast<int64_t>(plan.kernels.size());
@@ -302,6 +313,10 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
       return fail("--precision " + precision + ": " + error);
     if (failed(mlir::dlc::buildLayoutPipeline(pm, layout, precision, error)))
       return fail("--layout: " + error);
+    // After precision and layout (the all-reduce reads what the update
+    // reads), before fusion (which would hide where a gradient is ready).
+    if (gpus > 1)
+      pm.addPass(mlir::dlc::createDataParallelPass({gpus, bucketMb}));
     mlir::dlc::FusionPipelineOptions fusionOptions;
     fusionOptions.strategy = fusion;
     fusionOptions.paddleRelaxGate = paddleRelaxGate;
@@ -441,18 +456,18 @@ int main(int argc, char **argv) {
   }
   if (backend != "cpu" && backend != "cuda")
     return fail("unknown --backend '" + backend + "' (cpu or cuda)");
+  std::vector<int64_t> gpuCounts;
   for (const std::string &item : splitList(gpusList)) {
     char *end = nullptr;
     long long value = std::strtoll(item.c_str(), &end, 10);
     if (item.empty() || *end || value < 1)
       return fail("--gpus expects positive integers, got '" + item + "'");
-    if (value > 1)
-      return fail("--gpus " + item +
-                  ": running on several GPUs or ranks needs the data-parallel "
-                  "work (gradient all-reduce across ranks), which is not "
-                  "implemented yet; only --gpus 1 runs");
+    gpuCounts.push_back(value);
   }
-  size_t configs = batches.size() * precisions.size() * fusions.size() * layouts.size();
+  if (!(bucketMb > 0))
+    return fail("--bucket-mb must be > 0");
+  size_t configs = batches.size() * precisions.size() * fusions.size() *
+                   layouts.size() * gpuCounts.size();
   bool fromPlan = llvm::StringRef(modelPath).ends_with(".plan");
   if (configs > 1 && (fromPlan || !emitPlan.empty() || !dumpOut.empty()))
     return fail("a sweep of " + std::to_string(configs) +
@@ -460,18 +475,20 @@ int main(int argc, char **argv) {
                 "give one configuration");
 
   // Every combination, precision slowest, then fusion, then layout, then
-  // batch, so that configurations to compare end up side by side.
+  // batch, then GPUs, so that configurations to compare end up side by side
+  // (a GPU sweep's rows next to their one-GPU row, for scaling efficiency).
   std::vector<bench::Result> results;
   for (const std::string &p : precisions)
     for (const std::string &f : fusions)
       for (const std::string &l : layouts)
-        for (int64_t b : batches) {
-          bench::Result result;
-          if (int rc = runConfiguration(p, f, l, b, fromPlan,
-                                        batchList.getNumOccurrences() > 0, result))
-            return rc;
-          results.push_back(std::move(result));
-        }
+        for (int64_t b : batches)
+          for (int64_t g : gpuCounts) {
+            bench::Result result;
+            if (int rc = runConfiguration(p, f, l, b, g, fromPlan,
+                                          batchList.getNumOccurrences() > 0, result))
+              return rc;
+            results.push_back(std::move(result));
+          }
 
   std::ofstream file;
   std::ostream *os = &std::cout;

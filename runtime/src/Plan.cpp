@@ -2,6 +2,8 @@
 
 #include "dlc/runtime/Plan.h"
 
+#include "dlc/runtime/Collective.h"
+
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -303,6 +305,7 @@ Status validatePlan(const Plan &plan) {
                      " bytes) lies outside the arena of " +
                      std::to_string(plan.arenaBytes) + " bytes");
   }
+  int64_t ranksOfPlan = planRanks(plan);
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
     const PlanKernel &kernel = plan.kernels[k];
     for (const auto *list : {&kernel.inputs, &kernel.outputs})
@@ -311,6 +314,30 @@ Status validatePlan(const Plan &plan) {
           return invalid("kernel #" + std::to_string(k) + " (" + kernel.op +
                          ") names buffer #" + std::to_string(id) + " of " +
                          std::to_string(plan.buffers.size()));
+    if (kernel.op != "all_reduce")
+      continue;
+    // Data parallelism: every all-reduce for the same ranks, each output
+    // the shape and type of its input.
+    std::string where = "kernel #" + std::to_string(k) + " (all_reduce)";
+    auto ranks = kernel.attrs.find("ranks");
+    const int64_t *count =
+        ranks == kernel.attrs.end() ? nullptr : std::get_if<int64_t>(&ranks->second);
+    if (!count || *count < 2)
+      return invalid(where + " has no integer 'ranks' >= 2");
+    if (*count != ranksOfPlan)
+      return invalid(where + " averages over " + std::to_string(*count) +
+                     " ranks, another over " + std::to_string(ranksOfPlan));
+    if (kernel.inputs.empty() || kernel.inputs.size() != kernel.outputs.size())
+      return invalid(where + " has " + std::to_string(kernel.inputs.size()) +
+                     " inputs and " + std::to_string(kernel.outputs.size()) +
+                     " outputs");
+    for (size_t i = 0; i < kernel.inputs.size(); ++i) {
+      const PlanBuffer &in = plan.buffers[kernel.inputs[i]];
+      const PlanBuffer &out = plan.buffers[kernel.outputs[i]];
+      if (in.dtype != out.dtype || in.shape != out.shape)
+        return invalid(where + ": output '" + out.name +
+                       "' differs in shape or type from input '" + in.name + "'");
+    }
   }
   return Status::ok();
 }

@@ -185,6 +185,19 @@ def init(name, out):
         np.save(os.path.join(out, iname + ".npy"), value)
 
 
+def split(name, src, ranks):
+    """SRC/rank<r>/: rank r's slice of every input along the batch, for a
+    data-parallel run whose dump `check` then compares with the whole batch."""
+    inputs = models()[name][3]
+    for iname in inputs:
+        value = np.load(os.path.join(src, iname + ".npy"))
+        if value.shape[0] % ranks:
+            sys.exit("%s: batch %d does not split over %d ranks" % (iname, value.shape[0], ranks))
+        for r, part in enumerate(np.split(value, ranks)):
+            os.makedirs(os.path.join(src, "rank%d" % r), exist_ok=True)
+            np.save(os.path.join(src, "rank%d" % r, iname + ".npy"), part)
+
+
 def check(name, src, dump, tolerance=TOLERANCE, autocast=None):
     forward, params, state, inputs, make_opt = models()[name]
     load = lambda n: torch.from_numpy(np.load(os.path.join(src, n + ".npy")))
@@ -247,6 +260,8 @@ def check(name, src, dump, tolerance=TOLERANCE, autocast=None):
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "init":
         init(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) >= 5 and sys.argv[1] == "split":
+        split(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif len(sys.argv) >= 5 and sys.argv[1] == "check":
         sys.exit(check(sys.argv[2], sys.argv[3], sys.argv[4]))
     elif len(sys.argv) >= 6 and sys.argv[1] == "check-bf16":

@@ -92,6 +92,7 @@ const KernelRegistry &cpuKernels() {
     registerShapeKernels(r);
     registerDenseKernels(r);
     registerSpatialKernels(r);
+    registerCollectiveKernels(r);
     return r;
   }();
   return registry;
@@ -210,7 +211,8 @@ Status CpuExecutor::runKernel(size_t k, int64_t step) {
   for (int32_t id : kernel.outputs)
     outputs.push_back(widened(id, false));
   std::vector<TensorRef> results = halfScratch_[k] ? outputs : std::vector<TensorRef>();
-  KernelContext context(kernel, std::move(inputs), std::move(outputs), step);
+  KernelContext context(kernel, std::move(inputs), std::move(outputs), step,
+                        communicator_);
   if (Status status = kernels_[k](context); !status.isOk())
     return Status(status.code(), "step " + std::to_string(step) + ", kernel #" +
                                      std::to_string(k) + ": " + status.message());

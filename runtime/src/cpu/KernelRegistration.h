@@ -16,6 +16,7 @@ namespace dlc::rt::cpu {
 void registerShapeKernels(KernelRegistry &registry);
 void registerDenseKernels(KernelRegistry &registry);
 void registerSpatialKernels(KernelRegistry &registry);
+void registerCollectiveKernels(KernelRegistry &registry);
 
 /// Strides of a row-major shape.
 std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape);

@@ -16,6 +16,8 @@
 
 #include "dlc/runtime/cuda/CudaExecutor.h"
 
+#include "dlc/runtime/Collective.h"
+
 #include "../cublas/CublasLtGemm.h"
 #include "../cudnn/CudnnBatchNorm.h"
 #include "../cudnn/CudnnConv.h"
@@ -282,6 +284,13 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan, CudaOpti
   size_t tableBytes = 0;
   std::vector<DeviceLaunch> routed = planDeviceLaunches(impl->plan());
   std::vector<Launch> all = launchesOf(routed);
+  for (const DeviceLaunch &d : routed)
+    if (d.path == "nccl")
+      return Status(StatusCode::kUnavailable,
+                    "the plan averages gradients over " +
+                        std::to_string(planRanks(impl->plan())) +
+                        " data-parallel ranks, and the CUDA backend does not run "
+                        "NCCL all-reduces yet; --backend cpu runs the ranks as threads");
   // NVRTC on every core first: hundreds of kernels for a large model, which
   // the loop below then loads from the disk cache (its own compile reports
   // any failure, with the launch it belongs to).

@@ -36,6 +36,11 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
   std::string reason;
   // A GEMM-epilogue group (not a run split out of one: those lack the GEMM).
   const std::string &first = plan.kernels[launch.kernels.front()].op;
+  if (first == "all_reduce") {
+    d.path = "nccl";
+    d.reason = "a gradient all-reduce over data-parallel ranks";
+    return d;
+  }
   if (launch.kernels.size() > 1 && (first == "matmul" || first == "linear") &&
       (launch.kind == "gemm_bias_act" || launch.kind == "gemm_dact_bgrad")) {
     auto epilogue = gemmEpilogueFor(plan, launch);

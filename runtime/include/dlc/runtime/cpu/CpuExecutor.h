@@ -9,6 +9,7 @@
 #ifndef DLC_RUNTIME_CPU_CPUEXECUTOR_H
 #define DLC_RUNTIME_CPU_CPUEXECUTOR_H
 
+#include "dlc/runtime/Collective.h"
 #include "dlc/runtime/Executor.h"
 #include "dlc/runtime/Plan.h"
 
@@ -38,9 +39,10 @@ struct TensorRef {
 class KernelContext {
 public:
   KernelContext(const PlanKernel &kernel, std::vector<TensorRef> inputs,
-                std::vector<TensorRef> outputs, int64_t step)
+                std::vector<TensorRef> outputs, int64_t step,
+                Communicator *communicator = nullptr)
       : kernel(kernel), inputs(std::move(inputs)), outputs(std::move(outputs)),
-        stepIndex(step) {}
+        stepIndex(step), comm(communicator) {}
 
   const TensorRef &in(size_t i) const { return inputs.at(i); }
   const TensorRef &out(size_t i) const { return outputs.at(i); }
@@ -49,6 +51,8 @@ public:
   /// The training step being run, from 0.
   int64_t step() const { return stepIndex; }
   const std::string &op() const { return kernel.op; }
+  /// This rank's handle on its data-parallel group; null on one rank.
+  Communicator *communicator() const { return comm; }
 
   int64_t getInt(const std::string &name, int64_t fallback) const;
   double getFloat(const std::string &name, double fallback) const;
@@ -60,13 +64,15 @@ public:
   /// The same kernel over other buffers (an adapter's copies of these).
   KernelContext withBuffers(std::vector<TensorRef> inputs,
                             std::vector<TensorRef> outputs) const {
-    return KernelContext(kernel, std::move(inputs), std::move(outputs), stepIndex);
+    return KernelContext(kernel, std::move(inputs), std::move(outputs), stepIndex,
+                         comm);
   }
 
 private:
   const PlanKernel &kernel;
   std::vector<TensorRef> inputs, outputs;
   int64_t stepIndex;
+  Communicator *comm;
 };
 
 using KernelFn = std::function<Status(const KernelContext &)>;
@@ -110,6 +116,10 @@ public:
   /// backend's host fallback runs the kernels it has no device code for
   /// through this, on a host copy of their buffers.
   Status runKernel(size_t k, int64_t step);
+  /// Makes this executor rank `communicator->rank()` of a data-parallel
+  /// group: its all_reduce kernels average with the other ranks'. A plan
+  /// compiled for N ranks cannot step without a group of N.
+  void setCommunicator(Communicator *communicator) { communicator_ = communicator; }
   /// The arena: buffer b lives at hostArena() + b.offset.
   unsigned char *hostArena() { return arena_; }
 
@@ -123,6 +133,7 @@ private:
   unsigned char *arena_ = nullptr;
   std::map<std::string, int32_t> byName_;
   std::function<void(size_t)> observer_;
+  Communicator *communicator_ = nullptr;
   int64_t stepCounter = 0;
   /// Per kernel: float elements of scratch its half-precision buffers need.
   std::vector<int64_t> halfScratch_;

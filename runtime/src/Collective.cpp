@@ -1,0 +1,151 @@
+//===- Collective.cpp - data-parallel ranks as threads --------------------===//
+
+#include "dlc/runtime/Collective.h"
+
+#include "dlc/runtime/cpu/Parallel.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+
+namespace dlc::rt {
+
+int64_t planRanks(const Plan &plan) {
+  int64_t ranks = 1;
+  for (const PlanKernel &k : plan.kernels) {
+    if (k.op != "all_reduce")
+      continue;
+    auto it = k.attrs.find("ranks");
+    if (it != k.attrs.end())
+      if (const auto *value = std::get_if<int64_t>(&it->second))
+        ranks = std::max(ranks, *value);
+  }
+  return ranks;
+}
+
+namespace {
+
+/// What the ranks of one group share: a reusable barrier that an abort
+/// breaks, and each rank's operands of the collective under way.
+class Group {
+public:
+  explicit Group(int ranks) : ranks_(ranks), inputs_(ranks), counts_(ranks) {}
+
+  int ranks() const { return ranks_; }
+
+  /// Waits until every rank arrived; fails once a rank aborted.
+  Status barrier() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!abortedBy_.empty())
+      return abandoned();
+    int64_t generation = generation_;
+    if (++arrived_ == ranks_) {
+      arrived_ = 0;
+      ++generation_;
+      changed_.notify_all();
+      return Status::ok();
+    }
+    changed_.wait(lock, [&] { return generation_ != generation || !abortedBy_.empty(); });
+    return generation_ != generation ? Status::ok() : abandoned();
+  }
+
+  void abort(int rank, const std::string &why) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (abortedBy_.empty())
+      abortedBy_ = "rank " + std::to_string(rank) + " failed: " + why;
+    changed_.notify_all();
+  }
+
+  std::vector<const std::vector<const float *> *> &inputs() { return inputs_; }
+  std::vector<const std::vector<int64_t> *> &counts() { return counts_; }
+
+private:
+  Status abandoned() const {
+    return Status(StatusCode::kInternal, "all-reduce abandoned: " + abortedBy_);
+  }
+
+  const int ranks_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int arrived_ = 0;
+  int64_t generation_ = 0;
+  std::string abortedBy_;
+  std::vector<const std::vector<const float *> *> inputs_;
+  std::vector<const std::vector<int64_t> *> counts_;
+};
+
+class ThreadCommunicator final : public Communicator {
+public:
+  ThreadCommunicator(std::shared_ptr<Group> group, int rank)
+      : group_(std::move(group)), rank_(rank) {}
+
+  int rank() const override { return rank_; }
+  int ranks() const override { return group_->ranks(); }
+
+  Status allReduceMean(const std::vector<const float *> &in,
+                       const std::vector<float *> &out,
+                       const std::vector<int64_t> &counts) override {
+    if (in.size() != counts.size() || out.size() != counts.size())
+      return Status(StatusCode::kInvalidArgument,
+                    "all-reduce: " + std::to_string(in.size()) + " inputs, " +
+                        std::to_string(out.size()) + " outputs and " +
+                        std::to_string(counts.size()) + " counts");
+    group_->inputs()[rank_] = &in;
+    group_->counts()[rank_] = &counts;
+    if (Status s = group_->barrier(); !s.isOk())
+      return s;
+    // Every rank checks every rank's operands alike, so all fail together.
+    for (int r = 1; r < ranks(); ++r)
+      if (*group_->counts()[r] != *group_->counts()[0])
+        return Status(StatusCode::kInvalidArgument,
+                      "all-reduce: rank " + std::to_string(r) +
+                          " sends other buffer sizes than rank 0 (are the "
+                          "ranks running different plans?)");
+    // Sum in rank order into private memory: `out` may alias `in`, and the
+    // other ranks read this rank's input until the second barrier.
+    int64_t total = 0;
+    for (int64_t c : counts)
+      total += c;
+    mean_.resize(static_cast<size_t>(total));
+    float scale = 1.0f / static_cast<float>(ranks());
+    int64_t base = 0;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      float *mean = mean_.data() + base;
+      cpu::parallelFor(0, counts[i], [&](int64_t e) {
+        float sum = 0;
+        for (int r = 0; r < ranks(); ++r)
+          sum += (*group_->inputs()[r])[i][e];
+        mean[e] = sum * scale;
+      }, 1 << 14);
+      base += counts[i];
+    }
+    if (Status s = group_->barrier(); !s.isOk())
+      return s;
+    base = 0;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      std::copy(mean_.data() + base, mean_.data() + base + counts[i], out[i]);
+      base += counts[i];
+    }
+    return Status::ok();
+  }
+
+  void abort(const std::string &why) override { group_->abort(rank_, why); }
+
+private:
+  std::shared_ptr<Group> group_;
+  int rank_;
+  std::vector<float> mean_;
+};
+
+} // namespace
+
+std::vector<std::unique_ptr<Communicator>> createThreadRankGroup(int ranks) {
+  auto group = std::make_shared<Group>(ranks);
+  std::vector<std::unique_ptr<Communicator>> communicators;
+  for (int r = 0; r < ranks; ++r)
+    communicators.push_back(std::make_unique<ThreadCommunicator>(group, r));
+  return communicators;
+}
+
+} // namespace dlc::rt
