@@ -121,6 +121,10 @@ Status dropout(const KernelContext &c) {
   if (rate < 0 || rate >= 1)
     return c.error("rate must be in [0, 1)");
   uint64_t seed = static_cast<uint64_t>(c.getInt("seed", 0));
+  // Data-parallel ranks draw their own masks (rank 0 the one-rank stream);
+  // the backward pass, a dropout of the same seed, finds the same mask.
+  if (const Communicator *comm = c.communicator())
+    seed += static_cast<uint64_t>(comm->rank()) * 0x9E3779B97F4A7C15ull;
   uint64_t step = static_cast<uint64_t>(c.step());
   float scale = static_cast<float>(1.0 / (1.0 - rate));
   const float *x = c.in(0).f32();

@@ -136,6 +136,53 @@ TEST(CpuAllReduce, AnExecutorWithoutItsGroupSaysHowToRunThePlan) {
       << s.toString();
 }
 
+TEST(CpuAllReduce, EachRankDrawsItsOwnDropoutMaskRankZeroTheOneRankMask) {
+  dlc_test::PlanBuilder b;
+  int32_t x = b.add("x", DType::kF32, {4096}, BufferRole::kInput);
+  int32_t y = b.add("y", DType::kF32, {4096}, BufferRole::kTemporary);
+  int32_t g = b.add("g", DType::kF32, {4}, BufferRole::kInput);
+  int32_t r = b.add("r", DType::kF32, {4}, BufferRole::kTemporary);
+  b.kernel("dropout", {x}, {y}, {{"rate", 0.5}, {"seed", int64_t{7}}});
+  b.kernel("all_reduce", {g}, {r}, {{"ranks", int64_t{2}}});
+  b.plan.batch = 1;
+  std::vector<float> ones(4096, 1.0f), four(4, 1.0f);
+  auto run = [&](cpu::CpuExecutor &exec) {
+    EXPECT_TRUE(exec.write("x", ones.data(), ones.size() * 4).isOk());
+    EXPECT_TRUE(exec.write("g", four.data(), four.size() * 4).isOk());
+  };
+  // The one-rank stream, from the dropout alone.
+  dlc_test::PlanBuilder alone;
+  alone.add("x", DType::kF32, {4096}, BufferRole::kInput);
+  alone.add("y", DType::kF32, {4096}, BufferRole::kTemporary);
+  alone.kernel("dropout", {0}, {1}, {{"rate", 0.5}, {"seed", int64_t{7}}});
+  alone.plan.batch = 1;
+  auto single = cpu::CpuExecutor::create(alone.plan);
+  ASSERT_TRUE(single.isOk()) << single.status().toString();
+  ASSERT_TRUE((*single)->write("x", ones.data(), ones.size() * 4).isOk());
+  ASSERT_TRUE((*single)->step().isOk());
+
+  auto group = createThreadRankGroup(2);
+  std::vector<std::unique_ptr<cpu::CpuExecutor>> execs;
+  for (int rank = 0; rank < 2; ++rank) {
+    auto created = cpu::CpuExecutor::create(b.plan);
+    ASSERT_TRUE(created.isOk()) << created.status().toString();
+    execs.push_back(std::move(*created));
+    execs[rank]->setCommunicator(group[rank].get());
+    run(*execs[rank]);
+  }
+  auto status = onRanks(2, [&](int rank) { return execs[rank]->step(); });
+  ASSERT_TRUE(status[0].isOk() && status[1].isOk()) << status[0].toString();
+  EXPECT_EQ(execs[0]->bytesOf(y), (*single)->bytesOf(1));
+  std::string mask0 = execs[0]->bytesOf(y), mask1 = execs[1]->bytesOf(y);
+  int64_t differ = 0;
+  for (size_t i = 0; i < mask0.size(); i += 4)
+    differ += std::memcmp(&mask0[i], &mask1[i], 4) != 0;
+  // Independent masks at rate 0.5 differ in about half the elements.
+  EXPECT_GT(differ, 4096 * 4 / 10);
+  EXPECT_LT(differ, 4096 * 6 / 10);
+  (void)r;
+}
+
 TEST(PlanValidation, AllReducesDisagreeingOnRanks) {
   Plan plan = allReducePlan(DType::kF32);
   plan.kernels.push_back(plan.kernels.front());
