@@ -87,6 +87,27 @@ rt::Status loadBuffers(rt::Executor &exec, const std::string &dir,
   return rt::Status::ok();
 }
 
+/// What every repeat starts from: parameters from the seed (or
+/// --params-in), and a batch drawn from `dataSeed` (or read from
+/// `inputsDir`, "" for none).
+rt::Status prepareRepeat(rt::Executor &exec, const RunOptions &o, uint64_t dataSeed,
+                         const std::string &inputsDir) {
+  if (rt::Status s = exec.initialize(o.seed); !s.isOk())
+    return s;
+  if (!o.paramsIn.empty())
+    if (rt::Status s = loadBuffers(exec, o.paramsIn,
+                                   {rt::BufferRole::kParam, rt::BufferRole::kState},
+                                   [](rt::BufferRole role) {
+                                     return role == rt::BufferRole::kParam;
+                                   });
+        !s.isOk())
+      return s;
+  return inputsDir.empty()
+             ? exec.fillSyntheticBatch(dataSeed)
+             : loadBuffers(exec, inputsDir, {rt::BufferRole::kInput, rt::BufferRole::kLabel},
+                           [](rt::BufferRole) { return true; });
+}
+
 /// After kernel `k`: if it is an optimizer update, keeps the gradient it
 /// read (unscaled with the status the update read, under loss scaling) as
 /// its parameter's, for --dump-out.
@@ -262,24 +283,11 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
   for (int64_t repeat = 0; repeat < o.repeats; ++repeat) {
     rt::Status prepared = onEveryRank([&](int r) -> rt::Status {
       rt::Executor &exec = *execs[r];
-      // Every rank starts from the same parameters (DDP broadcasts rank 0's).
-      if (rt::Status s = exec.initialize(o.seed); !s.isOk())
-        return s;
-      if (!o.paramsIn.empty())
-        if (rt::Status s = loadBuffers(exec, o.paramsIn,
-                                       {rt::BufferRole::kParam, rt::BufferRole::kState},
-                                       [](rt::BufferRole role) {
-                                         return role == rt::BufferRole::kParam;
-                                       });
-            !s.isOk())
-          return s;
-      // Each rank its own slice of the global batch.
-      if (rt::Status s =
-              o.inputsIn.empty()
-                  ? exec.fillSyntheticBatch(o.seed + 1 + static_cast<uint64_t>(r) * 1000003)
-                  : loadBuffers(exec, o.inputsIn + "/rank" + std::to_string(r),
-                                {rt::BufferRole::kInput, rt::BufferRole::kLabel},
-                                [](rt::BufferRole) { return true; });
+      // Every rank starts from the same parameters (DDP broadcasts rank
+      // 0's), each with its own slice of the global batch.
+      if (rt::Status s = prepareRepeat(
+              exec, o, o.seed + 1 + static_cast<uint64_t>(r) * 1000003,
+              o.inputsIn.empty() ? "" : o.inputsIn + "/rank" + std::to_string(r));
           !s.isOk())
         return s;
       for (int64_t i = 0; i < o.warmup; ++i) {
@@ -433,22 +441,7 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
       }
     });
   for (int64_t r = 0; r < o.repeats; ++r) {
-    if (rt::Status s = exec.initialize(o.seed); !s.isOk())
-      return failure(s.toString());
-    if (!o.paramsIn.empty())
-      if (rt::Status s = loadBuffers(exec, o.paramsIn,
-                                     {rt::BufferRole::kParam, rt::BufferRole::kState},
-                                     [](rt::BufferRole role) {
-                                       return role == rt::BufferRole::kParam;
-                                     });
-          !s.isOk())
-        return failure(s.toString());
-    if (rt::Status s = o.inputsIn.empty()
-                           ? exec.fillSyntheticBatch(o.seed + 1)
-                           : loadBuffers(exec, o.inputsIn,
-                                         {rt::BufferRole::kInput, rt::BufferRole::kLabel},
-                                         [](rt::BufferRole) { return true; });
-        !s.isOk())
+    if (rt::Status s = prepareRepeat(exec, o, o.seed + 1, o.inputsIn); !s.isOk())
       return failure(s.toString());
     RepeatResult repeat;
     for (int64_t i = 0; i < o.warmup; ++i) {
