@@ -10,6 +10,8 @@
 
 #include "Report.h"
 
+#include <algorithm>
+
 #include <iomanip>
 #include <sstream>
 
@@ -44,6 +46,13 @@ void writeCompileSweep(std::ostream &os, const std::vector<Result> &results,
   bool device = !results.empty() && !results.front().launchesByPath.empty();
   if (device)
     header.insert(header.end() - 1, {"device launches", "split/host", "device GB/step"});
+  // --gpus above 1: the rank count, and the step's all-reduces and bytes.
+  bool ranks = std::any_of(results.begin(), results.end(),
+                           [](const Result &r) { return r.gpus > 1; });
+  if (ranks) {
+    header.insert(header.begin() + 4, "gpus");
+    header.insert(header.end() - 1, "all-reduces (MB)");
+  }
   std::vector<std::vector<std::string>> rows;
   for (const Result &r : results) {
     const Result *base = &r;
@@ -70,6 +79,12 @@ void writeCompileSweep(std::ostream &os, const std::vector<Result> &results,
                           std::to_string(launches - r.kernelsPerStep) + "/" +
                               std::to_string(host == r.launchesByPath.end() ? 0 : host->second),
                           fixedText(r.deviceMemoryBytesPerStep / 1e9, 3)});
+    }
+    if (ranks) {
+      rows.back().insert(rows.back().begin() + 4, std::to_string(r.gpus));
+      rows.back().insert(rows.back().end() - 1,
+                         std::to_string(r.allReducesPerStep) + " (" +
+                             fixedText(r.allReduceBytesPerStep / 1e6, 1) + ")");
     }
   }
   if (format == Format::kCsv) {

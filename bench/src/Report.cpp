@@ -109,6 +109,8 @@ void writeJson(std::ostream &os, const Result &r) {
      << num(r.repeatResults.empty() ? NAN : r.repeatResults.front().lossLast) << "},\n"
      << "  \"kernels_per_step\": " << r.kernelsPerStep << ",\n"
      << "  \"memory_bytes_per_step\": " << r.memoryBytesPerStep << ",\n"
+     << "  \"all_reduces_per_step\": " << r.allReducesPerStep << ",\n"
+     << "  \"all_reduce_bytes_per_step\": " << r.allReduceBytesPerStep << ",\n"
      << "  \"fused_groups\": " << countsJson(r.fusedGroups) << ",\n"
      << "  \"kernels_by_kind\": " << countsJson(r.kernelsByKind) << ",\n";
   if (!r.launchesByPath.empty())
@@ -290,6 +292,14 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
             "edges are counted as kernels)\n";
       break;
     }
+  for (const Result &x : results)
+    if (x.gpus > 1) {
+      os << "data parallel: batch is per rank; each rank averages "
+         << std::fixed << std::setprecision(1) << x.allReduceBytesPerStep / 1e6
+         << " MB of gradients per step in " << x.allReducesPerStep
+         << " all-reduces (--bucket-mb)\n";
+      break;
+    }
   // The CUDA backend says how much of the step ran where.
   for (const Result &x : results)
     if (!x.launchesByPath.empty()) {
@@ -321,6 +331,8 @@ void writeCompileReport(std::ostream &os, const Result &r, Format format) {
       {"train_gflops_per_step", fixed(r.trainFlopsPerStep / 1e9, 3)},
       {"kernels_per_step", std::to_string(r.kernelsPerStep)},
       {"memory_bytes_per_step", std::to_string(r.memoryBytesPerStep)},
+      {"all_reduces_per_step", std::to_string(r.allReducesPerStep)},
+      {"all_reduce_bytes_per_step", std::to_string(r.allReduceBytesPerStep)},
       {"fused_groups", countsJson(r.fusedGroups)},
       {"kernels_by_kind", countsJson(r.kernelsByKind)},
       {"peak_arena_bytes", std::to_string(r.peakArenaBytes)},

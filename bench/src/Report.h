@@ -41,6 +41,9 @@ struct Result {
   int64_t forwardMacsPerSample = 0;
   int64_t trainFlopsPerStep = 0; // 2 x multiply-accumulates of the whole step
   int64_t memoryBytesPerStep = 0; // each kernel's inputs read, outputs written once
+  /// Data parallelism: the all-reduces (buckets) of a step and the gradient
+  /// bytes each rank puts into them; 0 on one rank.
+  int64_t allReducesPerStep = 0, allReduceBytesPerStep = 0;
   std::map<std::string, int64_t> fusedGroups; // by kind
   std::map<std::string, int64_t> kernelsByKind; // library / generated / hand-written
   /// --backend cuda: launches by the path that ran them (generated,

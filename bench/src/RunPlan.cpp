@@ -363,6 +363,12 @@ void describePlan(const rt::Plan &plan, const std::string &backend, Result &resu
       if (result.layout.empty() || layout != "NCHW")
         result.layout = layout;
     }
+  for (const rt::PlanKernel &k : plan.kernels)
+    if (k.op == "all_reduce") {
+      ++result.allReducesPerStep;
+      for (int32_t id : k.inputs)
+        result.allReduceBytesPerStep += plan.buffers[id].bytes;
+    }
   rt::PlanSummary summary = rt::summarizePlan(plan);
   result.parameters = summary.parameters;
   result.forwardMacsPerSample = summary.forwardMacs / std::max<int64_t>(plan.batch, 1);

@@ -51,6 +51,8 @@ const char *kernelImplementation(const std::string &op) {
       "cast", "transpose", "concat", "slice", "slice_backward", "broadcast_to",
       "sum_to_shape", "reduce_sum", "reduce_mean", "reduce_max",
       "global_avg_pool"};
+  if (op == "all_reduce")
+    return "collective";
   for (const char *name : library)
     if (op == name)
       return "library";
