@@ -45,7 +45,7 @@ libdir() {
   [ -n "$SITE" ] && find "$SITE/nvidia" -name "$1" -printf '%h\n' 2>/dev/null | head -1
 }
 CUDNN_LIB=
-for lib in libcudnn.so.9 libcublasLt.so.13 libnvrtc.so.13; do
+for lib in libcudnn.so.9 libcublasLt.so.13 libnvrtc.so.13 libnccl.so.2; do
   if dir=$(libdir $lib) && [ -n "$dir" ]; then
     export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     [ $lib = libcudnn.so.9 ] && CUDNN_LIB=$dir
@@ -81,6 +81,7 @@ file(GLOB tests $PWD/test/unittest/Runtime/*Test.cpp)
 add_executable(DLCRuntimeTests \${tests})
 target_link_libraries(DLCRuntimeTests PRIVATE dlc_runtime GTest::gtest GTest::gtest_main \${CMAKE_DL_LIBS})
 target_compile_definitions(DLCRuntimeTests PRIVATE DLC_HOST_CXX="\${CMAKE_CXX_COMPILER}")
+target_link_libraries(DLCRuntimeTests PRIVATE CUDA::cudart_static)
 CMAKE
   cmake -S $B/src -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc &&
@@ -89,7 +90,7 @@ CMAKE
 fi
 readelf -d "$TESTS" | grep -q 'libcuda\.so' && { echo "error: $TESTS links the driver library" >&2; status=1; }
 if part tests; then
-"$TESTS" --gtest_filter='CudaExecutor*:CudaDevice*:Codegen*:KernelCompiler*:HandKernels*:LaunchPaths*:*Nvml*' \
+"$TESTS" --gtest_filter='CudaExecutor*:CudaDevice*:Codegen*:KernelCompiler*:HandKernels*:LaunchPaths*:*Nvml*:Nccl*' \
   2>&1 | tee "$OUT/gtest.log"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 

@@ -3,6 +3,7 @@
 #include "RunPlan.h"
 
 #include "dlc/runtime/Collective.h"
+#include "dlc/runtime/Device.h"
 #include "dlc/runtime/Npy.h"
 #include "dlc/runtime/Nvml.h"
 #include "dlc/runtime/PlanSummary.h"
@@ -10,8 +11,10 @@
 #include "dlc/runtime/cpu/Parallel.h"
 #include "dlc/runtime/cuda/CudaExecutor.h"
 #include "dlc/runtime/cuda/LaunchPaths.h"
+#include "dlc/runtime/cuda/Nccl.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -221,55 +224,98 @@ rt::Status printLaunchProfile(const rt::cuda::CudaExecutor &gpu) {
   return rt::Status::ok();
 }
 
-/// A plan compiled for N data-parallel ranks: N CPU executors, each on its
-/// own thread with its own batch, averaging gradients through a thread
-/// group. Timed like one rank (the clock reads bracket all ranks' steps);
-/// samples/s counts every rank's batch; the loss is the ranks' mean.
+/// A plan compiled for N data-parallel ranks: N executors, each driven by
+/// its own thread with its own batch, averaging gradients through their
+/// group: threads of this process on the CPU backend, one GPU each and NCCL
+/// on the CUDA backend. Timed like one rank (the clock reads bracket all
+/// ranks' steps); samples/s counts every rank's batch; the loss is the
+/// ranks' mean.
 rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &result,
                            int ranks) {
-  if (o.backend == "cuda")
-    return failure("--backend cuda: this plan averages its gradients over " +
-                   std::to_string(ranks) +
-                   " ranks, and the CUDA backend does not run all-reduces (NCCL) "
-                   "yet; --backend cpu runs the ranks as threads");
   if (o.profile)
     return failure("--profile does not run with several ranks yet; profile one "
                    "rank (--gpus 1)");
-  std::vector<std::unique_ptr<rt::cpu::CpuExecutor>> execs;
-  for (int r = 0; r < ranks; ++r) {
-    auto created = rt::cpu::CpuExecutor::create(plan);
-    if (!created.isOk())
-      return failure(created.status().toString());
-    execs.push_back(std::move(*created));
+  std::vector<std::unique_ptr<rt::Executor>> execs;
+  std::vector<std::unique_ptr<rt::Communicator>> threadGroup;
+  std::vector<std::unique_ptr<rt::cuda::NcclCommunicator>> ncclGroup;
+  std::vector<rt::cuda::CudaExecutor *> gpus;
+  if (o.backend == "cuda") {
+    auto devices = rt::listCudaDevices();
+    if (!devices.isOk())
+      return failure("--backend cuda: " + devices.status().message());
+    if (static_cast<int>(devices->size()) < ranks)
+      return failure("--backend cuda: the plan runs " + std::to_string(ranks) +
+                     " ranks, one per GPU, and this machine has " +
+                     std::to_string(devices->size()) + " GPU" +
+                     (devices->size() == 1 ? "" : "s"));
+    std::vector<int> ordinals;
+    for (int r = 0; r < ranks; ++r)
+      ordinals.push_back((*devices)[r].ordinal);
+    auto group = rt::cuda::createNcclGroup(ordinals);
+    if (!group.isOk())
+      return failure("--backend cuda: " + group.status().message());
+    ncclGroup = std::move(*group);
+    for (int r = 0; r < ranks; ++r) {
+      rt::cuda::CudaOptions options;
+      options.cudaGraph = !o.noCudaGraph;
+      options.allowTf32 = o.tf32;
+      options.device = ordinals[r];
+      auto created = rt::cuda::CudaExecutor::create(plan, options);
+      if (!created.isOk())
+        return failure("--backend cuda, rank " + std::to_string(r) + ": " +
+                       created.status().toString());
+      (*created)->setCommunicator(ncclGroup[r].get());
+      gpus.push_back(created->get());
+      execs.push_back(std::move(*created));
+    }
+    result.launchesByPath = execs[0]->launchesByPath();
+    result.device = gpus[0]->deviceName() + " x " + std::to_string(ranks);
+    result.tf32 = gpus[0]->options().allowTf32;
+    result.gpuUsageNote = "NVML is not sampled with several ranks yet";
+  } else {
+    threadGroup = rt::createThreadRankGroup(ranks);
+    for (int r = 0; r < ranks; ++r) {
+      auto created = rt::cpu::CpuExecutor::create(plan);
+      if (!created.isOk())
+        return failure(created.status().toString());
+      (*created)->setCommunicator(threadGroup[r].get());
+      execs.push_back(std::move(*created));
+    }
   }
-  std::vector<std::unique_ptr<rt::Communicator>> group = rt::createThreadRankGroup(ranks);
-  for (int r = 0; r < ranks; ++r)
-    execs[r]->setCommunicator(group[r].get());
   std::map<std::string, std::vector<float>> lastGrads;
   if (!o.dumpOut.empty())
     execs[0]->setKernelObserver(
         [&](size_t k) { captureGradient(*execs[0], k, lastGrads); });
 
-  // Runs body(r) on every rank's thread. A rank that fails aborts the group,
-  // so the others leave their collectives; the error reported is the first
-  // rank's own, not the others' "abandoned".
+  // Runs body(r) on every rank's thread (with its GPU current). The first
+  // rank to fail aborts the group, so that the others leave (or never
+  // enter) their collectives instead of waiting for it; its error is the
+  // one reported.
   auto onEveryRank = [&](const std::function<rt::Status(int)> &body) {
     std::vector<rt::Status> status(ranks);
+    std::atomic<int> firstFailed{-1};
     std::vector<std::thread> threads;
     for (int r = 0; r < ranks; ++r)
       threads.emplace_back([&, r] {
-        status[r] = body(r);
-        if (!status[r].isOk())
-          group[r]->abort(status[r].message());
+        status[r] = gpus.empty() ? rt::Status::ok() : gpus[r]->makeCurrent();
+        if (status[r].isOk())
+          status[r] = body(r);
+        if (status[r].isOk())
+          return;
+        int none = -1;
+        if (!firstFailed.compare_exchange_strong(none, r))
+          return;
+        if (gpus.empty())
+          threadGroup[r]->abort(status[r].message());
+        else
+          for (auto &comm : ncclGroup)
+            comm->abort();
       });
     for (std::thread &t : threads)
       t.join();
-    for (bool own : {true, false})
-      for (int r = 0; r < ranks; ++r)
-        if (!status[r].isOk() &&
-            (!own || status[r].message().find("all-reduce abandoned") == std::string::npos))
-          return failure("rank " + std::to_string(r) + " of " + std::to_string(ranks) +
-                         ": " + status[r].toString());
+    if (int r = firstFailed.load(); r >= 0)
+      return failure("rank " + std::to_string(r) + " of " + std::to_string(ranks) + ": " +
+                     status[r].toString());
     return rt::Status::ok();
   };
   auto mean = [&](const std::vector<float> &values) {
@@ -296,7 +342,7 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
         if (i == 0)
           first[r] = exec.loss();
       }
-      return rt::Status::ok();
+      return exec.synchronize();
     });
     if (!prepared.isOk())
       return prepared;
@@ -308,6 +354,9 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
         if (o.warmup == 0 && i == 0)
           first[r] = execs[r]->loss();
       }
+      // A device backend returns before its last steps finish.
+      if (rt::Status s = execs[r]->synchronize(); !s.isOk())
+        return s;
       last[r] = execs[r]->loss();
       return rt::Status::ok();
     });
@@ -321,21 +370,32 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
     timed.samplesPerSec = static_cast<double>(result.batch) * ranks * o.steps / seconds;
     timed.stepMs = seconds * 1000 / o.steps;
     result.repeatResults.push_back(timed);
+    if (!gpus.empty()) {
+      result.cudaGraph = gpus[0]->replaysCudaGraph();
+      result.cudaGraphNote = gpus[0]->cudaGraphNote();
+    }
   }
 
   // The ranks applied the same averaged gradients to the same parameters:
   // any difference is a bug (a gradient left out of the all-reduce), not
   // rounding. Batch-norm running statistics stay each rank's own.
+  auto bytesOn = [&](int r, int32_t id) -> std::string {
+    if (!gpus.empty() && !gpus[r]->makeCurrent().isOk())
+      return std::string();
+    return execs[r]->bytesOf(id);
+  };
   for (const rt::PlanBuffer &b : plan.buffers) {
     if (b.role != rt::BufferRole::kParam && b.role != rt::BufferRole::kOptimizerState)
       continue;
     int32_t id = static_cast<int32_t>(&b - plan.buffers.data());
-    std::string reference = execs[0]->bytesOf(id);
+    std::string reference = bytesOn(0, id);
     for (int r = 1; r < ranks; ++r)
-      if (execs[r]->bytesOf(id) != reference)
+      if (bytesOn(r, id) != reference)
         return failure("the ranks diverged: '" + b.name + "' differs between rank 0 and "
                        "rank " + std::to_string(r) + " after the run");
   }
+  if (!gpus.empty())
+    (void)gpus[0]->makeCurrent();
   if (!o.dumpOut.empty())
     return writeDump(*execs[0], lastGrads, o.dumpOut, mean(last));
   return rt::Status::ok();

@@ -96,7 +96,8 @@ cl::opt<std::string> gpusList("gpus",
              "list to sweep for speed-up and scaling efficiency, e.g. 1,2,4,8 "
              "(default 1). --batch is per rank, as in the seed reports; above 1, "
              "dlc-data-parallel averages the gradients over the ranks. --backend "
-             "cpu runs the ranks as threads of this process"),
+             "cpu runs the ranks as threads of this process; --backend cuda one "
+             "GPU per rank, averaging through NCCL"),
     cl::init("1"), cl::cat(category));
 cl::opt<double> bucketMb("bucket-mb",
     cl::desc("with --gpus above 1: MiB of gradients per all-reduce (PyTorch DDP's "

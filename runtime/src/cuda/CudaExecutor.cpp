@@ -28,6 +28,7 @@
 #include "dlc/runtime/cuda/HandKernels.h"
 #include "dlc/runtime/cuda/KernelCodegen.h"
 #include "dlc/runtime/cuda/KernelCompiler.h"
+#include "dlc/runtime/cuda/Nccl.h"
 #include "dlc/runtime/cuda/LaunchPaths.h"
 
 #include <algorithm>
@@ -116,6 +117,8 @@ struct LaunchStep {
   std::unique_ptr<cudnn::Conv> conv;
   std::unique_ptr<cudnn::BatchNorm> bn;
   std::unique_ptr<cudnn::FusedBatchNorm> fusedBn;
+  // nccl: the plan kernel's buffers averaged over the ranks
+  bool nccl = false;
   // host fallback: buffers copied down (inputs and outputs, so that bytes
   // a kernel leaves alone keep their device values) and copied back up.
   std::vector<int32_t> hostReads, hostWrites;
@@ -175,6 +178,8 @@ struct CudaExecutor::Impl {
   std::vector<LaunchPath> paths;
   std::function<void(size_t)> observer;
   int64_t stepCounter = 0;
+  /// This rank's NCCL communicator; null on one GPU.
+  NcclCommunicator *communicator = nullptr;
 
   ~Impl();
   const Plan &plan() const { return host->plan(); }
@@ -193,6 +198,8 @@ struct CudaExecutor::Impl {
                                     LaunchStep &step, std::string &reason,
                                     size_t &tableBytes);
   Status runLaunch(LaunchStep &step);
+  /// An all_reduce launch: its buffers' mean over the ranks, through NCCL.
+  Status allReduce(const LaunchStep &step);
   /// Every launch and the step's advance, one by one (observer, profiling
   /// and per-launch synchronization happen here).
   Status enqueueEagerly(const std::string &at);
@@ -250,7 +257,14 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan, CudaOpti
   if (!devices.isOk())
     return devices.status();
   auto impl = std::make_unique<Impl>();
-  impl->device = devices->front();
+  auto chosen = std::find_if(devices->begin(), devices->end(), [&](const CudaDeviceInfo &d) {
+    return d.ordinal == options.device;
+  });
+  if (chosen == devices->end())
+    return Status(StatusCode::kUnavailable,
+                  "no CUDA device " + std::to_string(options.device) + ": this machine has " +
+                      std::to_string(devices->size()));
+  impl->device = *chosen;
   std::string arch = "sm_" + std::to_string(impl->device.computeMajor) +
                      std::to_string(impl->device.computeMinor);
   impl->deviceName = impl->device.name + " (" + arch + ")";
@@ -284,13 +298,6 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan, CudaOpti
   size_t tableBytes = 0;
   std::vector<DeviceLaunch> routed = planDeviceLaunches(impl->plan());
   std::vector<Launch> all = launchesOf(routed);
-  for (const DeviceLaunch &d : routed)
-    if (d.path == "nccl")
-      return Status(StatusCode::kUnavailable,
-                    "the plan averages gradients over " +
-                        std::to_string(planRanks(impl->plan())) +
-                        " data-parallel ranks, and the CUDA backend does not run "
-                        "NCCL all-reduces yet; --backend cpu runs the ranks as threads");
   // NVRTC on every core first: hundreds of kernels for a large model, which
   // the loop below then loads from the disk cache (its own compile reports
   // any failure, with the launch it belongs to).
@@ -351,6 +358,13 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
   std::string reason = device.reason;
   auto note = [&](const std::string &why) { reason += (reason.empty() ? "" : "; ") + why; };
 
+  if (device.path == "nccl") {
+    step.path.path = "nccl";
+    step.path.reason = reason;
+    step.nccl = true;
+    launches.push_back(std::move(step));
+    return Status::ok();
+  }
   if (device.path == "generated") {
     auto generated = generateKernel(p, launch, all);
     if (!generated.isOk())
@@ -617,8 +631,34 @@ StatusOr<bool> CudaExecutor::Impl::prepareHandWritten(const Launch &launch,
 // The step
 //===----------------------------------------------------------------------===//
 
+Status CudaExecutor::Impl::allReduce(const LaunchStep &step) {
+  const Plan &p = plan();
+  const PlanKernel &kernel = p.kernels[step.launch.kernels.front()];
+  if (!communicator)
+    return Status(StatusCode::kInvalidArgument,
+                  step.path.label + ": this plan averages gradients over " +
+                      std::to_string(planRanks(p)) +
+                      " data-parallel ranks, and this executor runs alone: run it with "
+                      "--gpus " + std::to_string(planRanks(p)));
+  if (communicator->ranks() != planRanks(p))
+    return Status(StatusCode::kInvalidArgument,
+                  step.path.label + ": compiled for " + std::to_string(planRanks(p)) +
+                      " ranks, run on " + std::to_string(communicator->ranks()));
+  std::vector<DeviceBuffer> bucket;
+  for (size_t i = 0; i < kernel.inputs.size(); ++i) {
+    const PlanBuffer &in = p.buffers[kernel.inputs[i]];
+    const PlanBuffer &out = p.buffers[kernel.outputs[i]];
+    bucket.push_back({arena + in.offset, arena + out.offset, in.numElements(), in.dtype});
+  }
+  if (Status s = communicator->allReduceMean(bucket, stream); !s.isOk())
+    return Status(s.code(), step.path.label + ": " + s.message());
+  return Status::ok();
+}
+
 Status CudaExecutor::Impl::runLaunch(LaunchStep &step) {
   const std::string &where = step.path.label;
+  if (step.nccl)
+    return allReduce(step);
   if (step.gemm)
     return step.gemm->run(lt, arena, workspace, workspaceBytes, stream);
   if (step.conv)
@@ -918,6 +958,14 @@ std::map<std::string, int64_t> CudaExecutor::launchesByPath() const {
 
 const CudaOptions &CudaExecutor::options() const { return impl_->options; }
 const std::string &CudaExecutor::pciBusId() const { return impl_->device.pciBusId; }
+
+void CudaExecutor::setCommunicator(NcclCommunicator *communicator) {
+  impl_->communicator = communicator;
+}
+
+Status CudaExecutor::makeCurrent() const {
+  return cudaCheck(cudaSetDevice(impl_->device.ordinal), "cudaSetDevice");
+}
 bool CudaExecutor::replaysCudaGraph() const { return impl_->graphReplayed; }
 const std::string &CudaExecutor::cudaGraphNote() const { return impl_->graphNote; }
 void CudaExecutor::setProfiling(bool on) { impl_->profiling = on; }

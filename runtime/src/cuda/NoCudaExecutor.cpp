@@ -38,6 +38,8 @@ const PlanBuffer *CudaExecutor::buffer(const std::string &) const { return nullp
 std::string CudaExecutor::bytesOf(int32_t) const { return std::string(); }
 void CudaExecutor::setKernelObserver(std::function<void(size_t)>) {}
 Status CudaExecutor::step() { return unavailable(); }
+void CudaExecutor::setCommunicator(NcclCommunicator *) {}
+Status CudaExecutor::makeCurrent() const { return unavailable(); }
 Status CudaExecutor::synchronize() { return unavailable(); }
 float CudaExecutor::loss() const { return 0.0f; }
 int64_t CudaExecutor::stepsRun() const { return 0; }

@@ -11,6 +11,8 @@
 //                  and xla's GEMM-epilogue groups as one call;
 //   cudnn          conv2d and its data and filter gradients, training-mode
 //                  batch norm and its gradient;
+//   nccl           train.all_reduce, through the executor's NCCL
+//                  communicator (Nccl.h; data-parallel plans only);
 //   hand-written   single ops with a HandKernels.h NVRTC kernel (softmax,
 //                  layer and batch norm, cross-entropy, embedding, dropout,
 //                  pooling, resizing, optimizer updates, loss scaling);
@@ -50,7 +52,7 @@ namespace dlc::rt::cuda {
 
 /// How one launch runs, and why it is not on a faster path.
 struct LaunchPath {
-  std::string path;   // "generated", "cublaslt", "cudnn", "hand-written" or "host-fallback"
+  std::string path;   // "generated", "cublaslt", "cudnn", "hand-written", "nccl" or "host-fallback"
   std::string label;  // "launch #3 (conv2d, kernel #3)"
   std::string reason; // host-fallback: why no device path took it
 };
@@ -66,7 +68,11 @@ struct CudaOptions {
   /// Wait after every launch, so a device fault names its launch
   /// (DLC_CUDA_SYNC=1 sets it too). Implies no graph.
   bool syncEachLaunch = false;
+  /// The CUDA ordinal of the GPU to run on (a data-parallel rank's).
+  int device = 0;
 };
+
+class NcclCommunicator;
 
 class CudaExecutor : public Executor {
 public:
@@ -106,6 +112,16 @@ public:
   const CudaOptions &options() const;
   /// The device's PCI bus id, for NVML ("00000000:3B:00.0").
   const std::string &pciBusId() const;
+
+  /// Makes this executor rank `communicator->rank()` of a data-parallel
+  /// group: its all_reduce launches average with the other ranks' through
+  /// NCCL, on this executor's stream (inside its CUDA graph too). A plan
+  /// compiled for N ranks cannot step without a group of N.
+  void setCommunicator(NcclCommunicator *communicator);
+  /// Makes this executor's GPU the calling thread's current device: a
+  /// thread that drives an executor on another GPU than device 0 calls it
+  /// first.
+  Status makeCurrent() const;
 
   /// Whether the last step replayed a CUDA graph; if not, cudaGraphNote()
   /// says why ("disabled", "42 launches fall back to the host", a capture
