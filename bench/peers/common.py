@@ -189,6 +189,10 @@ def report(args, *, backend, precision, fusion, optimizer, parameters, threads,
     }
     for name in PLAN_FIELDS:
         r[name] = None
+    # One process on one device: no gradient is all-reduced (a fact, not a
+    # plan's count).
+    r["all_reduces_per_step"] = 0
+    r["all_reduce_bytes_per_step"] = 0
     r["parameters"] = parameters
     r["compile_ms"] = extra.pop("compile_ms", None)
     r["repeat_results"] = [
