@@ -379,20 +379,22 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
   // The ranks applied the same averaged gradients to the same parameters:
   // any difference is a bug (a gradient left out of the all-reduce), not
   // rounding. Batch-norm running statistics stay each rank's own.
-  auto bytesOn = [&](int r, int32_t id) -> std::string {
-    if (!gpus.empty() && !gpus[r]->makeCurrent().isOk())
-      return std::string();
-    return execs[r]->bytesOf(id);
-  };
   for (const rt::PlanBuffer &b : plan.buffers) {
     if (b.role != rt::BufferRole::kParam && b.role != rt::BufferRole::kOptimizerState)
       continue;
     int32_t id = static_cast<int32_t>(&b - plan.buffers.data());
-    std::string reference = bytesOn(0, id);
-    for (int r = 1; r < ranks; ++r)
-      if (bytesOn(r, id) != reference)
+    std::string reference;
+    for (int r = 0; r < ranks; ++r) {
+      if (!gpus.empty())
+        if (rt::Status s = gpus[r]->makeCurrent(); !s.isOk())
+          return failure("rank " + std::to_string(r) + ": " + s.toString());
+      std::string bytes = execs[r]->bytesOf(id);
+      if (r == 0)
+        reference = std::move(bytes);
+      else if (bytes != reference)
         return failure("the ranks diverged: '" + b.name + "' differs between rank 0 and "
                        "rank " + std::to_string(r) + " after the run");
+    }
   }
   if (!gpus.empty())
     (void)gpus[0]->makeCurrent();

@@ -24,6 +24,12 @@ int64_t planRanks(const Plan &plan) {
   return ranks;
 }
 
+std::string runsAloneMessage(int64_t ranks) {
+  return "this plan averages gradients over " + std::to_string(ranks) +
+         " data-parallel ranks, and this executor runs alone: run it with --gpus " +
+         std::to_string(ranks);
+}
+
 namespace {
 
 /// What the ranks of one group share: a reusable barrier that an abort

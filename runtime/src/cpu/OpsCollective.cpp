@@ -17,9 +17,7 @@ Status allReduce(const KernelContext &c) {
   int64_t ranks = c.getInt("ranks", 0);
   Communicator *comm = c.communicator();
   if (!comm)
-    return c.error("this plan averages gradients over " + std::to_string(ranks) +
-                   " data-parallel ranks, and this executor runs alone: run it "
-                   "with --gpus " + std::to_string(ranks));
+    return c.error(runsAloneMessage(ranks));
   if (comm->ranks() != ranks)
     return c.error("compiled for " + std::to_string(ranks) + " ranks, run on " +
                    std::to_string(comm->ranks()));

@@ -636,10 +636,7 @@ Status CudaExecutor::Impl::allReduce(const LaunchStep &step) {
   const PlanKernel &kernel = p.kernels[step.launch.kernels.front()];
   if (!communicator)
     return Status(StatusCode::kInvalidArgument,
-                  step.path.label + ": this plan averages gradients over " +
-                      std::to_string(planRanks(p)) +
-                      " data-parallel ranks, and this executor runs alone: run it with "
-                      "--gpus " + std::to_string(planRanks(p)));
+                  step.path.label + ": " + runsAloneMessage(planRanks(p)));
   if (communicator->ranks() != planRanks(p))
     return Status(StatusCode::kInvalidArgument,
                   step.path.label + ": compiled for " + std::to_string(planRanks(p)) +

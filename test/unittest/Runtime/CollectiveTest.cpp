@@ -180,7 +180,6 @@ TEST(CpuAllReduce, EachRankDrawsItsOwnDropoutMaskRankZeroTheOneRankMask) {
   // Independent masks at rate 0.5 differ in about half the elements.
   EXPECT_GT(differ, 4096 * 4 / 10);
   EXPECT_LT(differ, 4096 * 6 / 10);
-  (void)r;
 }
 
 TEST(PlanValidation, AllReducesDisagreeingOnRanks) {

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace dlc::rt {
@@ -26,6 +27,10 @@ namespace dlc::rt {
 /// The data-parallel ranks a plan was compiled for: the `ranks` of its
 /// all_reduce kernels, 1 without any.
 int64_t planRanks(const Plan &plan);
+
+/// What an executor without its group says when it meets an all_reduce of
+/// a plan compiled for `ranks` ranks (both backends).
+std::string runsAloneMessage(int64_t ranks);
 
 /// One rank's view of its group.
 class Communicator {
