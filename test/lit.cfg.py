@@ -37,3 +37,14 @@ llvm_config.add_tool_substitutions(["dlc-opt", "dlc-bench", "dlc-run"], [config.
 # NVRTC (from the CUDA toolkit) compiles generated kernels without a GPU.
 if getattr(config, "dlc_enable_cuda", "OFF").upper() in ("ON", "1", "TRUE", "YES"):
     config.available_features.add("nvrtc")
+
+# MPI ranks: the plugin was built and the launcher is there. %mpirun N runs
+# N processes on this machine, as root too (CI) and with more processes than
+# cores.
+mpiexec = getattr(config, "dlc_mpiexec", "")
+if getattr(config, "dlc_enable_mpi", "OFF").upper() in ("ON", "1", "TRUE", "YES") and \
+        mpiexec and os.path.exists(mpiexec):
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+         "OMPI_MCA_btl=self,vader " + mpiexec + " --oversubscribe -np"))

@@ -285,7 +285,11 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
   const Result &r = results.front();
   os << "median of " << r.repeats << " repeats of " << r.steps
      << " timed steps after " << r.warmup << " warm-up steps; "
-     << r.threads << " CPU threads\n";
+     << r.threads << " CPU threads"
+     << (r.rankProcesses ? " per rank, ranks as " + std::to_string(r.rankProcesses) +
+                               " MPI processes"
+                         : std::string())
+     << "\n";
   for (const Result &x : results)
     if (x.layout == "NHWC") {
       os << "convolutions and batch norm in NHWC (--layout; transposes at the layout's "

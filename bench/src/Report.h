@@ -29,6 +29,9 @@ Spread spreadOf(std::vector<double> values);
 struct Result {
   std::string model, backend, precision, fusion;
   int64_t batch = 0, gpus = 1, threads = 1;
+  /// The ranks ran as this many processes of an mpirun job (0: as threads
+  /// of one process, or on one GPU each, driven by threads of one process).
+  int64_t rankProcesses = 0;
   int64_t warmup = 0, steps = 0, repeats = 0;
   uint64_t seed = 0;
   std::string optimizer;

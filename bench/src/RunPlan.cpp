@@ -36,6 +36,14 @@ rt::Status failure(const std::string &text) {
   return rt::Status(rt::StatusCode::kInvalidArgument, text);
 }
 
+/// mpirun started `launched` processes for a plan of `ranks` ranks.
+std::string processCountMessage(int launched, int64_t ranks) {
+  return "mpirun started " + std::to_string(launched) + " processes, one per rank, and " +
+         "the plan runs " + std::to_string(ranks) + " rank" + (ranks == 1 ? "" : "s") +
+         ": compile it with --gpus " + std::to_string(launched) + ", or run it with " +
+         "mpirun -np " + std::to_string(ranks);
+}
+
 /// A buffer's bytes as float32 values (half precision widened).
 std::vector<float> asFloats(const std::string &bytes, rt::DType dtype) {
   size_t n = bytes.size() / rt::dtypeBytes(dtype);
@@ -224,17 +232,50 @@ rt::Status printLaunchProfile(const rt::cuda::CudaExecutor &gpu) {
   return rt::Status::ok();
 }
 
-/// A plan compiled for N data-parallel ranks: N executors, each driven by
-/// its own thread with its own batch, averaging gradients through their
-/// group: threads of this process on the CPU backend, one GPU each and NCCL
-/// on the CUDA backend. Timed like one rank (the clock reads bracket all
-/// ranks' steps); samples/s counts every rank's batch; the loss is the
-/// ranks' mean.
+/// FNV-1a over a buffer's bytes: what the ranks compare after the run.
+uint64_t digest(const std::string &bytes) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : bytes)
+    h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+/// A plan compiled for N data-parallel ranks. Without a launcher, this
+/// process runs all N: one executor per rank, each driven by its own
+/// thread, averaging through threads of this process on the CPU backend and
+/// through NCCL over one GPU each on the CUDA backend. Under mpirun, with N
+/// processes, it runs the one rank that is this process: MPI on the CPU
+/// backend, NCCL (bootstrapped through MPI) on the CUDA backend. Timed like
+/// one rank: the clock reads bracket every rank's timed steps, samples/s
+/// counts every rank's batch, and the loss is the ranks' mean.
 rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &result,
                            int ranks) {
   if (o.profile)
     return failure("--profile does not run with several ranks yet; profile one "
                    "rank (--gpus 1)");
+  // The ranks this process runs (`mine[i]` is local rank i's global rank).
+  std::vector<int> mine;
+  rt::Communicator *process = nullptr;
+  rt::ProcessRankGroup node;
+  if (int launched = rt::launchedProcesses(); launched > 1) {
+    if (launched != ranks)
+      return failure(processCountMessage(launched, ranks));
+    auto group = rt::joinProcessRankGroup();
+    if (!group.isOk())
+      return failure("mpirun started " + std::to_string(launched) +
+                     " processes: " + group.status().message());
+    node = *group;
+    process = node.communicator;
+    mine = {process->rank()};
+  } else {
+    for (int r = 0; r < ranks; ++r)
+      mine.push_back(r);
+  }
+  const int local = static_cast<int>(mine.size());
+  auto rankName = [&](int i) {
+    return "rank " + std::to_string(mine[i]) + " of " + std::to_string(ranks);
+  };
+
   std::vector<std::unique_ptr<rt::Executor>> execs;
   std::vector<std::unique_ptr<rt::Communicator>> threadGroup;
   std::vector<std::unique_ptr<rt::cuda::NcclCommunicator>> ncclGroup;
@@ -243,80 +284,123 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
     auto devices = rt::listCudaDevices();
     if (!devices.isOk())
       return failure("--backend cuda: " + devices.status().message());
-    if (static_cast<int>(devices->size()) < ranks)
-      return failure("--backend cuda: the plan runs " + std::to_string(ranks) +
-                     " ranks, one per GPU, and this machine has " +
-                     std::to_string(devices->size()) + " GPU" +
+    // Threads: rank r on GPU r. Processes: the node's k-th process on its
+    // k-th GPU.
+    int needed = process ? node.localRanks : ranks;
+    if (static_cast<int>(devices->size()) < needed)
+      return failure("--backend cuda: " +
+                     (process ? "mpirun started " + std::to_string(needed) +
+                                    " processes on this node, one per GPU,"
+                              : "the plan runs " + std::to_string(ranks) +
+                                    " ranks, one per GPU,") +
+                     " and this machine has " + std::to_string(devices->size()) + " GPU" +
                      (devices->size() == 1 ? "" : "s"));
     std::vector<int> ordinals;
-    for (int r = 0; r < ranks; ++r)
-      ordinals.push_back((*devices)[r].ordinal);
-    auto group = rt::cuda::createNcclGroup(ordinals);
-    if (!group.isOk())
-      return failure("--backend cuda: " + group.status().message());
-    ncclGroup = std::move(*group);
-    for (int r = 0; r < ranks; ++r) {
+    for (int i = 0; i < local; ++i)
+      ordinals.push_back((*devices)[process ? node.localRank : mine[i]].ordinal);
+    if (!process) {
+      auto group = rt::cuda::createNcclGroup(ordinals);
+      if (!group.isOk())
+        return failure("--backend cuda: " + group.status().message());
+      ncclGroup = std::move(*group);
+    }
+    for (int i = 0; i < local; ++i) {
       rt::cuda::CudaOptions options;
       options.cudaGraph = !o.noCudaGraph;
       options.allowTf32 = o.tf32;
-      options.device = ordinals[r];
+      options.device = ordinals[i];
       auto created = rt::cuda::CudaExecutor::create(plan, options);
       if (!created.isOk())
-        return failure("--backend cuda, rank " + std::to_string(r) + ": " +
-                       created.status().toString());
-      (*created)->setCommunicator(ncclGroup[r].get());
+        return failure("--backend cuda, " + rankName(i) + ": " + created.status().toString());
       gpus.push_back(created->get());
       execs.push_back(std::move(*created));
     }
+    if (process) {
+      // Rank 0 makes NCCL's unique id, and MPI hands it to every rank.
+      std::string id(128, '\0');
+      if (process->rank() == 0) {
+        auto made = rt::cuda::ncclUniqueId();
+        if (!made.isOk())
+          return failure("--backend cuda, " + rankName(0) + ": " + made.status().message());
+        id = *made;
+      }
+      std::string all(id.size() * ranks, '\0');
+      if (rt::Status s = process->allGather(id.data(), id.size(), all.data()); !s.isOk())
+        return failure(rankName(0) + ": " + s.message());
+      if (rt::Status s = gpus[0]->makeCurrent(); !s.isOk())
+        return failure(rankName(0) + ": " + s.toString());
+      auto comm = rt::cuda::createNcclRank(ordinals[0], ranks, process->rank(),
+                                           all.substr(0, id.size()));
+      if (!comm.isOk())
+        return failure("--backend cuda, " + rankName(0) + ": " + comm.status().message());
+      ncclGroup.push_back(std::move(*comm));
+    }
+    for (int i = 0; i < local; ++i)
+      gpus[i]->setCommunicator(ncclGroup[i].get());
     result.launchesByPath = execs[0]->launchesByPath();
     result.device = gpus[0]->deviceName() + " x " + std::to_string(ranks);
     result.tf32 = gpus[0]->options().allowTf32;
     result.gpuUsageNote = "NVML is not sampled with several ranks yet";
   } else {
-    threadGroup = rt::createThreadRankGroup(ranks);
-    for (int r = 0; r < ranks; ++r) {
+    if (!process)
+      threadGroup = rt::createThreadRankGroup(ranks);
+    for (int i = 0; i < local; ++i) {
       auto created = rt::cpu::CpuExecutor::create(plan);
       if (!created.isOk())
         return failure(created.status().toString());
-      (*created)->setCommunicator(threadGroup[r].get());
+      (*created)->setCommunicator(process ? process : threadGroup[i].get());
       execs.push_back(std::move(*created));
     }
   }
+  if (process)
+    result.rankProcesses = ranks;
+  // Rank 0's gradients and state are the ones --dump-out writes.
+  bool holdsRankZero = mine[0] == 0;
   std::map<std::string, std::vector<float>> lastGrads;
-  if (!o.dumpOut.empty())
+  if (!o.dumpOut.empty() && holdsRankZero)
     execs[0]->setKernelObserver(
         [&](size_t k) { captureGradient(*execs[0], k, lastGrads); });
 
-  // Runs body(r) on every rank's thread (with its GPU current). The first
-  // rank to fail aborts the group, so that the others leave (or never
-  // enter) their collectives instead of waiting for it; its error is the
-  // one reported.
+  // Runs body(i) on every local rank's thread (with its GPU current). The
+  // first rank to fail aborts the group, so that the others leave (or
+  // never enter) their collectives instead of waiting for it; its error is
+  // the one reported. A process group is aborted by the program, after it
+  // printed the error (leaveProcessRankGroup).
   auto onEveryRank = [&](const std::function<rt::Status(int)> &body) {
-    std::vector<rt::Status> status(ranks);
+    std::vector<rt::Status> status(local);
     std::atomic<int> firstFailed{-1};
     std::vector<std::thread> threads;
-    for (int r = 0; r < ranks; ++r)
-      threads.emplace_back([&, r] {
-        status[r] = gpus.empty() ? rt::Status::ok() : gpus[r]->makeCurrent();
-        if (status[r].isOk())
-          status[r] = body(r);
-        if (status[r].isOk())
+    for (int i = 0; i < local; ++i)
+      threads.emplace_back([&, i] {
+        status[i] = gpus.empty() ? rt::Status::ok() : gpus[i]->makeCurrent();
+        if (status[i].isOk())
+          status[i] = body(i);
+        if (status[i].isOk())
           return;
         int none = -1;
-        if (!firstFailed.compare_exchange_strong(none, r))
+        if (!firstFailed.compare_exchange_strong(none, i) || process)
           return;
         if (gpus.empty())
-          threadGroup[r]->abort(status[r].message());
+          threadGroup[i]->abort(status[i].message());
         else
           for (auto &comm : ncclGroup)
             comm->abort();
       });
     for (std::thread &t : threads)
       t.join();
-    if (int r = firstFailed.load(); r >= 0)
-      return failure("rank " + std::to_string(r) + " of " + std::to_string(ranks) + ": " +
-                     status[r].toString());
+    if (int i = firstFailed.load(); i >= 0)
+      return failure(rankName(i) + ": " + status[i].toString());
     return rt::Status::ok();
+  };
+  // Every rank's value of a per-rank float, in rank order.
+  auto gather = [&](std::vector<float> values) -> rt::StatusOr<std::vector<float>> {
+    if (!process)
+      return values;
+    std::vector<float> all(ranks);
+    if (rt::Status s = process->allGather(values.data(), sizeof(float), all.data());
+        !s.isOk())
+      return failure(rankName(0) + ": " + s.message());
+    return all;
   };
   auto mean = [&](const std::vector<float> &values) {
     double sum = 0;
@@ -325,10 +409,11 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
     return static_cast<float>(sum / values.size());
   };
 
-  std::vector<float> first(ranks), last(ranks);
+  std::vector<float> first(local), last(ranks);
   for (int64_t repeat = 0; repeat < o.repeats; ++repeat) {
-    rt::Status prepared = onEveryRank([&](int r) -> rt::Status {
-      rt::Executor &exec = *execs[r];
+    rt::Status prepared = onEveryRank([&](int i) -> rt::Status {
+      rt::Executor &exec = *execs[i];
+      int r = mine[i];
       // Every rank starts from the same parameters (DDP broadcasts rank
       // 0's), each with its own slice of the global batch.
       if (rt::Status s = prepareRepeat(
@@ -336,36 +421,49 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
               o.inputsIn.empty() ? "" : o.inputsIn + "/rank" + std::to_string(r));
           !s.isOk())
         return s;
-      for (int64_t i = 0; i < o.warmup; ++i) {
+      for (int64_t step = 0; step < o.warmup; ++step) {
         if (rt::Status s = exec.step(); !s.isOk())
           return s;
-        if (i == 0)
-          first[r] = exec.loss();
+        if (step == 0)
+          first[i] = exec.loss();
       }
       return exec.synchronize();
     });
     if (!prepared.isOk())
       return prepared;
+    // Processes start their clocks together (any collective will do).
+    if (process)
+      if (auto ready = gather({0.0f}); !ready.isOk())
+        return ready.status();
     auto start = std::chrono::steady_clock::now();
-    rt::Status stepped = onEveryRank([&](int r) -> rt::Status {
-      for (int64_t i = 0; i < o.steps; ++i) {
-        if (rt::Status s = execs[r]->step(); !s.isOk())
+    std::vector<float> lastLocal(local);
+    rt::Status stepped = onEveryRank([&](int i) -> rt::Status {
+      for (int64_t step = 0; step < o.steps; ++step) {
+        if (rt::Status s = execs[i]->step(); !s.isOk())
           return s;
-        if (o.warmup == 0 && i == 0)
-          first[r] = execs[r]->loss();
+        if (o.warmup == 0 && step == 0)
+          first[i] = execs[i]->loss();
       }
       // A device backend returns before its last steps finish.
-      if (rt::Status s = execs[r]->synchronize(); !s.isOk())
+      if (rt::Status s = execs[i]->synchronize(); !s.isOk())
         return s;
-      last[r] = execs[r]->loss();
+      lastLocal[i] = execs[i]->loss();
       return rt::Status::ok();
     });
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    float seconds =
+        std::chrono::duration<float>(std::chrono::steady_clock::now() - start).count();
     if (!stepped.isOk())
       return stepped;
+    // The step is as slow as the slowest rank.
+    auto allFirst = gather(first), allLast = gather(lastLocal),
+         allSeconds = gather({seconds});
+    for (auto *gathered : {&allFirst, &allLast, &allSeconds})
+      if (!gathered->isOk())
+        return gathered->status();
+    seconds = *std::max_element(allSeconds->begin(), allSeconds->end());
+    last = *allLast;
     RepeatResult timed;
-    timed.lossFirst = mean(first);
+    timed.lossFirst = mean(*allFirst);
     timed.lossLast = mean(last);
     timed.samplesPerSec = static_cast<double>(result.batch) * ranks * o.steps / seconds;
     timed.stepMs = seconds * 1000 / o.steps;
@@ -378,27 +476,37 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
 
   // The ranks applied the same averaged gradients to the same parameters:
   // any difference is a bug (a gradient left out of the all-reduce), not
-  // rounding. Batch-norm running statistics stay each rank's own.
-  for (const rt::PlanBuffer &b : plan.buffers) {
-    if (b.role != rt::BufferRole::kParam && b.role != rt::BufferRole::kOptimizerState)
-      continue;
-    int32_t id = static_cast<int32_t>(&b - plan.buffers.data());
-    std::string reference;
-    for (int r = 0; r < ranks; ++r) {
-      if (!gpus.empty())
-        if (rt::Status s = gpus[r]->makeCurrent(); !s.isOk())
-          return failure("rank " + std::to_string(r) + ": " + s.toString());
-      std::string bytes = execs[r]->bytesOf(id);
-      if (r == 0)
-        reference = std::move(bytes);
-      else if (bytes != reference)
-        return failure("the ranks diverged: '" + b.name + "' differs between rank 0 and "
-                       "rank " + std::to_string(r) + " after the run");
-    }
+  // rounding. Batch-norm running statistics stay each rank's own. Ranks
+  // compare digests of their buffers, which processes exchange.
+  std::vector<int32_t> compared;
+  for (const rt::PlanBuffer &b : plan.buffers)
+    if (b.role == rt::BufferRole::kParam || b.role == rt::BufferRole::kOptimizerState)
+      compared.push_back(static_cast<int32_t>(&b - plan.buffers.data()));
+  std::vector<uint64_t> digests(compared.size() * ranks);
+  for (int i = 0; i < local; ++i) {
+    if (!gpus.empty())
+      if (rt::Status s = gpus[i]->makeCurrent(); !s.isOk())
+        return failure(rankName(i) + ": " + s.toString());
+    for (size_t k = 0; k < compared.size(); ++k)
+      digests[mine[i] * compared.size() + k] = digest(execs[i]->bytesOf(compared[k]));
   }
+  if (process) {
+    std::vector<uint64_t> own(digests.begin() + mine[0] * compared.size(),
+                              digests.begin() + (mine[0] + 1) * compared.size());
+    if (rt::Status s = process->allGather(own.data(), own.size() * sizeof(uint64_t),
+                                          digests.data());
+        !s.isOk())
+      return failure(rankName(0) + ": " + s.message());
+  }
+  for (int r = 1; r < ranks; ++r)
+    for (size_t k = 0; k < compared.size(); ++k)
+      if (digests[r * compared.size() + k] != digests[k])
+        return failure("the ranks diverged: '" + plan.buffers[compared[k]].name +
+                       "' differs between rank 0 and rank " + std::to_string(r) +
+                       " after the run");
   if (!gpus.empty())
     (void)gpus[0]->makeCurrent();
-  if (!o.dumpOut.empty())
+  if (!o.dumpOut.empty() && holdsRankZero)
     return writeDump(*execs[0], lastGrads, o.dumpOut, mean(last));
   return rt::Status::ok();
 }
@@ -452,7 +560,10 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
   result.steps = o.steps;
   result.repeats = o.repeats;
   result.seed = o.seed;
-  if (int64_t ranks = rt::planRanks(plan); ranks > 1)
+  int64_t ranks = rt::planRanks(plan);
+  if (int launched = rt::launchedProcesses(); launched > 1 && launched != ranks)
+    return failure(processCountMessage(launched, ranks));
+  if (ranks > 1)
     return runDataParallel(plan, o, result, static_cast<int>(ranks));
   // Both backends run the same loop below through rt::Executor.
   std::unique_ptr<rt::Executor> executor;

@@ -374,8 +374,7 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
 
 } // namespace
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
+int benchMain(int argc, char **argv) {
   // dlc-bench compare BEFORE.json AFTER.json
   if (argc >= 2 && llvm::StringRef(argv[1]) == "compare") {
     if (argc != 4) {
@@ -465,6 +464,16 @@ int main(int argc, char **argv) {
       return fail("--gpus expects positive integers, got '" + item + "'");
     gpuCounts.push_back(value);
   }
+  // Under mpirun the ranks are the processes it started, one each.
+  if (int launched = rt::launchedProcesses(); launched > 1) {
+    if (!gpusList.getNumOccurrences())
+      gpuCounts = {launched};
+    else if (gpuCounts != std::vector<int64_t>{launched})
+      return fail("mpirun started " + std::to_string(launched) +
+                  " processes, one per rank: --gpus must be " + std::to_string(launched) +
+                  " (or left out); sweep GPU counts with one mpirun each, or without "
+                  "mpirun, where the ranks run as threads");
+  }
   if (!(bucketMb > 0))
     return fail("--bucket-mb must be > 0");
   size_t configs = batches.size() * precisions.size() * fusions.size() *
@@ -491,6 +500,9 @@ int main(int argc, char **argv) {
             results.push_back(std::move(result));
           }
 
+  // Every process of an mpirun job ran its rank; rank 0 reports.
+  if (rt::launchedRank() != 0)
+    return 0;
   std::ofstream file;
   std::ostream *os = &std::cout;
   if (outputPath != "-") {
@@ -533,4 +545,13 @@ int main(int argc, char **argv) {
   if (!*os)
     return fail("cannot write " + outputPath);
   return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  int rc = benchMain(argc, argv);
+  // Under mpirun: MPI_Finalize, or MPI_Abort after an error so that no other
+  // rank waits for this one.
+  rt::leaveProcessRankGroup(rc != 0);
+  return rc;
 }

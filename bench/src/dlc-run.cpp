@@ -19,6 +19,8 @@
 #include "Report.h"
 #include "RunPlan.h"
 
+#include "dlc/runtime/Collective.h"
+
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -58,7 +60,7 @@ const char *const kUsage =
 
 } // namespace
 
-int main(int argc, char **argv) {
+int runMain(int argc, char **argv) {
   std::string planPath, format = "table", output = "-", gpu, fp32Peak = "fp32";
   double peakTflops = 0;
   bool describe = false;
@@ -168,6 +170,9 @@ int main(int argc, char **argv) {
     if (rt::Status ran = bench::runPlan(*plan, o, result); !ran.isOk())
       return fail(ran.message());
 
+  // Every process of an mpirun job ran its rank; rank 0 reports.
+  if (rt::launchedRank() != 0)
+    return 0;
   std::ofstream file;
   if (output != "-") {
     file.open(output);
@@ -180,4 +185,12 @@ int main(int argc, char **argv) {
   else
     bench::writeReport(os, result, reportFormat);
   return os ? 0 : fail("cannot write " + output);
+}
+
+int main(int argc, char **argv) {
+  int rc = runMain(argc, argv);
+  // Under mpirun: MPI_Finalize, or MPI_Abort after an error so that no other
+  // rank waits for this one.
+  rt::leaveProcessRankGroup(rc != 0);
+  return rc;
 }

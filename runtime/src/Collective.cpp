@@ -36,7 +36,8 @@ namespace {
 /// breaks, and each rank's operands of the collective under way.
 class Group {
 public:
-  explicit Group(int ranks) : ranks_(ranks), inputs_(ranks), counts_(ranks) {}
+  explicit Group(int ranks)
+      : ranks_(ranks), inputs_(ranks), counts_(ranks), gathered_(ranks) {}
 
   int ranks() const { return ranks_; }
 
@@ -65,6 +66,7 @@ public:
 
   std::vector<const std::vector<const float *> *> &inputs() { return inputs_; }
   std::vector<const std::vector<int64_t> *> &counts() { return counts_; }
+  std::vector<std::pair<const char *, size_t>> &gathered() { return gathered_; }
 
 private:
   Status abandoned() const {
@@ -79,6 +81,7 @@ private:
   std::string abortedBy_;
   std::vector<const std::vector<const float *> *> inputs_;
   std::vector<const std::vector<int64_t> *> counts_;
+  std::vector<std::pair<const char *, size_t>> gathered_;
 };
 
 class ThreadCommunicator final : public Communicator {
@@ -134,6 +137,24 @@ public:
       base += counts[i];
     }
     return Status::ok();
+  }
+
+  Status allGather(const void *mine, size_t bytes, void *all) override {
+    group_->gathered()[rank_] = {static_cast<const char *>(mine), bytes};
+    if (Status s = group_->barrier(); !s.isOk())
+      return s;
+    // Every rank checks every rank alike, so all fail together.
+    size_t first = group_->gathered()[0].second;
+    for (int r = 1; r < ranks(); ++r)
+      if (group_->gathered()[r].second != first)
+        return Status(StatusCode::kInvalidArgument,
+                      "all-gather: rank " + std::to_string(r) + " sends " +
+                          std::to_string(group_->gathered()[r].second) +
+                          " bytes, rank 0 " + std::to_string(first));
+    for (int r = 0; r < ranks(); ++r)
+      std::copy_n(group_->gathered()[r].first, bytes, static_cast<char *>(all) + r * bytes);
+    // `mine` must outlive the other ranks' reads.
+    return group_->barrier();
   }
 
   void abort(const std::string &why) override { group_->abort(rank_, why); }

@@ -2,6 +2,7 @@
 
 #include "dlc/runtime/cuda/Nccl.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
@@ -24,11 +25,17 @@ constexpr int kNcclFloat16 = 6, kNcclFloat32 = 7, kNcclBfloat16 = 9;
 constexpr int kNcclAvg = 4;
 /// ncclAvg appeared in NCCL 2.10.
 constexpr int kMinimumVersion = 21000;
+/// ncclUniqueId: NCCL_UNIQUE_ID_BYTES opaque bytes, passed by value.
+struct UniqueId {
+  char internal[128];
+};
 
 #ifdef NCCL_MAJOR
 static_assert(kNcclFloat16 == ncclFloat16 && kNcclFloat32 == ncclFloat32 &&
                   kNcclBfloat16 == ncclBfloat16 && kNcclAvg == ncclAvg,
               "nccl.h disagrees with dlc's copy of its constants");
+static_assert(sizeof(UniqueId) == NCCL_UNIQUE_ID_BYTES,
+              "nccl.h disagrees with dlc's size of ncclUniqueId");
 #endif
 
 struct Library {
@@ -37,6 +44,8 @@ struct Library {
   std::string name;
   ncclResult (*getVersion)(int *) = nullptr;
   ncclResult (*commInitAll)(ncclComm *, int, const int *) = nullptr;
+  ncclResult (*getUniqueId)(UniqueId *) = nullptr;
+  ncclResult (*commInitRank)(ncclComm *, int, UniqueId, int) = nullptr;
   ncclResult (*commDestroy)(ncclComm) = nullptr;
   ncclResult (*commAbort)(ncclComm) = nullptr;
   ncclResult (*commGetAsyncError)(ncclComm, ncclResult *) = nullptr;
@@ -73,6 +82,8 @@ const Library &library() {
     };
     find(lib.getVersion, "ncclGetVersion");
     find(lib.commInitAll, "ncclCommInitAll");
+    find(lib.getUniqueId, "ncclGetUniqueId");
+    find(lib.commInitRank, "ncclCommInitRank");
     find(lib.commDestroy, "ncclCommDestroy");
     find(lib.commAbort, "ncclCommAbort");
     find(lib.commGetAsyncError, "ncclCommGetAsyncError");
@@ -122,14 +133,56 @@ std::string ncclVersionName(int code) {
          std::to_string(rest % 100);
 }
 
-StatusOr<std::vector<std::unique_ptr<NcclCommunicator>>>
-createNcclGroup(const std::vector<int> &devices) {
+namespace {
+
+/// NCCL is loaded and new enough for dlc's all-reduce.
+Status checkUsable() {
   auto version = ncclVersion();
   if (!version.isOk())
     return version.status();
   if (*version < kMinimumVersion)
     return unavailable("NCCL " + ncclVersionName(*version) +
                        " lacks ncclAvg, which the all-reduce uses: dlc needs 2.10 or later");
+  return Status::ok();
+}
+
+} // namespace
+
+StatusOr<std::string> ncclUniqueId() {
+  if (Status s = checkUsable(); !s.isOk())
+    return s;
+  UniqueId id{};
+  if (ncclResult r = library().getUniqueId(&id); r != 0)
+    return unavailable(library().describe("ncclGetUniqueId", r));
+  return std::string(id.internal, sizeof(id.internal));
+}
+
+StatusOr<std::unique_ptr<NcclCommunicator>> createNcclRank(int device, int ranks, int rank,
+                                                           const std::string &uniqueId) {
+  if (Status s = checkUsable(); !s.isOk())
+    return s;
+  UniqueId id{};
+  if (uniqueId.size() != sizeof(id.internal))
+    return Status(StatusCode::kInvalidArgument,
+                  "an NCCL unique id is " + std::to_string(sizeof(id.internal)) +
+                      " bytes, got " + std::to_string(uniqueId.size()));
+  if (rank < 0 || rank >= ranks)
+    return Status(StatusCode::kInvalidArgument, "NCCL rank " + std::to_string(rank) +
+                                                    " of " + std::to_string(ranks));
+  std::copy(uniqueId.begin(), uniqueId.end(), id.internal);
+  ncclComm comm = nullptr;
+  if (ncclResult r = library().commInitRank(&comm, ranks, id, rank); r != 0)
+    return Status(StatusCode::kUnavailable,
+                  library().describe("ncclCommInitRank", r) + " for rank " +
+                      std::to_string(rank) + " of " + std::to_string(ranks) + " on GPU " +
+                      std::to_string(device));
+  return std::unique_ptr<NcclCommunicator>(new NcclCommunicator(comm, rank, ranks, device));
+}
+
+StatusOr<std::vector<std::unique_ptr<NcclCommunicator>>>
+createNcclGroup(const std::vector<int> &devices) {
+  if (Status s = checkUsable(); !s.isOk())
+    return s;
   if (devices.empty())
     return Status(StatusCode::kInvalidArgument, "an NCCL group of no devices");
   const Library &lib = library();

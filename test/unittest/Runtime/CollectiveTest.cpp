@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -78,6 +79,37 @@ TEST(ThreadRankGroup, RanksWithOtherSizesFailAlike) {
     EXPECT_NE(s.message().find("rank 1 sends other buffer sizes than rank 0"),
               std::string::npos)
         << s.toString();
+}
+
+TEST(ThreadRankGroup, AllGatherPutsEveryRanksBytesInRankOrder) {
+  constexpr int kRanks = 3;
+  auto group = createThreadRankGroup(kRanks);
+  std::vector<std::vector<int32_t>> gathered(kRanks, std::vector<int32_t>(2 * kRanks));
+  auto status = onRanks(kRanks, [&](int r) {
+    int32_t mine[2] = {10 * r, 10 * r + 1};
+    return group[r]->allGather(mine, sizeof(mine), gathered[r].data());
+  });
+  for (int r = 0; r < kRanks; ++r) {
+    ASSERT_TRUE(status[r].isOk()) << status[r].toString();
+    EXPECT_EQ(gathered[r], (std::vector<int32_t>{0, 1, 10, 11, 20, 21})) << "rank " << r;
+  }
+  // Ranks sending other sizes all fail, naming the odd one.
+  auto uneven = onRanks(2, [&, g = createThreadRankGroup(2)](int r) {
+    char mine[8] = {}, all[16];
+    return g[r]->allGather(mine, r == 0 ? 8 : 4, all);
+  });
+  for (const Status &s : uneven)
+    EXPECT_NE(s.message().find("all-gather: rank 1 sends 4 bytes"), std::string::npos)
+        << s.toString();
+}
+
+TEST(ProcessRankGroup, NoLauncherNoProcesses) {
+  // ctest does not run under mpirun; lit's mpi-ranks.test runs the group.
+  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
+    if (std::getenv(name))
+      GTEST_SKIP() << name << " is set: this test runs under a launcher";
+  EXPECT_EQ(launchedProcesses(), 1);
+  EXPECT_EQ(launchedRank(), 0);
 }
 
 /// grad -> all_reduce over 2 ranks -> out, in f32 or a half type.

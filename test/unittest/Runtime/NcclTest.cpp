@@ -57,6 +57,20 @@ TEST(Nccl, AGroupWithoutAGpuFailsWithNcclsMessage) {
       << group.status().toString();
 }
 
+TEST(Nccl, ARankOfProcessesChecksItsUniqueId) {
+  if (!ncclVersion().isOk())
+    GTEST_SKIP() << "no NCCL here";
+  auto rank = createNcclRank(0, 2, 0, "too short");
+  ASSERT_FALSE(rank.isOk());
+  EXPECT_NE(rank.status().message().find("an NCCL unique id is 128 bytes, got 9"),
+            std::string::npos)
+      << rank.status().toString();
+  auto outside = createNcclRank(0, 2, 2, std::string(128, '\0'));
+  ASSERT_FALSE(outside.isOk());
+  EXPECT_NE(outside.status().message().find("NCCL rank 2 of 2"), std::string::npos)
+      << outside.status().toString();
+}
+
 #if DLC_ENABLE_CUDA
 TEST(Nccl, OneRankAveragesOnTheGpuDirectlyAndInACapturedGraph) {
   auto devices = listCudaDevices();

@@ -2,9 +2,14 @@
 //
 // A plan compiled by dlc-data-parallel averages its gradients over ranks
 // (train.all_reduce). Each rank runs its own executor; a Communicator is one
-// rank's handle on the group. The CPU backend's group is threads of one
-// process (ThreadRankGroup): each rank reads every rank's buffers and sums
-// them in rank order, so every rank gets bit-identical means.
+// rank's handle on the group. The CPU backend has two kinds of group:
+//  - threads of one process (createThreadRankGroup): each rank reads every
+//    rank's buffers and sums them in rank order;
+//  - the processes mpirun started, one rank each (joinProcessRankGroup,
+//    through MPI loaded at run time): each rank sums its slice of every
+//    bucket in rank order, and the slices are gathered back.
+// Both add the same numbers in the same order, so every rank of either
+// group gets bit-identical means, and the two groups agree bit for bit.
 //
 // A rank that fails aborts the group: the others, waiting in a collective or
 // arriving at one later, return an error that names it instead of hanging.
@@ -44,13 +49,45 @@ public:
   virtual Status allReduceMean(const std::vector<const float *> &in,
                                const std::vector<float *> &out,
                                const std::vector<int64_t> &counts) = 0;
+  /// all[r * bytes, (r + 1) * bytes) = rank r's `bytes` bytes at `mine`,
+  /// on every rank. Every rank must call it with the same `bytes`.
+  virtual Status allGather(const void *mine, size_t bytes, void *all) = 0;
   /// Marks this rank failed (with why) and wakes every rank waiting on it.
+  /// A process group has no other way than to end every process of the job
+  /// (MPI_Abort): it does not return.
   virtual void abort(const std::string &why) = 0;
 };
 
 /// `ranks` communicators over threads of this process; communicator r is
 /// rank r's and must be used by one thread.
 std::vector<std::unique_ptr<Communicator>> createThreadRankGroup(int ranks);
+
+/// How many processes an MPI launcher started this job with, read from its
+/// environment (OMPI_COMM_WORLD_SIZE of Open MPI's mpirun, PMI_SIZE of
+/// MPICH's); 1 when no launcher did. Loads nothing.
+int launchedProcesses();
+/// This process's rank in that job (OMPI_COMM_WORLD_RANK, PMI_RANK), 0
+/// when no launcher started it. Only rank 0 of a job writes reports.
+int launchedRank();
+
+/// This process's place in the job mpirun started.
+struct ProcessRankGroup {
+  Communicator *communicator = nullptr; // rank() is this process's rank
+  int localRank = 0, localRanks = 1;    // among the processes of this node
+};
+
+/// Joins the job's group (once per process; later calls return the same
+/// group): loads libdlc_mpi.so (DLC_MPI_LIBRARY, else the lib/ beside the
+/// program's bin/, else the loader's path) and initializes MPI. Fails with
+/// kUnavailable saying what is missing when the plugin or MPI cannot be
+/// loaded, or when MPI's world is not the launcher's (a plugin built for
+/// another MPI than the one that launched the job).
+StatusOr<ProcessRankGroup> joinProcessRankGroup();
+
+/// Leaves the group if this process joined one: MPI_Finalize; after a
+/// failure MPI_Abort instead, so that no other rank waits for this one (it
+/// does not return). Call it once, before exiting.
+void leaveProcessRankGroup(bool failed);
 
 } // namespace dlc::rt
 

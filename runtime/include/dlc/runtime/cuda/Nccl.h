@@ -1,9 +1,11 @@
 //===- Nccl.h - NCCL all-reduces, loaded at run time ------------*- C++ -*-===//
 //
 // The CUDA backend's data-parallel group: one NCCL communicator per GPU,
-// created together by ncclCommInitAll (ranks as threads of one process, one
-// GPU each), each averaging its rank's gradient buckets with ncclAvg on its
-// executor's stream, where a CUDA graph can capture it.
+// each averaging its rank's gradient buckets with ncclAvg on its executor's
+// stream, where a CUDA graph can capture it. Ranks as threads of one
+// process get theirs together from ncclCommInitAll; ranks as processes (an
+// mpirun job) each get their own from ncclCommInitRank, with the unique id
+// rank 0 made.
 //
 // NCCL is loaded with dlopen, as NVML is: DLC_NCCL_LIBRARY names the file,
 // else libnccl.so.2 on the loader's path (the GPU machine keeps it in
@@ -59,6 +61,8 @@ public:
 private:
   friend StatusOr<std::vector<std::unique_ptr<NcclCommunicator>>>
   createNcclGroup(const std::vector<int> &devices);
+  friend StatusOr<std::unique_ptr<NcclCommunicator>>
+  createNcclRank(int device, int ranks, int rank, const std::string &uniqueId);
   NcclCommunicator(void *comm, int rank, int ranks, int device)
       : comm_(comm), rank_(rank), ranks_(ranks), device_(device) {}
   void *comm_;
@@ -72,6 +76,16 @@ private:
 /// that does not exist).
 StatusOr<std::vector<std::unique_ptr<NcclCommunicator>>>
 createNcclGroup(const std::vector<int> &devices);
+
+/// A new ncclUniqueId's bytes (128): rank 0 of a group of processes makes
+/// it and every rank passes it to createNcclRank. Needs NCCL, not a GPU.
+StatusOr<std::string> ncclUniqueId();
+
+/// This process's communicator in a group of `ranks` processes
+/// (ncclCommInitRank; it returns once every rank called it). `device` must
+/// be the current CUDA device.
+StatusOr<std::unique_ptr<NcclCommunicator>>
+createNcclRank(int device, int ranks, int rank, const std::string &uniqueId);
 
 } // namespace dlc::rt::cuda
 
