@@ -97,7 +97,9 @@ cl::opt<std::string> gpusList("gpus",
              "(default 1). --batch is per rank, as in the seed reports; above 1, "
              "dlc-data-parallel averages the gradients over the ranks. --backend "
              "cpu runs the ranks as threads of this process; --backend cuda one "
-             "GPU per rank, averaging through NCCL"),
+             "GPU per rank, averaging through NCCL. Under `mpirun -np N` each "
+             "process runs one rank (MPI on the CPU, NCCL on GPUs) and --gpus "
+             "defaults to N"),
     cl::init("1"), cl::cat(category));
 cl::opt<double> bucketMb("bucket-mb",
     cl::desc("with --gpus above 1: MiB of gradients per all-reduce (PyTorch DDP's "

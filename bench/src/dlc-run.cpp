@@ -13,6 +13,10 @@
 // there with runtime/ and bench/run/). --describe prints the plan's counts
 // (and, with --backend cuda, its device launches by path) without running.
 //
+// A plan compiled for N data-parallel ranks (--gpus N) runs them as threads
+// of this process, or, under `mpirun -np N dlc-run PLAN`, one rank per
+// process (Collective.h); rank 0 writes the report.
+//
 //===----------------------------------------------------------------------===//
 
 #include "GpuPeaks.h"
@@ -56,7 +60,9 @@ const char *const kUsage =
     "  --params-in DIR        read parameters from DIR/<name>.npy\n"
     "  --inputs-in DIR        read inputs and labels from DIR/<name>.npy\n"
     "  --dump-out DIR         write the loss, updated parameters and last gradients\n"
-    "  --describe             print the plan's counts without running it\n";
+    "  --describe             print the plan's counts without running it\n"
+    "A plan compiled with --gpus N runs its N ranks as threads, or one per process\n"
+    "under `mpirun -np N dlc-run PLAN.plan` (rank 0 reports).\n";
 
 } // namespace
 
