@@ -30,6 +30,17 @@ std::string runsAloneMessage(int64_t ranks) {
          std::to_string(ranks);
 }
 
+Status Communicator::allReduceMean(const std::vector<const float *> &in,
+                                   const std::vector<float *> &out,
+                                   const std::vector<int64_t> &counts) {
+  if (in.size() != counts.size() || out.size() != counts.size())
+    return Status(StatusCode::kInvalidArgument,
+                  "all-reduce: " + std::to_string(in.size()) + " inputs, " +
+                      std::to_string(out.size()) + " outputs and " +
+                      std::to_string(counts.size()) + " counts");
+  return reduceMean(in, out, counts);
+}
+
 namespace {
 
 /// What the ranks of one group share: a reusable barrier that an abort
@@ -92,14 +103,9 @@ public:
   int rank() const override { return rank_; }
   int ranks() const override { return group_->ranks(); }
 
-  Status allReduceMean(const std::vector<const float *> &in,
-                       const std::vector<float *> &out,
-                       const std::vector<int64_t> &counts) override {
-    if (in.size() != counts.size() || out.size() != counts.size())
-      return Status(StatusCode::kInvalidArgument,
-                    "all-reduce: " + std::to_string(in.size()) + " inputs, " +
-                        std::to_string(out.size()) + " outputs and " +
-                        std::to_string(counts.size()) + " counts");
+protected:
+  Status reduceMean(const std::vector<const float *> &in, const std::vector<float *> &out,
+                    const std::vector<int64_t> &counts) override {
     group_->inputs()[rank_] = &in;
     group_->counts()[rank_] = &counts;
     if (Status s = group_->barrier(); !s.isOk())
@@ -139,6 +145,7 @@ public:
     return Status::ok();
   }
 
+public:
   Status allGather(const void *mine, size_t bytes, void *all) override {
     group_->gathered()[rank_] = {static_cast<const char *>(mine), bytes};
     if (Status s = group_->barrier(); !s.isOk())

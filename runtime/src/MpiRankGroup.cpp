@@ -122,14 +122,9 @@ public:
   int rank() const override { return rank_; }
   int ranks() const override { return ranks_; }
 
-  Status allReduceMean(const std::vector<const float *> &in,
-                       const std::vector<float *> &out,
-                       const std::vector<int64_t> &counts) override {
-    if (in.size() != counts.size() || out.size() != counts.size())
-      return Status(StatusCode::kInvalidArgument,
-                    "all-reduce: " + std::to_string(in.size()) + " inputs, " +
-                        std::to_string(out.size()) + " outputs and " +
-                        std::to_string(counts.size()) + " counts");
+protected:
+  Status reduceMean(const std::vector<const float *> &in, const std::vector<float *> &out,
+                    const std::vector<int64_t> &counts) override {
     int64_t total = 0;
     uint64_t shape = 1469598103934665603ull; // FNV-1a over the counts
     for (int64_t c : counts) {
@@ -196,6 +191,7 @@ public:
     return Status::ok();
   }
 
+public:
   Status allGather(const void *mine, size_t bytes, void *all) override {
     if (bytes > INT_MAX)
       return Status(StatusCode::kInvalidArgument,

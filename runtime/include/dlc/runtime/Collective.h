@@ -46,9 +46,9 @@ public:
   /// out[i][e] = the mean over the ranks of their in[i][e], for float32
   /// host buffers of counts[i] elements. Every rank must call it with the
   /// same counts; `out` may alias `in`.
-  virtual Status allReduceMean(const std::vector<const float *> &in,
-                               const std::vector<float *> &out,
-                               const std::vector<int64_t> &counts) = 0;
+  Status allReduceMean(const std::vector<const float *> &in,
+                       const std::vector<float *> &out,
+                       const std::vector<int64_t> &counts);
   /// all[r * bytes, (r + 1) * bytes) = rank r's `bytes` bytes at `mine`,
   /// on every rank. Every rank must call it with the same `bytes`.
   virtual Status allGather(const void *mine, size_t bytes, void *all) = 0;
@@ -56,6 +56,12 @@ public:
   /// A process group has no other way than to end every process of the job
   /// (MPI_Abort): it does not return.
   virtual void abort(const std::string &why) = 0;
+
+protected:
+  /// allReduceMean, once it checked that in, out and counts pair up.
+  virtual Status reduceMean(const std::vector<const float *> &in,
+                            const std::vector<float *> &out,
+                            const std::vector<int64_t> &counts) = 0;
 };
 
 /// `ranks` communicators over threads of this process; communicator r is
