@@ -309,6 +309,7 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
       options.cudaGraph = !o.noCudaGraph;
       options.allowTf32 = o.tf32;
       options.device = ordinals[i];
+      options.rank = mine[i];
       auto created = rt::cuda::CudaExecutor::create(plan, options);
       if (!created.isOk())
         return failure("--backend cuda, " + rankName(i) + ": " + created.status().toString());

@@ -112,7 +112,7 @@ bool keepElement(uint64_t seed, uint64_t step, uint64_t index, double rate) {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
   };
-  uint64_t h = mix(mix(seed * 0x9e3779b97f4a7c15ull + step) + index);
+  uint64_t h = mix(mix(seed * kDropoutSeedMultiplier + step) + index);
   return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0) >= rate;
 }
 
@@ -121,10 +121,9 @@ Status dropout(const KernelContext &c) {
   if (rate < 0 || rate >= 1)
     return c.error("rate must be in [0, 1)");
   uint64_t seed = static_cast<uint64_t>(c.getInt("seed", 0));
-  // Data-parallel ranks draw their own masks (rank 0 the one-rank stream);
-  // the backward pass, a dropout of the same seed, finds the same mask.
+  // Data-parallel ranks draw their own masks (Collective.h).
   if (const Communicator *comm = c.communicator())
-    seed += static_cast<uint64_t>(comm->rank()) * 0x9E3779B97F4A7C15ull;
+    seed += dropoutSeedOffset(comm->rank());
   uint64_t step = static_cast<uint64_t>(c.step());
   float scale = static_cast<float>(1.0 / (1.0 - rate));
   const float *x = c.in(0).f32();

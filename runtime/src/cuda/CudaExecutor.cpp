@@ -54,10 +54,13 @@ constexpr size_t kRegionAlignment = 256;
 
 size_t alignUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
-/// Advances the device's step counter at the end of every step (inside
-/// the graph when there is one).
+/// Advances the device's step counter, and the dropout counter beside it,
+/// at the end of every step (inside the graph when there is one).
 const char *const kAdvanceStepSource = R"src(
-extern "C" __global__ void dlc_advance_step(long long *step) { *step += 1; }
+extern "C" __global__ void dlc_advance_step(long long *step) {
+  step[0] += 1;
+  step[1] += 1;
+}
 )src";
 
 bool envFlag(const char *name) {
@@ -99,7 +102,7 @@ struct LaunchStep {
   dim3 grid, block;
   std::vector<void *> pointers; // loop, reduction and row kernels' parameters
   std::vector<int64_t> pointerOffsets; // their arena offsets, until bound
-  bool readsStep = false;       // ... then the step counter (dropout)
+  bool readsStep = false;       // ... then the dropout counter
   size_t tableOffset = 0;       // optimizer, hand-written: its table in Impl::tables
   int segments = 0;
   // hand-written: the kernel's one parameter block (pointers filled in)
@@ -157,8 +160,22 @@ struct CudaExecutor::Impl {
   bool stepRecorded = false;
   CudaOptions options;
   /// The step counter the kernels read (see the header), and its kernel.
-  long long *deviceStep = nullptr;
+  /// Beside it the dropout counter: the step plus this rank's
+  /// dropoutStepOffset, which dropout kernels read instead, so that each
+  /// rank draws the CPU backend's masks for its rank.
+  long long *deviceStep = nullptr, *deviceDropoutCounter = nullptr;
+  long long dropoutCounterStart = 0; // what initialize() sets it to
   cudaKernel_t advanceStep = nullptr;
+  /// Step 0: the step counter at 0, the dropout counter at this rank's
+  /// offset (two's complement: the kernels read it back as unsigned).
+  Status resetCounters(const std::string &where) {
+    DLC_RETURN_IF_ERROR(cudaCheck(cudaMemsetAsync(deviceStep, 0, sizeof(long long), stream),
+                                  "cudaMemsetAsync", where + ", the step counter"));
+    dropoutCounterStart = static_cast<long long>(dropoutStepOffset(options.rank));
+    return cudaCheck(cudaMemcpyAsync(deviceDropoutCounter, &dropoutCounterStart,
+                                     sizeof(long long), cudaMemcpyHostToDevice, stream),
+                     "cudaMemcpyAsync", where + ", the dropout counter");
+  }
   /// The captured step; graphNote says why there is none. `warmedUp`: a
   /// step has run launch by launch since create(), so every library call
   /// and kernel has done its lazy, capture-unsafe setup before capture.
@@ -530,7 +547,7 @@ Status CudaExecutor::Impl::allocateAndBind(size_t tableBytes) {
   size_t reserveAt = alignUp(workspaceAt + workspaceBytes, kRegionAlignment);
   size_t tablesAt = alignUp(reserveAt + reserveBytes, kRegionAlignment);
   size_t stepAt = alignUp(tablesAt + tableBytes, kRegionAlignment);
-  allocationBytes = stepAt + sizeof(long long);
+  allocationBytes = stepAt + 2 * sizeof(long long);
   if (cudaError_t error = cudaMalloc(reinterpret_cast<void **>(&arena), allocationBytes);
       error != cudaSuccess) {
     Status failed = cudaCheck(error, "cudaMalloc");
@@ -551,10 +568,12 @@ Status CudaExecutor::Impl::allocateAndBind(size_t tableBytes) {
   reserve = arena + reserveAt;
   tables = arena + tablesAt;
   deviceStep = reinterpret_cast<long long *>(arena + stepAt);
-  // Zeroed, as the CPU backend's arena is, so both start from equal bytes
-  // (the step counter at 0 with it).
+  deviceDropoutCounter = deviceStep + 1;
+  // Zeroed, as the CPU backend's arena is, so both start from equal bytes;
+  // the counters at step 0.
   DLC_RETURN_IF_ERROR(cudaCheck(cudaMemsetAsync(arena, 0, allocationBytes, stream),
                                 "cudaMemsetAsync", "the arena"));
+  DLC_RETURN_IF_ERROR(resetCounters("create()"));
   std::string packed(tableBytes, '\0');
   for (LaunchStep &l : launches) {
     for (int64_t offset : l.pointerOffsets)
@@ -593,6 +612,7 @@ StatusOr<bool> CudaExecutor::Impl::prepareHandWritten(const Launch &launch,
                                  step.path.label, step.kernel));
   step.path.path = "hand-written";
   step.hand = true;
+  step.readsStep = hand->family == "dropout"; // the dropout counter, not the step
   step.kernelName = hand->name;
   step.handArgs = hand->args;
   std::fill(std::begin(step.handOffsets), std::end(step.handOffsets), int64_t(-1));
@@ -641,6 +661,11 @@ Status CudaExecutor::Impl::allReduce(const LaunchStep &step) {
     return Status(StatusCode::kInvalidArgument,
                   step.path.label + ": compiled for " + std::to_string(planRanks(p)) +
                       " ranks, run on " + std::to_string(communicator->ranks()));
+  if (communicator->rank() != options.rank)
+    return Status(StatusCode::kInvalidArgument,
+                  step.path.label + ": the executor runs rank " + std::to_string(options.rank) +
+                      " (its dropout masks) and its NCCL communicator is rank " +
+                      std::to_string(communicator->rank()));
   std::vector<DeviceBuffer> bucket;
   for (size_t i = 0; i < kernel.inputs.size(); ++i) {
     const PlanBuffer &in = p.buffers[kernel.inputs[i]];
@@ -674,7 +699,7 @@ Status CudaExecutor::Impl::runLaunch(LaunchStep &step) {
       step.handArgs.p[step.handTableSlot] = table;
     if (step.handScratchSlot >= 0)
       step.handArgs.p[step.handScratchSlot] = tables + step.scratchOffset;
-    args = {&step.handArgs, &deviceStep};
+    args = {&step.handArgs, step.readsStep ? &deviceDropoutCounter : &deviceStep};
     // Earlier phases: cudaLaunchKernel copies the parameters, so the phase
     // slot can move on between launches (a graph capture copies them too).
     for (int phase = 0; phase + 1 < step.handPhases; ++phase) {
@@ -693,7 +718,7 @@ Status CudaExecutor::Impl::runLaunch(LaunchStep &step) {
     for (void *&pointer : step.pointers)
       args.push_back(&pointer);
     if (step.readsStep)
-      args.push_back(&deviceStep);
+      args.push_back(&deviceDropoutCounter);
   }
   return cudaCheck(cudaLaunchKernel(reinterpret_cast<const void *>(step.kernel), step.grid,
                                     step.block, args.data(), 0, stream),
@@ -862,9 +887,7 @@ Status CudaExecutor::initialize(uint64_t seed) {
       break;
     }
   impl_->stepCounter = 0;
-  DLC_RETURN_IF_ERROR(cudaCheck(
-      cudaMemsetAsync(impl_->deviceStep, 0, sizeof(long long), impl_->stream),
-      "cudaMemsetAsync", "initialize(), the step counter"));
+  DLC_RETURN_IF_ERROR(impl_->resetCounters("initialize()"));
   return impl_->upload(ids, "initialize()");
 }
 

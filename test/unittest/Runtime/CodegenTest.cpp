@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dlc/runtime/Collective.h"
 #include "dlc/runtime/Half.h"
 #include "dlc/runtime/Device.h"
 #include "dlc/runtime/cpu/CpuExecutor.h"
@@ -994,8 +995,10 @@ void simBody(void *context) {
 /// every output (role kOut) with the CPU executor's: float32 within 1e-5
 /// relative, half types within one unit of their last place. `threads` 0:
 /// the prelude's one-thread layer; otherwise that many threads a block and
-/// up to 3 blocks.
-void checkAgainstCpu(const Plan &plan, unsigned threads, int64_t step) {
+/// up to 3 blocks. Dropouts draw data-parallel rank `rank`'s masks: the
+/// CPU's from its communicator, the kernels' from the dropout counter the
+/// CUDA executor passes them (the step plus the rank's offset).
+void checkAgainstCpu(const Plan &plan, unsigned threads, int64_t step, int rank = 0) {
 #ifndef DLC_HOST_CXX
   GTEST_SKIP() << "needs the host C++ compiler's path (DLC_HOST_CXX) at build time";
 #else
@@ -1035,6 +1038,8 @@ void checkAgainstCpu(const Plan &plan, unsigned threads, int64_t step) {
 
   auto cpu = cpu::CpuExecutor::create(plan);
   ASSERT_TRUE(cpu.isOk()) << cpu.status().toString();
+  auto group = createThreadRankGroup(rank + 1);
+  cpu.value()->setCommunicator(group[rank].get());
   std::mt19937 rng(17);
   std::normal_distribution<float> normal(0.f, 2.f);
   for (const PlanBuffer &b : plan.buffers) {
@@ -1058,7 +1063,9 @@ void checkAgainstCpu(const Plan &plan, unsigned threads, int64_t step) {
   for (size_t k = 0; k < plan.kernels.size(); ++k)
     ASSERT_TRUE(cpu.value()->runKernel(k, step).isOk());
 
-  long long counter = step; // the kernels read it from memory, as from the device's
+  // The kernels read it from memory, as from the device's.
+  long long counter =
+      static_cast<long long>(static_cast<uint64_t>(step) + dropoutStepOffset(rank));
   for (const GeneratedKernel &g : all.kernels) {
     SimCall call{dlsym(library, g.name.c_str()), {}};
     ASSERT_NE(call.symbol, nullptr) << g.name;
@@ -1150,6 +1157,35 @@ TEST(Codegen, RowKernelsMatchTheCpuReferenceWithManyThreadsOnTheHost) {
   Plan plan = rowPlan();
   ASSERT_NO_FATAL_FAILURE(checkAgainstCpu(plan, 16, 5));
   ASSERT_NO_FATAL_FAILURE(checkAgainstCpu(plan, 32, 2));
+}
+
+TEST(Codegen, EachRanksDropoutMasksAreTheCpuRanksOnTheHost) {
+  // The row plan's dropouts (BERT's, GPT-2's attention and its gradient)
+  // draw rank 2's masks on both sides, bit for bit.
+  Plan plan = rowPlan();
+  ASSERT_NO_FATAL_FAILURE(checkAgainstCpu(plan, 0, 4, /*rank=*/2));
+  // Not vacuous: rank 2's masks are not rank 0's.
+  auto maskOf = [&](int rank) {
+    auto exec = cpu::CpuExecutor::create(plan);
+    EXPECT_TRUE(exec.isOk());
+    auto group = createThreadRankGroup(rank + 1);
+    (*exec)->setCommunicator(group[rank].get());
+    for (const PlanBuffer &b : plan.buffers)
+      if (b.role == kIn && b.dtype == DType::kF32) {
+        std::vector<float> x(b.numElements(), 1.0f);
+        EXPECT_TRUE((*exec)->write(b.name, x.data(), x.size() * 4).isOk());
+      }
+    std::string outputs;
+    for (size_t k = 0; k < plan.kernels.size(); ++k) {
+      EXPECT_TRUE((*exec)->runKernel(k, 4).isOk());
+      if (plan.kernels[k].op == "dropout")
+        outputs += (*exec)->bytesOf(plan.kernels[k].outputs[0]);
+    }
+    return outputs;
+  };
+  std::string rank0 = maskOf(0), rank2 = maskOf(2);
+  EXPECT_FALSE(rank0.empty());
+  EXPECT_NE(rank0, rank2);
 }
 
 TEST(Codegen, EveryFormMatchesTheCpuWithManyThreadsOnTheHost) {

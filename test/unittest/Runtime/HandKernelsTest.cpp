@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dlc/runtime/Collective.h"
 #include "dlc/runtime/Half.h"
 #include "dlc/runtime/cpu/CpuExecutor.h"
 #include "dlc/runtime/cuda/CudaExecutor.h"
@@ -51,6 +52,8 @@ struct Case {
   std::string label;
   Plan plan;
   int64_t step = 0;
+  /// The data-parallel rank whose dropout masks to draw (Collective.h).
+  int64_t rank = 0;
   bool exact = false;
   /// A looser bound than the types' (0: tolerance() decides).
   double tol = 0;
@@ -176,13 +179,23 @@ std::vector<std::vector<float>> reference(const Case &c, Values v) {
     in.push_back(ref(id));
   for (int32_t id : k.outputs)
     out.push_back(ref(id));
-  cpu::KernelContext context(k, in, out, c.step);
+  // Rank r's masks: the CPU's dropout takes the rank from its communicator.
+  auto group = createThreadRankGroup(static_cast<int>(c.rank) + 1);
+  cpu::KernelContext context(k, in, out, c.step, group[c.rank].get());
   Status status = cpu::cpuKernels().at(k.op)(context);
   EXPECT_TRUE(status.isOk()) << c.label << ": " << status.toString();
   for (int32_t id : k.outputs)
     for (float &x : v.f[id])
       x = roundTo(p.buffers[id].dtype, x);
   return v.f;
+}
+
+/// What the executor passes a hand-written kernel as its step: the step
+/// counter, or for dropout the dropout counter (the step plus the rank's
+/// offset, CudaExecutor.cpp).
+long long stepRead(const Case &c, const HandKernel &hand) {
+  return static_cast<long long>(static_cast<uint64_t>(c.step) +
+                                (hand.family == "dropout" ? dropoutStepOffset(c.rank) : 0));
 }
 
 /// The largest error of `have` against `want` over the kernel's outputs:
@@ -373,6 +386,16 @@ std::vector<Case> allCases() {
   for (int64_t step : {0, 3}) {
     Case &c = add("dropout step " + std::to_string(step));
     c.step = step;
+    c.exact = true;
+    c.kernel("dropout", {c.buffer("x", F, {1000}, kIn)}, {c.buffer("y", F, {1000}, kOut)},
+             {{"rate", 0.3}, {"seed", int64_t(42)}});
+  }
+  // Rank 3's masks, which the hand-written kernel draws from the dropout
+  // counter (the step plus the rank's offset) as the executor passes it.
+  {
+    Case &c = add("dropout rank 3 step 2");
+    c.step = 2;
+    c.rank = 3;
     c.exact = true;
     c.kernel("dropout", {c.buffer("x", F, {1000}, kIn)}, {c.buffer("y", F, {1000}, kOut)},
              {{"rate", 0.3}, {"seed", int64_t(42)}});
@@ -905,8 +928,9 @@ TEST(HandKernels, EveryKernelMatchesTheCpuReferenceOnTheHost) {
   void *library = nullptr;
   ASSERT_NO_FATAL_FAILURE(loadOnHost(text, "", library));
   checkEveryCase(library, "host    ", 11,
-                 [](HostKernel kernel, HandKernelArgs args, const Case &c, const HandKernel &) {
-                   long long step = c.step; // the kernels read it from memory
+                 [](HostKernel kernel, HandKernelArgs args, const Case &c,
+                    const HandKernel &hand) {
+                   long long step = stepRead(c, hand); // the kernels read it from memory
                    kernel(args, &step);
                  });
   dlclose(library);
@@ -931,7 +955,7 @@ TEST(HandKernels, EveryKernelMatchesTheCpuReferenceWithManyThreadsOnTheHost) {
   checkEveryCase(library, "threaded", 13,
                  [launch](HostKernel kernel, HandKernelArgs args, const Case &c,
                           const HandKernel &hand) {
-                   long long step = c.step;
+                   long long step = stepRead(c, hand);
                    launch(kernel, args, &step,
                           static_cast<unsigned>(std::min<int64_t>(hand.blocks, 3)), 16);
                  });
@@ -964,7 +988,9 @@ TEST(HandKernels, EveryKernelMatchesTheCpuReferenceOnTheGpu) {
         continue;
       if (handBatchNorm)
         setenv("DLC_CUDA_BATCH_NORM", "hand-written", 1);
-      auto created = CudaExecutor::create(c.plan);
+      CudaOptions options;
+      options.rank = static_cast<int>(c.rank);
+      auto created = CudaExecutor::create(c.plan, options);
       unsetenv("DLC_CUDA_BATCH_NORM");
       ASSERT_TRUE(created.isOk()) << c.label << ": " << created.status().toString();
       CudaExecutor &gpu = **created;

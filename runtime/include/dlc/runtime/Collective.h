@@ -33,6 +33,22 @@ namespace dlc::rt {
 /// all_reduce kernels, 1 without any.
 int64_t planRanks(const Plan &plan);
 
+/// Dropout masks by rank. The mask of element i is a hash of
+/// seed * kDropoutSeedMultiplier + step, then of i (cpu keepElement, the
+/// CUDA prelude's dlc_keep, the hand-written dlc_hw_dropout). Rank r draws
+/// the masks of seed + dropoutSeedOffset(r): rank 0 the one-rank masks, the
+/// backward pass (a dropout of the same seed on the same rank) the forward
+/// pass's. A kernel whose seed is fixed in its source gets the same masks
+/// from the step counter plus dropoutStepOffset(r), since
+/// (seed + o) * M + step == seed * M + (step + o * M) modulo 2^64.
+constexpr uint64_t kDropoutSeedMultiplier = 0x9e3779b97f4a7c15ull;
+inline uint64_t dropoutSeedOffset(int64_t rank) {
+  return static_cast<uint64_t>(rank) * 0x9E3779B97F4A7C15ull;
+}
+inline uint64_t dropoutStepOffset(int64_t rank) {
+  return dropoutSeedOffset(rank) * kDropoutSeedMultiplier;
+}
+
 /// What an executor without its group says when it meets an all_reduce of
 /// a plan compiled for `ranks` ranks (both backends).
 std::string runsAloneMessage(int64_t ranks);

@@ -70,6 +70,10 @@ struct CudaOptions {
   bool syncEachLaunch = false;
   /// The CUDA ordinal of the GPU to run on (a data-parallel rank's).
   int device = 0;
+  /// The data-parallel rank this executor runs: its dropout masks are the
+  /// CPU backend's for that rank (Collective.h), and its NCCL communicator
+  /// must be that rank's.
+  int rank = 0;
 };
 
 class NcclCommunicator;
