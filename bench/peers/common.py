@@ -193,6 +193,7 @@ def report(args, *, backend, precision, fusion, optimizer, parameters, threads,
     # plan's count).
     r["all_reduces_per_step"] = 0
     r["all_reduce_bytes_per_step"] = 0
+    r["all_reduce_overlap"] = False
     r["parameters"] = parameters
     r["compile_ms"] = extra.pop("compile_ms", None)
     r["repeat_results"] = [

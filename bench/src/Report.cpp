@@ -111,6 +111,7 @@ void writeJson(std::ostream &os, const Result &r) {
      << "  \"memory_bytes_per_step\": " << r.memoryBytesPerStep << ",\n"
      << "  \"all_reduces_per_step\": " << r.allReducesPerStep << ",\n"
      << "  \"all_reduce_bytes_per_step\": " << r.allReduceBytesPerStep << ",\n"
+     << "  \"all_reduce_overlap\": " << (r.allReduceOverlap ? "true" : "false") << ",\n"
      << "  \"fused_groups\": " << countsJson(r.fusedGroups) << ",\n"
      << "  \"kernels_by_kind\": " << countsJson(r.kernelsByKind) << ",\n";
   if (!r.launchesByPath.empty())
@@ -301,7 +302,11 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
       os << "data parallel: batch is per rank; each rank averages "
          << std::fixed << std::setprecision(1) << x.allReduceBytesPerStep / 1e6
          << " MB of gradients per step in " << x.allReducesPerStep
-         << " all-reduces (--bucket-mb)\n";
+         << " all-reduces (--bucket-mb), "
+         << (x.allReduceOverlap ? "overlapping the rest of the backward pass (--no-overlap "
+                                  "to compare)"
+                                : "each in its place (not overlapped)")
+         << "\n";
       break;
     }
   // The CUDA backend says how much of the step ran where.

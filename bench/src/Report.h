@@ -32,6 +32,9 @@ struct Result {
   /// The ranks ran as this many processes of an mpirun job (0: as threads
   /// of one process, or on one GPU each, driven by threads of one process).
   int64_t rankProcesses = 0;
+  /// The all-reduces ran alongside the kernels after them (not
+  /// --no-overlap; the CPU backend runs half-precision ones in place).
+  bool allReduceOverlap = false;
   int64_t warmup = 0, steps = 0, repeats = 0;
   uint64_t seed = 0;
   std::string optimizer;

@@ -310,6 +310,7 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
       options.allowTf32 = o.tf32;
       options.device = ordinals[i];
       options.rank = mine[i];
+      options.overlapAllReduce = !o.noOverlap;
       auto created = rt::cuda::CudaExecutor::create(plan, options);
       if (!created.isOk())
         return failure("--backend cuda, " + rankName(i) + ": " + created.status().toString());
@@ -350,11 +351,20 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
       if (!created.isOk())
         return failure(created.status().toString());
       (*created)->setCommunicator(process ? process : threadGroup[i].get());
+      (*created)->setOverlapAllReduce(!o.noOverlap);
       execs.push_back(std::move(*created));
     }
   }
   if (process)
     result.rankProcesses = ranks;
+  // The CPU backend runs an all-reduce of half-precision buffers in place
+  // (they go through its scratch space).
+  result.allReduceOverlap = !o.noOverlap;
+  if (o.backend == "cpu")
+    for (const rt::PlanKernel &k : plan.kernels)
+      if (k.op == "all_reduce")
+        for (int32_t id : k.inputs)
+          result.allReduceOverlap &= !rt::cpu::isHalf(plan.buffers[id].dtype);
   // Rank 0's gradients and state are the ones --dump-out writes.
   bool holdsRankZero = mine[0] == 0;
   std::map<std::string, std::vector<float>> lastGrads;

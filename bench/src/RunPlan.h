@@ -27,6 +27,9 @@ struct RunOptions {
   std::string paramsIn, inputsIn, dumpOut; // directories, "" for none
   bool profile = false;
   bool noCudaGraph = false, tf32 = false; // --backend cuda
+  /// --no-overlap: each all-reduce in its place, not alongside the rest of
+  /// the backward pass.
+  bool noOverlap = false;
 };
 
 /// The plan's counts into `result` (parameters, MACs, kernels, bytes, fused

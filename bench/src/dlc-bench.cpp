@@ -166,6 +166,11 @@ cl::opt<bool> profile("profile",
              "--backend cuda: CUDA events around every launch (no graph), time by "
              "launch kind and path"),
     cl::init(false), cl::cat(category));
+cl::opt<bool> noOverlap("no-overlap",
+    cl::desc("with --gpus above 1: run each gradient all-reduce in its place instead of "
+             "alongside the rest of the backward pass (as PyTorch DDP overlaps them), to "
+             "measure what the overlap buys"),
+    cl::init(false), cl::cat(category));
 cl::opt<bool> noCudaGraph("no-cuda-graph",
     cl::desc("--backend cuda: launch the step kernel by kernel instead of replaying it "
              "as one captured CUDA graph (to measure what the graph saves)"),
@@ -211,6 +216,7 @@ bench::RunOptions runOptions() {
   o.dumpOut = dumpOut;
   o.profile = profile;
   o.noCudaGraph = noCudaGraph;
+  o.noOverlap = noOverlap;
   o.tf32 = tf32;
   return o;
 }

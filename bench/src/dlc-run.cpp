@@ -2,7 +2,8 @@
 //
 //   dlc-run PLAN.plan [--backend cpu|cuda] [--warmup N] [--steps N]
 //           [--repeats N] [--seed N] [--format table|json|csv|markdown]
-//           [-o FILE] [--profile] [--no-cuda-graph] [--tf32] [--gpu NAME]
+//           [-o FILE] [--profile] [--no-cuda-graph] [--no-overlap] [--tf32]
+//           [--gpu NAME]
 //           [--peak-tflops X] [--fp32-peak fp32|tf32] [--params-in DIR]
 //           [--inputs-in DIR] [--dump-out DIR] [--describe]
 //
@@ -53,6 +54,7 @@ const char *const kUsage =
     "  -o FILE                write the report to FILE\n"
     "  --profile              time every kernel (cuda: CUDA events per launch)\n"
     "  --no-cuda-graph        cuda: launch kernel by kernel instead of replaying a graph\n"
+    "  --no-overlap           each all-reduce in its place, not alongside the backward pass\n"
     "  --tf32                 cuda: fp32 GEMMs and convolutions on TF32\n"
     "  --gpu NAME             the GPU the MFU is against (dlc-bench gpus lists them)\n"
     "  --peak-tflops X        the peak the MFU is against, overriding --gpu\n"
@@ -112,6 +114,8 @@ int runMain(int argc, char **argv) {
       o.profile = true;
     } else if (arg == "--no-cuda-graph") {
       o.noCudaGraph = true;
+    } else if (arg == "--no-overlap") {
+      o.noOverlap = true;
     } else if (arg == "--tf32") {
       o.tf32 = true;
     } else if (arg == "--gpu") {

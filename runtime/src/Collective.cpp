@@ -24,6 +24,44 @@ int64_t planRanks(const Plan &plan) {
   return ranks;
 }
 
+std::vector<int64_t> allReduceWaitPoints(const Plan &plan) {
+  const int64_t n = static_cast<int64_t>(plan.kernels.size());
+  std::vector<int64_t> waitAt(n, -1);
+  for (int64_t k = 0; k < n; ++k) {
+    const PlanKernel &reduce = plan.kernels[k];
+    if (reduce.op != "all_reduce")
+      continue;
+    // The operands' bytes, merged into sorted disjoint ranges.
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    for (const std::vector<int32_t> *ids : {&reduce.inputs, &reduce.outputs})
+      for (int32_t id : *ids)
+        ranges.push_back({plan.buffers[id].offset,
+                          plan.buffers[id].offset + plan.buffers[id].bytes});
+    std::sort(ranges.begin(), ranges.end());
+    std::vector<std::pair<int64_t, int64_t>> merged;
+    for (auto range : ranges)
+      if (!merged.empty() && range.first <= merged.back().second)
+        merged.back().second = std::max(merged.back().second, range.second);
+      else
+        merged.push_back(range);
+    auto touches = [&](int32_t id) {
+      int64_t begin = plan.buffers[id].offset, end = begin + plan.buffers[id].bytes;
+      // The first range ending after `begin` is the only one that can meet it.
+      auto it = std::upper_bound(merged.begin(), merged.end(), begin,
+                                 [](int64_t at, const auto &r) { return at < r.second; });
+      return it != merged.end() && it->first < end && begin < end;
+    };
+    waitAt[k] = n;
+    for (int64_t j = k + 1; j < n && waitAt[k] == n; ++j)
+      for (const std::vector<int32_t> *ids : {&plan.kernels[j].inputs, &plan.kernels[j].outputs})
+        if (std::any_of(ids->begin(), ids->end(), touches)) {
+          waitAt[k] = j;
+          break;
+        }
+  }
+  return waitAt;
+}
+
 std::string runsAloneMessage(int64_t ranks) {
   return "this plan averages gradients over " + std::to_string(ranks) +
          " data-parallel ranks, and this executor runs alone: run it with --gpus " +

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <future>
 #include <random>
 
 namespace dlc::rt::cpu {
@@ -124,7 +125,9 @@ StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::create(Plan plan) {
           scratch += p.buffers[id].numElements();
     exec->halfScratch_.push_back(scratch);
     exec->scratchElements_ = std::max(exec->scratchElements_, scratch);
+    exec->overlappable_.push_back(k.op == "all_reduce" && scratch == 0);
   }
+  exec->waitAt_ = allReduceWaitPoints(p);
   // One allocation for the whole step, aligned like the planner's offsets.
   size_t bytes = static_cast<size_t>(p.arenaBytes) + 2 * 256;
   exec->storage_.reset(new (std::nothrow) unsigned char[bytes]);
@@ -214,8 +217,7 @@ Status CpuExecutor::runKernel(size_t k, int64_t step) {
   KernelContext context(kernel, std::move(inputs), std::move(outputs), step,
                         communicator_);
   if (Status status = kernels_[k](context); !status.isOk())
-    return Status(status.code(), "step " + std::to_string(step) + ", kernel #" +
-                                     std::to_string(k) + ": " + status.message());
+    return kernelError(status, step, k);
   for (size_t o = 0; o < results.size(); ++o) {
     const PlanBuffer &b = plan_.buffers[kernel.outputs[o]];
     if (isHalf(b.dtype))
@@ -224,13 +226,76 @@ Status CpuExecutor::runKernel(size_t k, int64_t step) {
   return Status::ok();
 }
 
+Status CpuExecutor::kernelError(const Status &status, int64_t step, size_t k) {
+  return Status(status.code(), "step " + std::to_string(step) + ", kernel #" +
+                                   std::to_string(k) + ": " + status.message());
+}
+
 Status CpuExecutor::step() {
+  // All-reduces under way on threads of their own, with their kernel index.
+  // A communicator runs one collective at a time, in the plan's order, as
+  // every rank must: each waits for the one before it. Every one finishes
+  // before step() returns, failed or not, so none outlives the buffers it
+  // reads.
+  std::vector<std::pair<size_t, std::shared_future<Status>>> pending;
+  struct WaitAll {
+    decltype(pending) &jobs;
+    ~WaitAll() {
+      for (auto &job : jobs)
+        job.second.wait();
+    }
+  } waitAll{pending};
+  auto finish = [&](auto done) -> Status {
+    Status first = Status::ok();
+    for (auto it = pending.begin(); it != pending.end();) {
+      if (!done(*it)) {
+        ++it;
+        continue;
+      }
+      Status s = it->second.get();
+      if (first.isOk() && !s.isOk())
+        first = kernelError(s, stepCounter, it->first);
+      it = pending.erase(it);
+    }
+    return first;
+  };
   for (size_t k = 0; k < plan_.kernels.size(); ++k) {
-    if (Status status = runKernel(k, stepCounter); !status.isOk())
+    bool collective = plan_.kernels[k].op == "all_reduce";
+    bool async = overlap_ && overlappable_[k] && communicator_;
+    // An all-reduce in its place waits for those under way.
+    if (Status s = finish([&](auto &p) {
+          return (collective && !async) || waitAt_[p.first] <= static_cast<int64_t>(k);
+        });
+        !s.isOk())
+      return s;
+    if (async) {
+      // Float32 operands, read and written in place in the arena.
+      std::vector<TensorRef> in, out;
+      for (int32_t id : plan_.kernels[k].inputs)
+        in.push_back(ref(id));
+      for (int32_t id : plan_.kernels[k].outputs)
+        out.push_back(ref(id));
+      std::shared_future<Status> before =
+          pending.empty() ? std::shared_future<Status>() : pending.back().second;
+      pending.emplace_back(
+          k, std::async(std::launch::async,
+                        [this, k, before, in = std::move(in), out = std::move(out),
+                         step = stepCounter]() mutable {
+                          if (before.valid())
+                            before.wait();
+                          KernelContext context(plan_.kernels[k], std::move(in),
+                                                std::move(out), step, communicator_);
+                          return kernels_[k](context);
+                        })
+                 .share());
+    } else if (Status status = runKernel(k, stepCounter); !status.isOk()) {
       return status;
+    }
     if (observer_)
       observer_(k);
   }
+  if (Status s = finish([](auto &) { return true; }); !s.isOk())
+    return s;
   ++stepCounter;
   return Status::ok();
 }

@@ -143,6 +143,14 @@ struct CudaExecutor::Impl {
   /// plan is the plan.
   std::unique_ptr<cpu::CpuExecutor> host;
   cudaStream_t stream = nullptr;
+  /// Overlapped all-reduces (CudaOptions::overlapAllReduce): their stream,
+  /// and per launch the events that fork it from the step's stream and
+  /// join it back (all_reduce launches only), the all-reduce launches whose
+  /// results launch i waits for, and those the step's end waits for.
+  cudaStream_t commStream = nullptr;
+  std::vector<cudaEvent_t> forked, joined;
+  std::vector<std::vector<size_t>> joinBefore;
+  std::vector<size_t> joinAtEnd;
   /// The one device allocation: the arena at its start, then the
   /// workspace, the tables and the step counter.
   unsigned char *arena = nullptr;
@@ -215,8 +223,23 @@ struct CudaExecutor::Impl {
                                     LaunchStep &step, std::string &reason,
                                     size_t &tableBytes);
   Status runLaunch(LaunchStep &step);
-  /// An all_reduce launch: its buffers' mean over the ranks, through NCCL.
-  Status allReduce(const LaunchStep &step);
+  /// An all_reduce launch: its buffers' mean over the ranks, through NCCL,
+  /// enqueued on `on`.
+  Status allReduce(const LaunchStep &step, cudaStream_t on);
+  /// Where each all_reduce's results are first needed (joinBefore,
+  /// joinAtEnd), with its stream and events; nothing without all_reduce.
+  Status scheduleAllReduces();
+  /// Launch i as the step enqueues it: in place, or with `overlap` an
+  /// all_reduce forked onto commStream, after joining the all-reduces
+  /// whose results launch i touches.
+  Status enqueueLaunch(size_t i, bool overlap);
+  /// Joins the all-reduces nothing in the step waited for.
+  Status joinAtStepEnd(bool overlap);
+  /// Whether this step overlaps its all-reduces.
+  bool overlapping() const {
+    return options.overlapAllReduce && commStream && communicator && !profiling &&
+           !options.syncEachLaunch && !observer;
+  }
   /// Every launch and the step's advance, one by one (observer, profiling
   /// and per-launch synchronization happen here).
   Status enqueueEagerly(const std::string &at);
@@ -238,6 +261,12 @@ CudaExecutor::Impl::~Impl() {
   // Teardown cannot report; every resource is released whatever fails.
   if (stream)
     (void)cudaStreamSynchronize(stream);
+  if (commStream)
+    (void)cudaStreamSynchronize(commStream);
+  for (const std::vector<cudaEvent_t> *events : {&forked, &joined})
+    for (cudaEvent_t event : *events)
+      if (event)
+        (void)cudaEventDestroy(event);
   if (graphExec)
     (void)cudaGraphExecDestroy(graphExec);
   if (graph)
@@ -258,6 +287,8 @@ CudaExecutor::Impl::~Impl() {
   (void)cudaFree(arena); // the workspace, tables and step counter with it
   if (stream)
     (void)cudaStreamDestroy(stream);
+  if (commStream)
+    (void)cudaStreamDestroy(commStream);
 }
 
 //===----------------------------------------------------------------------===//
@@ -339,6 +370,7 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan, CudaOpti
                                        "dlc_advance_step", "the step counter",
                                        impl->advanceStep));
   DLC_RETURN_IF_ERROR(impl->allocateAndBind(tableBytes));
+  DLC_RETURN_IF_ERROR(impl->scheduleAllReduces());
   DLC_RETURN_IF_ERROR(
       cudaCheck(cudaStreamSynchronize(impl->stream), "cudaStreamSynchronize", "create()"));
   int64_t onHost = 0;
@@ -651,7 +683,66 @@ StatusOr<bool> CudaExecutor::Impl::prepareHandWritten(const Launch &launch,
 // The step
 //===----------------------------------------------------------------------===//
 
-Status CudaExecutor::Impl::allReduce(const LaunchStep &step) {
+Status CudaExecutor::Impl::scheduleAllReduces() {
+  const Plan &p = plan();
+  std::vector<int64_t> waitAt = allReduceWaitPoints(p);
+  std::vector<size_t> launchOf(p.kernels.size());
+  for (size_t i = 0; i < launches.size(); ++i)
+    for (size_t k : launches[i].launch.kernels)
+      launchOf[k] = i;
+  joinBefore.assign(launches.size(), {});
+  forked.assign(launches.size(), nullptr);
+  joined.assign(launches.size(), nullptr);
+  for (size_t i = 0; i < launches.size(); ++i) {
+    if (!launches[i].nccl)
+      continue;
+    int64_t wait = waitAt[launches[i].launch.kernels.front()];
+    if (wait >= static_cast<int64_t>(p.kernels.size()))
+      joinAtEnd.push_back(i);
+    else
+      joinBefore[launchOf[wait]].push_back(i);
+    for (cudaEvent_t *event : {&forked[i], &joined[i]})
+      DLC_RETURN_IF_ERROR(cudaCheck(cudaEventCreateWithFlags(event, cudaEventDisableTiming),
+                                    "cudaEventCreateWithFlags", launches[i].path.label));
+    if (!commStream)
+      DLC_RETURN_IF_ERROR(cudaCheck(cudaStreamCreate(&commStream), "cudaStreamCreate",
+                                    "the all-reduce stream"));
+  }
+  return Status::ok();
+}
+
+Status CudaExecutor::Impl::enqueueLaunch(size_t i, bool overlap) {
+  LaunchStep &launch = launches[i];
+  if (!overlap)
+    return runLaunch(launch);
+  const std::string &where = launch.path.label;
+  for (size_t r : joinBefore[i])
+    DLC_RETURN_IF_ERROR(cudaCheck(cudaStreamWaitEvent(stream, joined[r], 0),
+                                  "cudaStreamWaitEvent", where + ", waiting for " +
+                                                             launches[r].path.label));
+  if (!launch.nccl)
+    return runLaunch(launch);
+  // Fork: the all-reduce starts once everything before it is enqueued
+  // (its gradients are written), and the step's stream goes on.
+  DLC_RETURN_IF_ERROR(
+      cudaCheck(cudaEventRecord(forked[i], stream), "cudaEventRecord", where));
+  DLC_RETURN_IF_ERROR(cudaCheck(cudaStreamWaitEvent(commStream, forked[i], 0),
+                                "cudaStreamWaitEvent", where));
+  DLC_RETURN_IF_ERROR(allReduce(launch, commStream));
+  return cudaCheck(cudaEventRecord(joined[i], commStream), "cudaEventRecord", where);
+}
+
+Status CudaExecutor::Impl::joinAtStepEnd(bool overlap) {
+  if (!overlap)
+    return Status::ok();
+  for (size_t r : joinAtEnd)
+    DLC_RETURN_IF_ERROR(cudaCheck(cudaStreamWaitEvent(stream, joined[r], 0),
+                                  "cudaStreamWaitEvent",
+                                  "the end of the step, waiting for " + launches[r].path.label));
+  return Status::ok();
+}
+
+Status CudaExecutor::Impl::allReduce(const LaunchStep &step, cudaStream_t on) {
   const Plan &p = plan();
   const PlanKernel &kernel = p.kernels[step.launch.kernels.front()];
   if (!communicator)
@@ -672,7 +763,7 @@ Status CudaExecutor::Impl::allReduce(const LaunchStep &step) {
     const PlanBuffer &out = p.buffers[kernel.outputs[i]];
     bucket.push_back({arena + in.offset, arena + out.offset, in.numElements(), in.dtype});
   }
-  if (Status s = communicator->allReduceMean(bucket, stream); !s.isOk())
+  if (Status s = communicator->allReduceMean(bucket, on); !s.isOk())
     return Status(s.code(), step.path.label + ": " + s.message());
   return Status::ok();
 }
@@ -680,7 +771,7 @@ Status CudaExecutor::Impl::allReduce(const LaunchStep &step) {
 Status CudaExecutor::Impl::runLaunch(LaunchStep &step) {
   const std::string &where = step.path.label;
   if (step.nccl)
-    return allReduce(step);
+    return allReduce(step, stream);
   if (step.gemm)
     return step.gemm->run(lt, arena, workspace, workspaceBytes, stream);
   if (step.conv)
@@ -757,11 +848,12 @@ Status CudaExecutor::Impl::enqueueEagerly(const std::string &at) {
         DLC_RETURN_IF_ERROR(cudaCheck(cudaEventCreate(&mark), "cudaEventCreate", "profiling"));
     launchMs.assign(launches.size(), 0.0);
   }
+  bool overlap = overlapping();
   for (size_t i = 0; i < launches.size(); ++i) {
     LaunchStep &launch = launches[i];
     if (profiling)
       DLC_RETURN_IF_ERROR(cudaCheck(cudaEventRecord(marks[i], stream), "cudaEventRecord", at));
-    if (Status s = runLaunch(launch); !s.isOk())
+    if (Status s = enqueueLaunch(i, overlap); !s.isOk())
       return Status(s.code(), at + ": " + s.message());
     if (options.syncEachLaunch || observer)
       DLC_RETURN_IF_ERROR(cudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize",
@@ -770,6 +862,8 @@ Status CudaExecutor::Impl::enqueueEagerly(const std::string &at) {
       for (size_t k : launch.launch.kernels)
         observer(k);
   }
+  if (Status s = joinAtStepEnd(overlap); !s.isOk())
+    return Status(s.code(), at + ": " + s.message());
   if (profiling)
     DLC_RETURN_IF_ERROR(
         cudaCheck(cudaEventRecord(marks.back(), stream), "cudaEventRecord", at));
@@ -795,10 +889,14 @@ Status CudaExecutor::Impl::captureGraph() {
   DLC_RETURN_IF_ERROR(
       cudaCheck(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
                 "cudaStreamBeginCapture", "the step's CUDA graph"));
+  // An overlapped all-reduce forks the all-reduce stream into the capture
+  // and joins it back before the step's end, as the graph then replays.
   Status captured = Status::ok();
-  for (LaunchStep &launch : launches)
-    if (captured = runLaunch(launch); !captured.isOk())
-      break;
+  bool overlap = overlapping();
+  for (size_t i = 0; i < launches.size() && captured.isOk(); ++i)
+    captured = enqueueLaunch(i, overlap);
+  if (captured.isOk())
+    captured = joinAtStepEnd(overlap);
   if (captured.isOk()) {
     void *args[] = {&deviceStep};
     captured = cudaCheck(cudaLaunchKernel(reinterpret_cast<const void *>(advanceStep), dim3(1),

@@ -4,6 +4,7 @@
 
 #include "dlc/Conversion/TrainToPlan.h"
 #include "dlc/Transforms/Passes.h"
+#include "dlc/runtime/Collective.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
@@ -18,9 +19,11 @@ namespace rt = ::dlc::rt;
 
 namespace {
 
-/// Compiles models/<name>.mlir at `batch` down to a plan.
+/// Compiles models/<name>.mlir at `batch` down to a plan; with `ranks`
+/// above 1, averaging its gradients over them in buckets of `bucketMb`.
 FailureOr<rt::Plan> compileModel(MLIRContext *context, const std::string &name,
-                                 int64_t batch, mlir::dlc::PlanStats *stats) {
+                                 int64_t batch, mlir::dlc::PlanStats *stats,
+                                 int64_t ranks = 1, double bucketMb = 25) {
   std::string path = std::string(DLC_SOURCE_DIR) + "/models/" + name + ".mlir";
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(path, context);
   if (!module)
@@ -28,6 +31,8 @@ FailureOr<rt::Plan> compileModel(MLIRContext *context, const std::string &name,
   PassManager pm(context);
   pm.addPass(mlir::dlc::createSpecializeBatchPass({batch}));
   pm.addPass(mlir::dlc::createAutodiffPass());
+  if (ranks > 1)
+    pm.addPass(mlir::dlc::createDataParallelPass({ranks, bucketMb}));
   if (failed(pm.run(*module)))
     return failure();
   return mlir::dlc::lowerToPlan(*module, {name}, stats);
@@ -124,6 +129,39 @@ TEST(TrainToPlan, EveryModelLowersAndRoundTripsThroughAFile) {
     ASSERT_TRUE(back.isOk()) << back.status().toString();
     EXPECT_EQ(back->kernels.size(), plan->kernels.size());
   }
+}
+
+TEST(TrainToPlan, AllReducesKeepTheirBytesUntilTheirFirstReader) {
+  // Many small buckets: each all-reduce may overlap the backward kernels
+  // after it until the first that reads its result, so the planner must not
+  // put anything else on its operands' bytes before then.
+  auto context = dlc_test::makeContext();
+  auto plan = compileModel(context.get(), "small_convnet", 4, nullptr, /*ranks=*/2,
+                           /*bucketMb=*/0.002);
+  ASSERT_TRUE(succeeded(plan));
+  expectNoLiveOverlap(*plan);
+  std::vector<int64_t> waitAt = rt::allReduceWaitPoints(*plan);
+  int64_t reduces = 0, overlapped = 0;
+  for (size_t k = 0; k < plan->kernels.size(); ++k) {
+    if (plan->kernels[k].op != "all_reduce")
+      continue;
+    ++reduces;
+    std::set<int32_t> results(plan->kernels[k].outputs.begin(),
+                              plan->kernels[k].outputs.end());
+    int64_t reader = -1;
+    for (size_t j = k + 1; j < plan->kernels.size() && reader < 0; ++j)
+      for (int32_t id : plan->kernels[j].inputs)
+        if (results.count(id))
+          reader = static_cast<int64_t>(j);
+    ASSERT_GT(reader, 0) << "all_reduce #" << k << " has no reader";
+    // The bytes say the same as the ids: nothing in between touches them.
+    EXPECT_EQ(waitAt[k], reader) << "all_reduce #" << k;
+    overlapped += reader - static_cast<int64_t>(k) - 1;
+  }
+  EXPECT_GT(reduces, 3);
+  // The first buckets (the last layers' gradients) overlap the rest of the
+  // backward pass: tens of kernels, not none.
+  EXPECT_GT(overlapped, 10 * reduces) << reduces << " all-reduces";
 }
 
 TEST(TrainToPlan, MissingTrainStepIsReported) {

@@ -103,6 +103,28 @@ TEST(ThreadRankGroup, AllGatherPutsEveryRanksBytesInRankOrder) {
         << s.toString();
 }
 
+TEST(AllReduceWaitPoints, TheFirstKernelTouchingAnOperandsBytes) {
+  dlc_test::PlanBuilder b;
+  int32_t g = b.add("g", DType::kF32, {64}, BufferRole::kGradient);
+  int32_t avg = b.add("avg", DType::kF32, {64}, BufferRole::kTemporary);
+  int32_t x = b.add("x", DType::kF32, {64}, BufferRole::kInput);
+  int32_t y = b.add("y", DType::kF32, {64}, BufferRole::kTemporary);
+  int32_t z = b.add("z", DType::kF32, {64}, BufferRole::kTemporary);
+  b.kernel("all_reduce", {g}, {avg}, {{"ranks", int64_t{2}}}); // #0
+  b.kernel("relu", {x}, {y});                                    // #1: elsewhere
+  b.kernel("relu", {y}, {z});                                    // #2: elsewhere
+  b.kernel("relu", {avg}, {y});                                  // #3: reads the result
+  std::vector<int64_t> waitAt = allReduceWaitPoints(b.plan);
+  EXPECT_EQ(waitAt, (std::vector<int64_t>{3, -1, -1, -1}));
+  // A temporary the planner put on the gradient's bytes: its writer waits.
+  b.plan.buffers[z].offset = b.plan.buffers[g].offset + 128;
+  EXPECT_EQ(allReduceWaitPoints(b.plan)[0], 2);
+  // Nothing reads the result: it finishes with the step.
+  b.plan.buffers[z].offset = b.plan.buffers[x].offset;
+  b.plan.kernels.pop_back();
+  EXPECT_EQ(allReduceWaitPoints(b.plan)[0], 3);
+}
+
 TEST(ProcessRankGroup, NoLauncherNoProcesses) {
   // ctest does not run under mpirun; lit's mpi-ranks.test runs the group.
   for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})

@@ -13,6 +13,7 @@
 #include "dlc/runtime/MemoryPlanner.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 using namespace mlir::dlc;
@@ -311,6 +312,29 @@ LogicalResult PlanBuilder::assignOffsets(PlanStats *stats) {
               firstUse[storage] < 0 ? first : std::min(firstUse[storage], first);
           lastUse[storage] = std::max(lastUse[storage], last);
         }
+  // An all_reduce may run alongside the kernels after it until the first
+  // that reads its result (rt::allReduceWaitPoints), as DDP overlaps a
+  // bucket with the rest of the backward pass: its operands keep their
+  // bytes until then, or a later temporary would be placed where the
+  // collective still reads or writes.
+  for (int64_t k = 0; k < static_cast<int64_t>(plan->kernels.size()); ++k) {
+    const rt::PlanKernel &reduce = plan->kernels[k];
+    if (reduce.op != "all_reduce")
+      continue;
+    llvm::SmallDenseSet<int32_t> results;
+    for (int32_t id : reduce.outputs)
+      results.insert(storageOf[id]);
+    int64_t reader = static_cast<int64_t>(plan->kernels.size()) - 1;
+    for (int64_t j = k + 1; j < static_cast<int64_t>(plan->kernels.size()); ++j)
+      if (llvm::any_of(plan->kernels[j].inputs,
+                       [&](int32_t id) { return results.contains(storageOf[id]); })) {
+        reader = j;
+        break;
+      }
+    for (const std::vector<int32_t> *ids : {&reduce.inputs, &reduce.outputs})
+      for (int32_t id : *ids)
+        lastUse[storageOf[id]] = std::max(lastUse[storageOf[id]], reader);
+  }
   // One lifetime per storage owner; views extend their owner's lifetime.
   size_t n = plan->buffers.size();
   int64_t end = std::max<int64_t>(static_cast<int64_t>(plan->kernels.size()) - 1, 0);

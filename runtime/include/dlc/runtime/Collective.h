@@ -33,6 +33,17 @@ namespace dlc::rt {
 /// all_reduce kernels, 1 without any.
 int64_t planRanks(const Plan &plan);
 
+/// How far each all_reduce may run alongside the kernels after it, as DDP
+/// overlaps a bucket's all-reduce with the rest of the backward pass: for
+/// kernel k an all_reduce, waitAt[k] is the first later kernel that touches
+/// a byte of one of its operands (kernels.size() when none does: it must
+/// finish with the step); -1 for every other kernel. Decided on the
+/// arena's bytes, not buffer ids, so that it holds for any plan (a view of
+/// an output, a temporary the planner put where an input was). The
+/// compiler keeps an all_reduce's operands to their first reader
+/// (TrainToPlan), so that the wait is that reader.
+std::vector<int64_t> allReduceWaitPoints(const Plan &plan);
+
 /// Dropout masks by rank. The mask of element i is a hash of
 /// seed * kDropoutSeedMultiplier + step, then of i (cpu keepElement, the
 /// CUDA prelude's dlc_keep, the hand-written dlc_hw_dropout). Rank r draws

@@ -120,12 +120,20 @@ public:
   /// group: its all_reduce kernels average with the other ranks'. A plan
   /// compiled for N ranks cannot step without a group of N.
   void setCommunicator(Communicator *communicator) { communicator_ = communicator; }
+  /// Whether an all_reduce of float32 buffers runs on a thread of its own
+  /// alongside the kernels after it, until the first that touches its
+  /// operands (allReduceWaitPoints), as DDP overlaps a bucket with the rest
+  /// of the backward pass (default). Off, each runs in its place.
+  /// Both give the same bytes.
+  void setOverlapAllReduce(bool overlap) { overlap_ = overlap; }
   /// The arena: buffer b lives at hostArena() + b.offset.
   unsigned char *hostArena() { return arena_; }
 
 private:
   explicit CpuExecutor(Plan plan);
   TensorRef ref(int32_t id);
+  /// Kernel k's failure at step `step`, as every kernel reports it.
+  static Status kernelError(const Status &status, int64_t step, size_t k);
 
   Plan plan_;
   std::vector<KernelFn> kernels_;
@@ -134,6 +142,11 @@ private:
   std::map<std::string, int32_t> byName_;
   std::function<void(size_t)> observer_;
   Communicator *communicator_ = nullptr;
+  bool overlap_ = true;
+  /// allReduceWaitPoints(plan_), and per kernel whether its all_reduce may
+  /// run on its own thread (float32 operands: half ones go through scratch).
+  std::vector<int64_t> waitAt_;
+  std::vector<bool> overlappable_;
   int64_t stepCounter = 0;
   /// Per kernel: float elements of scratch its half-precision buffers need.
   std::vector<int64_t> halfScratch_;

@@ -74,6 +74,12 @@ struct CudaOptions {
   /// CPU backend's for that rank (Collective.h), and its NCCL communicator
   /// must be that rank's.
   int rank = 0;
+  /// Run each all_reduce on a second stream, alongside the launches after
+  /// it until the first that touches its operands (allReduceWaitPoints),
+  /// as DDP overlaps a bucket with the rest of the backward pass. Off
+  /// (--no-overlap), each runs in its place on the step's stream. Per-launch
+  /// profiling and synchronization run in place too.
+  bool overlapAllReduce = true;
 };
 
 class NcclCommunicator;
