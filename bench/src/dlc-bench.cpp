@@ -105,6 +105,11 @@ cl::opt<double> bucketMb("bucket-mb",
     cl::desc("with --gpus above 1: MiB of gradients per all-reduce (PyTorch DDP's "
              "bucket_cap_mb, default 25)"),
     cl::init(25.0), cl::cat(category));
+cl::opt<double> firstBucketMb("first-bucket-mb",
+    cl::desc("with --gpus above 1: MiB of the first bucket, the last layers' gradients, "
+             "which the backward pass finishes first (DDP's first_bucket_bytes_cap); "
+             "default: 1 with the default --bucket-mb, else --bucket-mb, as DDP"),
+    cl::init(0.0), cl::cat(category));
 cl::opt<bool> ampShortForm("amp", cl::desc("short for --precision amp"),
                            cl::init(false), cl::cat(category));
 cl::opt<double> lossScale("loss-scale",
@@ -325,7 +330,12 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
     // After precision and layout (the all-reduce reads what the update
     // reads), before fusion (which would hide where a gradient is ready).
     if (gpus > 1)
-      pm.addPass(mlir::dlc::createDataParallelPass({gpus, bucketMb}));
+      // DDP's rule: a 1 MiB first bucket unless the bucket size was given.
+      pm.addPass(mlir::dlc::createDataParallelPass(
+          {gpus, bucketMb,
+           firstBucketMb.getNumOccurrences() ? firstBucketMb
+           : bucketMb.getNumOccurrences()    ? bucketMb
+                                             : 1.0}));
     mlir::dlc::FusionPipelineOptions fusionOptions;
     fusionOptions.strategy = fusion;
     fusionOptions.paddleRelaxGate = paddleRelaxGate;
@@ -484,6 +494,8 @@ int benchMain(int argc, char **argv) {
   }
   if (!(bucketMb > 0))
     return fail("--bucket-mb must be > 0");
+  if (firstBucketMb.getNumOccurrences() && !(firstBucketMb > 0))
+    return fail("--first-bucket-mb must be > 0");
   size_t configs = batches.size() * precisions.size() * fusions.size() *
                    layouts.size() * gpuCounts.size();
   bool fromPlan = llvm::StringRef(modelPath).ends_with(".plan");

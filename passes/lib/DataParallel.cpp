@@ -67,11 +67,13 @@ struct DataParallelPass final
                             "with a body (run dlc-autodiff first)";
       return signalPassFailure();
     }
-    if (ranks < 2 || !(bucketMb > 0)) {
+    if (ranks < 2 || !(bucketMb > 0) || !(firstBucketMb >= 0)) {
       module.emitError() << "dlc-data-parallel expects ranks >= 2 (one rank "
-                            "averages nothing) and bucket-mb > 0, got ranks="
-                         << static_cast<int64_t>(ranks) << " and bucket-mb="
-                         << static_cast<double>(bucketMb);
+                            "averages nothing), bucket-mb > 0 and first-bucket-mb "
+                            ">= 0, got ranks="
+                         << static_cast<int64_t>(ranks) << ", bucket-mb="
+                         << static_cast<double>(bucketMb) << " and first-bucket-mb="
+                         << static_cast<double>(firstBucketMb);
       return signalPassFailure();
     }
 
@@ -119,12 +121,18 @@ struct DataParallelPass final
       return readyAt(a) < readyAt(b);
     });
 
-    // Buckets: close one once it holds bucket-mb MiB.
+    // Buckets: close one once it holds bucket-mb MiB; the first once it
+    // holds first-bucket-mb (DDP's first_bucket_bytes_cap: 1 MiB when
+    // bucket_cap_mb is left at its default, else bucket_cap_mb).
     int64_t cap = static_cast<int64_t>(bucketMb * (1 << 20));
+    double firstMb = firstBucketMb > 0 ? static_cast<double>(firstBucketMb)
+                     : bucketMb == 25.0 ? 1.0
+                                        : static_cast<double>(bucketMb);
+    int64_t firstCap = static_cast<int64_t>(firstMb * (1 << 20));
     SmallVector<SmallVector<Value>> buckets(1);
     int64_t filled = 0;
     for (Value grad : ordered) {
-      if (filled >= cap) {
+      if (filled >= (buckets.size() == 1 ? firstCap : cap)) {
         buckets.emplace_back();
         filled = 0;
       }

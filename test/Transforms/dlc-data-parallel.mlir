@@ -1,5 +1,6 @@
 // RUN: dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel=ranks=4 | FileCheck %s
 // RUN: dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel="ranks=8 bucket-mb=0.0001" | FileCheck %s --check-prefix=SMALL
+// RUN: dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel="ranks=2 bucket-mb=1 first-bucket-mb=0.0001" | FileCheck %s --check-prefix=FIRST
 // RUN: dlc-opt %s --split-input-file --dlc-autodiff --dlc-loss-scaling --dlc-data-parallel=ranks=2 | FileCheck %s --check-prefix=SCALED
 // RUN: not dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel=ranks=1 2>&1 | FileCheck %s --check-prefix=ONE
 // RUN: not dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel --dlc-data-parallel 2>&1 | FileCheck %s --check-prefix=TWICE
@@ -24,12 +25,21 @@
 // SMALL: train.sgd_update %{{.+}}, %[[RW]],
 // SMALL: train.sgd_update %{{.+}}, %[[RB]],
 
+// DDP's small first bucket: at 104 bytes it takes the weight gradient,
+// which the backward pass finishes first, alone; the 1 MiB buckets after it
+// take the rest.
+// FIRST: %[[GW:.+]] = train.matmul
+// FIRST-NEXT: train.all_reduce %[[GW]] {ranks = 2 : i64} : tensor<4x8xf32>
+// FIRST: %[[GB:.+]] = train.sum_to_shape
+// FIRST-NEXT: train.all_reduce %[[GB]] {bucket = 1 : i64, ranks = 2 : i64} : tensor<4xf32>
+// FIRST-NOT: train.all_reduce
+
 // Under loss scaling the overflow check reads the averaged gradients, so
 // every rank skips the same steps.
 // SCALED: %[[R:.+]]:2 = train.all_reduce
 // SCALED-NEXT: train.loss_scale_status %{{.+}}, %[[R]]#0, %[[R]]#1 :
 
-// ONE: error: dlc-data-parallel expects ranks >= 2 (one rank averages nothing) and bucket-mb > 0, got ranks=1 and bucket-mb=2.5
+// ONE: error: dlc-data-parallel expects ranks >= 2 (one rank averages nothing), bucket-mb > 0 and first-bucket-mb >= 0, got ranks=1, bucket-mb=2.5{{.*}} and first-bucket-mb=0
 // TWICE: error: 'train.all_reduce' op is already in @train_step: dlc-data-parallel runs once
 // FUSED: error: 'train.sgd_update' op is inside a fused group: run dlc-data-parallel before the fusion passes
 func.func @forward(%x: tensor<2x8xf32> {train.input}, %y: tensor<2xi64> {train.label},

@@ -489,7 +489,8 @@ def DataParallelPass : Pass<"dlc-data-parallel", "::mlir::ModuleOp"> {
     `bucket-mb` MiB (DDP's `bucket_cap_mb`), filled in the order the backward
     pass finishes them; each bucket's `train.all_reduce` sits right after its
     last gradient is computed, so it can overlap the rest of the backward
-    pass. Run after dlc-autodiff and the precision and layout passes (the
+    pass. As in DDP, the first bucket is small (1 MiB with the default
+    bucket size), so that communication starts early. Run after dlc-autodiff and the precision and layout passes (the
     all-reduce reads the gradient the update reads: float32 under AMP, in
     the order the parameter is stored), and before fusion.
 
@@ -519,6 +520,10 @@ def DataParallelPass : Pass<"dlc-data-parallel", "::mlir::ModuleOp"> {
            "data-parallel ranks (GPUs); at least 2">,
     Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
            "MiB of gradients per all-reduce (PyTorch DDP's bucket_cap_mb)">,
+    Option<"firstBucketMb", "first-bucket-mb", "double", /*default=*/"0.0",
+           "MiB of the first bucket, the last layers' gradients, which the "
+           "backward pass finishes first; 0 (default) follows DDP: 1 MiB "
+           "with the default bucket-mb, else bucket-mb">,
   ];
   let statistics = [
     Statistic<"numGradients", "gradients", "Number of gradients averaged">,
