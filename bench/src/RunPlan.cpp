@@ -280,6 +280,7 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
   std::vector<std::unique_ptr<rt::Communicator>> threadGroup;
   std::vector<std::unique_ptr<rt::cuda::NcclCommunicator>> ncclGroup;
   std::vector<rt::cuda::CudaExecutor *> gpus;
+  std::vector<std::unique_ptr<rt::NvmlMonitor>> monitors;
   if (o.backend == "cuda") {
     auto devices = rt::listCudaDevices();
     if (!devices.isOk())
@@ -342,7 +343,17 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
     result.launchesByPath = execs[0]->launchesByPath();
     result.device = gpus[0]->deviceName() + " x " + std::to_string(ranks);
     result.tf32 = gpus[0]->options().allowTf32;
-    result.gpuUsageNote = "NVML is not sampled with several ranks yet";
+    // NVML on every GPU this process drives: the utilization is the mean
+    // over the ranks' GPUs, the memory the most any used.
+    for (rt::cuda::CudaExecutor *gpu : gpus) {
+      auto monitor = rt::NvmlMonitor::open(gpu->pciBusId());
+      if (!monitor.isOk()) {
+        monitors.clear();
+        result.gpuUsageNote = monitor.status().message();
+        break;
+      }
+      monitors.push_back(std::move(*monitor));
+    }
   } else {
     if (!process)
       threadGroup = rt::createThreadRankGroup(ranks);
@@ -446,6 +457,8 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
     if (process)
       if (auto ready = gather({0.0f}); !ready.isOk())
         return ready.status();
+    for (auto &monitor : monitors)
+      monitor->start();
     auto start = std::chrono::steady_clock::now();
     std::vector<float> lastLocal(local);
     rt::Status stepped = onEveryRank([&](int i) -> rt::Status {
@@ -463,8 +476,41 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
     });
     float seconds =
         std::chrono::duration<float>(std::chrono::steady_clock::now() - start).count();
+    std::vector<rt::GpuUsage> usage;
+    for (auto &monitor : monitors)
+      usage.push_back(monitor->stop());
     if (!stepped.isOk())
       return stepped;
+    // The mean utilization over every rank's GPU (processes exchange
+    // theirs; every process takes part, with or without NVML), and the most
+    // memory any used.
+    if (!gpus.empty()) {
+      float utilization = 0, memory = 0, samples = 0;
+      for (const rt::GpuUsage &u : usage) {
+        utilization += static_cast<float>(u.gpuUtilizationPercent) / usage.size();
+        memory = std::max(memory, static_cast<float>(u.memoryUsedBytes));
+        samples += static_cast<float>(u.samples);
+      }
+      auto allUtilization = gather({utilization}), allMemory = gather({memory}),
+           allSamples = gather({samples});
+      for (auto *gathered : {&allUtilization, &allMemory, &allSamples})
+        if (!gathered->isOk())
+          return gathered->status();
+      double sum = 0, weight = 0;
+      for (size_t r = 0; r < allSamples->size(); ++r)
+        if ((*allSamples)[r] > 0) {
+          sum += (*allUtilization)[r] * (*allSamples)[r];
+          weight += (*allSamples)[r];
+          result.gpuMemoryUsedBytes =
+              std::max(result.gpuMemoryUsedBytes, static_cast<int64_t>((*allMemory)[r]));
+        }
+      if (weight > 0) {
+        result.gpuUtilization =
+            (result.gpuUtilization * result.gpuSamples + sum) / (result.gpuSamples + weight);
+        result.gpuSamples += static_cast<int64_t>(weight);
+        result.gpuUsageNote.clear();
+      }
+    }
     // The step is as slow as the slowest rank.
     auto allFirst = gather(first), allLast = gather(lastLocal),
          allSeconds = gather({seconds});
