@@ -15,6 +15,7 @@
 
 #include "dlc/runtime/Collective.h"
 
+#include "Symbols.h"
 #include "mpi/DlcMpi.h"
 
 #include <climits>
@@ -89,18 +90,13 @@ StatusOr<Plugin> loadPlugin() {
                       "). It is built when CMake finds MPI (Debian: libopenmpi-dev); "
                       "DLC_MPI_LIBRARY names it elsewhere");
   std::string missing;
-  auto find = [&](auto &fn, const char *symbol) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(p.handle, symbol));
-    if (!fn && missing.empty())
-      missing = symbol;
-  };
-  find(p.interfaceVersion, "dlcMpiInterfaceVersion");
-  find(p.init, "dlcMpiInit");
-  find(p.allGather, "dlcMpiAllGather");
-  find(p.allToAll, "dlcMpiAllToAllFloats");
-  find(p.allGatherFloats, "dlcMpiAllGatherFloats");
-  find(p.abort, "dlcMpiAbort");
-  find(p.finalize, "dlcMpiFinalize");
+  findSymbol(p.handle, p.interfaceVersion, "dlcMpiInterfaceVersion", missing);
+  findSymbol(p.handle, p.init, "dlcMpiInit", missing);
+  findSymbol(p.handle, p.allGather, "dlcMpiAllGather", missing);
+  findSymbol(p.handle, p.allToAll, "dlcMpiAllToAllFloats", missing);
+  findSymbol(p.handle, p.allGatherFloats, "dlcMpiAllGatherFloats", missing);
+  findSymbol(p.handle, p.abort, "dlcMpiAbort", missing);
+  findSymbol(p.handle, p.finalize, "dlcMpiFinalize", missing);
   if (!missing.empty())
     return Status(StatusCode::kUnavailable, p.path + " lacks " + missing);
   if (p.interfaceVersion() != DLC_MPI_INTERFACE_VERSION)

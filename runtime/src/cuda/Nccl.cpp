@@ -2,6 +2,8 @@
 
 #include "dlc/runtime/cuda/Nccl.h"
 
+#include "Symbols.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -75,22 +77,20 @@ const Library &library() {
                   "site-packages/nvidia/nccl/lib/libnccl.so.2)";
       return;
     }
-    auto find = [&](auto &fn, const char *symbol) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib.handle, symbol));
-      if (!fn && lib.error.empty())
-        lib.error = lib.name + " lacks " + symbol;
-    };
-    find(lib.getVersion, "ncclGetVersion");
-    find(lib.commInitAll, "ncclCommInitAll");
-    find(lib.getUniqueId, "ncclGetUniqueId");
-    find(lib.commInitRank, "ncclCommInitRank");
-    find(lib.commDestroy, "ncclCommDestroy");
-    find(lib.commAbort, "ncclCommAbort");
-    find(lib.commGetAsyncError, "ncclCommGetAsyncError");
-    find(lib.allReduce, "ncclAllReduce");
-    find(lib.groupStart, "ncclGroupStart");
-    find(lib.groupEnd, "ncclGroupEnd");
-    find(lib.errorString, "ncclGetErrorString");
+    std::string missing;
+    findSymbol(lib.handle, lib.getVersion, "ncclGetVersion", missing);
+    findSymbol(lib.handle, lib.commInitAll, "ncclCommInitAll", missing);
+    findSymbol(lib.handle, lib.getUniqueId, "ncclGetUniqueId", missing);
+    findSymbol(lib.handle, lib.commInitRank, "ncclCommInitRank", missing);
+    findSymbol(lib.handle, lib.commDestroy, "ncclCommDestroy", missing);
+    findSymbol(lib.handle, lib.commAbort, "ncclCommAbort", missing);
+    findSymbol(lib.handle, lib.commGetAsyncError, "ncclCommGetAsyncError", missing);
+    findSymbol(lib.handle, lib.allReduce, "ncclAllReduce", missing);
+    findSymbol(lib.handle, lib.groupStart, "ncclGroupStart", missing);
+    findSymbol(lib.handle, lib.groupEnd, "ncclGroupEnd", missing);
+    findSymbol(lib.handle, lib.errorString, "ncclGetErrorString", missing);
+    if (!missing.empty())
+      lib.error = lib.name + " lacks " + missing;
   });
   return lib;
 }
