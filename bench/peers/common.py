@@ -194,6 +194,7 @@ def report(args, *, backend, precision, fusion, optimizer, parameters, threads,
     r["all_reduces_per_step"] = 0
     r["all_reduce_bytes_per_step"] = 0
     r["all_reduce_overlap"] = False
+    r["all_reduce_dtype"] = None
     r["parameters"] = parameters
     r["compile_ms"] = extra.pop("compile_ms", None)
     r["repeat_results"] = [

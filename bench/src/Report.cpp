@@ -112,6 +112,8 @@ void writeJson(std::ostream &os, const Result &r) {
      << "  \"all_reduces_per_step\": " << r.allReducesPerStep << ",\n"
      << "  \"all_reduce_bytes_per_step\": " << r.allReduceBytesPerStep << ",\n"
      << "  \"all_reduce_overlap\": " << (r.allReduceOverlap ? "true" : "false") << ",\n"
+     << "  \"all_reduce_dtype\": "
+     << (r.allReduceDtype.empty() ? "null" : jsonString(r.allReduceDtype)) << ",\n"
      << "  \"fused_groups\": " << countsJson(r.fusedGroups) << ",\n"
      << "  \"kernels_by_kind\": " << countsJson(r.kernelsByKind) << ",\n";
   if (!r.launchesByPath.empty())
@@ -301,7 +303,7 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
     if (x.gpus > 1) {
       os << "data parallel: batch is per rank; each rank averages "
          << std::fixed << std::setprecision(1) << x.allReduceBytesPerStep / 1e6
-         << " MB of gradients per step in " << x.allReducesPerStep
+         << " MB of " << x.allReduceDtype << " gradients per step in " << x.allReducesPerStep
          << " all-reduces (--bucket-mb), "
          << (x.allReduceOverlap ? "overlapping the rest of the backward pass (--no-overlap "
                                   "to compare)"

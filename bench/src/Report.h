@@ -50,6 +50,9 @@ struct Result {
   /// Data parallelism: the all-reduces (buckets) of a step and the gradient
   /// bytes each rank puts into them; 0 on one rank.
   int64_t allReducesPerStep = 0, allReduceBytesPerStep = 0;
+  /// The element type the gradients travel in ("f32"; "f16" or "bf16"
+  /// under --grad-compression or pure fp16; "mixed"); "" without any.
+  std::string allReduceDtype;
   std::map<std::string, int64_t> fusedGroups; // by kind
   std::map<std::string, int64_t> kernelsByKind; // library / generated / hand-written
   /// --backend cuda: launches by the path that ran them (generated,

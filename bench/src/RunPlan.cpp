@@ -368,14 +368,7 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
   }
   if (process)
     result.rankProcesses = ranks;
-  // The CPU backend runs an all-reduce of half-precision buffers in place
-  // (they go through its scratch space).
   result.allReduceOverlap = !o.noOverlap;
-  if (o.backend == "cpu")
-    for (const rt::PlanKernel &k : plan.kernels)
-      if (k.op == "all_reduce")
-        for (int32_t id : k.inputs)
-          result.allReduceOverlap &= !rt::cpu::isHalf(plan.buffers[id].dtype);
   // Rank 0's gradients and state are the ones --dump-out writes.
   bool holdsRankZero = mine[0] == 0;
   std::map<std::string, std::vector<float>> lastGrads;
@@ -593,8 +586,14 @@ void describePlan(const rt::Plan &plan, const std::string &backend, Result &resu
   for (const rt::PlanKernel &k : plan.kernels)
     if (k.op == "all_reduce") {
       ++result.allReducesPerStep;
-      for (int32_t id : k.inputs)
+      for (int32_t id : k.inputs) {
         result.allReduceBytesPerStep += plan.buffers[id].bytes;
+        std::string dtype = rt::dtypeName(plan.buffers[id].dtype);
+        if (result.allReduceDtype.empty())
+          result.allReduceDtype = dtype;
+        else if (result.allReduceDtype != dtype)
+          result.allReduceDtype = "mixed";
+      }
     }
   rt::PlanSummary summary = rt::summarizePlan(plan);
   result.parameters = summary.parameters;

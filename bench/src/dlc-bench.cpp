@@ -110,6 +110,11 @@ cl::opt<double> firstBucketMb("first-bucket-mb",
              "which the backward pass finishes first (DDP's first_bucket_bytes_cap); "
              "default: 1 with the default --bucket-mb, else --bucket-mb, as DDP"),
     cl::init(0.0), cl::cat(category));
+cl::opt<std::string> gradCompression("grad-compression",
+    cl::desc("with --gpus above 1: send float32 gradients as fp16 or bf16, as PyTorch "
+             "DDP's fp16_compress_hook / bf16_compress_hook do (half the bytes; the mean "
+             "is rounded to the smaller type), or none (default)"),
+    cl::init("none"), cl::cat(category));
 cl::opt<bool> ampShortForm("amp", cl::desc("short for --precision amp"),
                            cl::init(false), cl::cat(category));
 cl::opt<double> lossScale("loss-scale",
@@ -335,7 +340,10 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
           {gpus, bucketMb,
            firstBucketMb.getNumOccurrences() ? firstBucketMb
            : bucketMb.getNumOccurrences()    ? bucketMb
-                                             : 1.0}));
+                                             : 1.0,
+           gradCompression == "fp16"   ? "f16"
+           : gradCompression == "bf16" ? "bf16"
+                                       : ""}));
     mlir::dlc::FusionPipelineOptions fusionOptions;
     fusionOptions.strategy = fusion;
     fusionOptions.paddleRelaxGate = paddleRelaxGate;
@@ -496,6 +504,8 @@ int benchMain(int argc, char **argv) {
     return fail("--bucket-mb must be > 0");
   if (firstBucketMb.getNumOccurrences() && !(firstBucketMb > 0))
     return fail("--first-bucket-mb must be > 0");
+  if (gradCompression != "none" && gradCompression != "fp16" && gradCompression != "bf16")
+    return fail("unknown --grad-compression '" + gradCompression + "' (none, fp16, bf16)");
   size_t configs = batches.size() * precisions.size() * fusions.size() *
                    layouts.size() * gpuCounts.size();
   bool fromPlan = llvm::StringRef(modelPath).ends_with(".plan");

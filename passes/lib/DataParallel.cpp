@@ -15,6 +15,9 @@
 //   - Every other reader of a gradient (the loss-scale overflow check, the
 //     updates) reads the averaged value: all ranks then agree on whether
 //     the step overflowed.
+//   - reduce-dtype=f16|bf16 sends float32 gradients in half precision, as
+//     DDP's compression hooks do: cast down before the all-reduce, the
+//     means cast back up after it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,6 +68,17 @@ struct DataParallelPass final
     if (!step || step.isExternal()) {
       module.emitError() << "dlc-data-parallel expects a func.func @train_step "
                             "with a body (run dlc-autodiff first)";
+      return signalPassFailure();
+    }
+    Type reduceType;
+    if (reduceDtype == "f16")
+      reduceType = Float16Type::get(module.getContext());
+    else if (reduceDtype == "bf16")
+      reduceType = BFloat16Type::get(module.getContext());
+    else if (!reduceDtype.empty()) {
+      module.emitError() << "dlc-data-parallel: reduce-dtype must be f16 or bf16 "
+                            "(or empty, to send gradients as they are), got '"
+                         << reduceDtype << "'";
       return signalPassFailure();
     }
     if (ranks < 2 || !(bucketMb > 0) || !(firstBucketMb >= 0)) {
@@ -147,14 +161,37 @@ struct DataParallelPass final
         builder.setInsertionPointAfter(def);
       else
         builder.setInsertionPointToStart(&body);
+      // What is sent: each gradient, or its cast to reduce-dtype; `sender`
+      // is the op that reads the gradient to send it.
+      SmallVector<Value> sent;
+      SmallVector<Operation *> senders;
+      for (Value grad : bucket) {
+        auto type = cast<RankedTensorType>(grad.getType());
+        if (reduceType && type.getElementType().isF32()) {
+          auto down = CastOp::create(builder, grad.getLoc(), grad, TypeAttr::get(reduceType));
+          sent.push_back(down);
+          senders.push_back(down);
+        } else {
+          sent.push_back(grad);
+          senders.push_back(nullptr); // the all-reduce, created next
+        }
+      }
       auto allReduce = AllReduceOp::create(
-          builder, last.getLoc(), TypeRange(ValueRange(bucket)), bucket,
+          builder, last.getLoc(), TypeRange(ValueRange(sent)), sent,
           builder.getI64IntegerAttr(ranks),
           builder.getI64IntegerAttr(static_cast<int64_t>(index)));
-      for (auto [grad, reduced] : llvm::zip(bucket, allReduce.getResults())) {
+      for (Operation *&sender : senders)
+        if (!sender)
+          sender = allReduce;
+      for (auto [grad, mean, sender] : llvm::zip(bucket, allReduce.getResults(), senders)) {
+        // What the readers get: the mean, cast back where it was sent cast.
+        Value reduced = mean;
+        if (mean.getType() != grad.getType())
+          reduced = CastOp::create(builder, grad.getLoc(), mean,
+                                   TypeAttr::get(getElementTypeOrSelf(grad.getType())));
         for (OpOperand &use : grad.getUses()) {
           Operation *user = body.findAncestorOpInBlock(*use.getOwner());
-          if (user == allReduce || !user->isBeforeInBlock(allReduce))
+          if (user == sender || !user->isBeforeInBlock(allReduce))
             continue;
           InFlightDiagnostic diag =
               use.getOwner()->emitOpError()
@@ -164,9 +201,8 @@ struct DataParallelPass final
           diag.attachNote(allReduce.getLoc()) << "the all-reduce of bucket " << index;
           return signalPassFailure();
         }
-        grad.replaceUsesWithIf(reduced, [&](OpOperand &use) {
-          return use.getOwner() != allReduce;
-        });
+        grad.replaceUsesWithIf(reduced,
+                               [&](OpOperand &use) { return use.getOwner() != sender; });
       }
       numGradients += bucket.size();
       ++numBuckets;

@@ -3,10 +3,13 @@
   torch_step.py init MODEL DIR      writes parameters, state, inputs and
                                     labels as DIR/<name>.npy (PyTorch's
                                     random init, seeded)
-  torch_step.py check MODEL DIR OUT runs one step from DIR in PyTorch and
+  torch_step.py check MODEL DIR OUT [TOL]
+                                    runs one step from DIR in PyTorch and
                                     compares loss, every gradient, every
                                     updated parameter and running statistic
-                                    with dlc's dump in OUT
+                                    with dlc's dump in OUT (within TOL
+                                    relative to each tensor's largest
+                                    value, default 1e-4)
   torch_step.py check-bf16 MODEL DIR OUT TOL
                                     the same step under PyTorch's CPU
                                     autocast to bfloat16, against dlc's
@@ -263,7 +266,8 @@ if __name__ == "__main__":
     elif len(sys.argv) >= 5 and sys.argv[1] == "split":
         split(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif len(sys.argv) >= 5 and sys.argv[1] == "check":
-        sys.exit(check(sys.argv[2], sys.argv[3], sys.argv[4]))
+        tolerance = float(sys.argv[5]) if len(sys.argv) >= 6 else TOLERANCE
+        sys.exit(check(sys.argv[2], sys.argv[3], sys.argv[4], tolerance))
     elif len(sys.argv) >= 6 and sys.argv[1] == "check-bf16":
         sys.exit(check(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]),
                        autocast=torch.bfloat16))

@@ -1,6 +1,8 @@
 // RUN: dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel=ranks=4 | FileCheck %s
 // RUN: dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel="ranks=8 bucket-mb=0.0001" | FileCheck %s --check-prefix=SMALL
 // RUN: dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel="ranks=2 bucket-mb=1 first-bucket-mb=0.0001" | FileCheck %s --check-prefix=FIRST
+// RUN: dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel="ranks=2 reduce-dtype=bf16" | FileCheck %s --check-prefix=COMPRESS
+// RUN: not dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel="ranks=2 reduce-dtype=f8" 2>&1 | FileCheck %s --check-prefix=BADTYPE
 // RUN: dlc-opt %s --split-input-file --dlc-autodiff --dlc-loss-scaling --dlc-data-parallel=ranks=2 | FileCheck %s --check-prefix=SCALED
 // RUN: not dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel=ranks=1 2>&1 | FileCheck %s --check-prefix=ONE
 // RUN: not dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel --dlc-data-parallel 2>&1 | FileCheck %s --check-prefix=TWICE
@@ -33,6 +35,19 @@
 // FIRST: %[[GB:.+]] = train.sum_to_shape
 // FIRST-NEXT: train.all_reduce %[[GB]] {bucket = 1 : i64, ranks = 2 : i64} : tensor<4xf32>
 // FIRST-NOT: train.all_reduce
+
+// DDP's compression hooks: float32 gradients are sent as bf16 and their
+// means read back as float32.
+// COMPRESS: %[[GW:.+]] = train.matmul
+// COMPRESS: %[[GB:.+]] = train.sum_to_shape
+// COMPRESS-NEXT: %[[CW:.+]] = train.cast %[[GW]] to bf16 : tensor<4x8xf32>
+// COMPRESS-NEXT: %[[CB:.+]] = train.cast %[[GB]] to bf16 : tensor<4xf32>
+// COMPRESS-NEXT: %[[R:.+]]:2 = train.all_reduce %[[CW]], %[[CB]] {ranks = 2 : i64} : tensor<4x8xbf16>, tensor<4xbf16>
+// COMPRESS-NEXT: %[[MW:.+]] = train.cast %[[R]]#0 to f32 : tensor<4x8xbf16>
+// COMPRESS-NEXT: %[[MB:.+]] = train.cast %[[R]]#1 to f32 : tensor<4xbf16>
+// COMPRESS: train.sgd_update %{{.+}}, %[[MW]],
+// COMPRESS: train.sgd_update %{{.+}}, %[[MB]],
+// BADTYPE: error: dlc-data-parallel: reduce-dtype must be f16 or bf16 (or empty, to send gradients as they are), got 'f8'
 
 // Under loss scaling the overflow check reads the averaged gradients, so
 // every rank skips the same steps.

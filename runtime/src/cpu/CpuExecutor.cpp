@@ -125,7 +125,7 @@ StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::create(Plan plan) {
           scratch += p.buffers[id].numElements();
     exec->halfScratch_.push_back(scratch);
     exec->scratchElements_ = std::max(exec->scratchElements_, scratch);
-    exec->overlappable_.push_back(k.op == "all_reduce" && scratch == 0);
+
   }
   exec->waitAt_ = allReduceWaitPoints(p);
   // One allocation for the whole step, aligned like the planner's offsets.
@@ -231,6 +231,38 @@ Status CpuExecutor::kernelError(const Status &status, int64_t step, size_t k) {
                                    std::to_string(k) + ": " + status.message());
 }
 
+Status CpuExecutor::allReduceAside(size_t k, int64_t step) {
+  // runKernel's scratch belongs to the kernels running meanwhile: half
+  // precision operands are widened into memory of this call's own.
+  const PlanKernel &kernel = plan_.kernels[k];
+  std::vector<std::vector<float>> widened;
+  widened.reserve(kernel.inputs.size() + kernel.outputs.size());
+  auto operand = [&](int32_t id, bool read) {
+    TensorRef r = ref(id);
+    if (!isHalf(r.dtype))
+      return r;
+    std::vector<float> &copy = widened.emplace_back(r.numElements());
+    if (read)
+      widenToFloat(r.data, r.dtype, copy.data(), r.numElements());
+    return TensorRef{copy.data(), DType::kF32, r.shape};
+  };
+  std::vector<TensorRef> in, out;
+  for (int32_t id : kernel.inputs)
+    in.push_back(operand(id, true));
+  for (int32_t id : kernel.outputs)
+    out.push_back(operand(id, false));
+  std::vector<TensorRef> results = out;
+  KernelContext context(kernel, std::move(in), std::move(out), step, communicator_);
+  if (Status status = kernels_[k](context); !status.isOk())
+    return status;
+  for (size_t o = 0; o < results.size(); ++o) {
+    TensorRef to = ref(kernel.outputs[o]);
+    if (isHalf(to.dtype))
+      roundFromFloat(results[o].f32(), to.dtype, to.data, to.numElements());
+  }
+  return Status::ok();
+}
+
 Status CpuExecutor::step() {
   // All-reduces under way on threads of their own, with their kernel index.
   // A communicator runs one collective at a time, in the plan's order, as
@@ -261,7 +293,7 @@ Status CpuExecutor::step() {
   };
   for (size_t k = 0; k < plan_.kernels.size(); ++k) {
     bool collective = plan_.kernels[k].op == "all_reduce";
-    bool async = overlap_ && overlappable_[k] && communicator_;
+    bool async = overlap_ && collective && communicator_;
     // An all-reduce in its place waits for those under way.
     if (Status s = finish([&](auto &p) {
           return (collective && !async) || waitAt_[p.first] <= static_cast<int64_t>(k);
@@ -269,25 +301,15 @@ Status CpuExecutor::step() {
         !s.isOk())
       return s;
     if (async) {
-      // Float32 operands, read and written in place in the arena.
-      std::vector<TensorRef> in, out;
-      for (int32_t id : plan_.kernels[k].inputs)
-        in.push_back(ref(id));
-      for (int32_t id : plan_.kernels[k].outputs)
-        out.push_back(ref(id));
       std::shared_future<Status> before =
           pending.empty() ? std::shared_future<Status>() : pending.back().second;
-      pending.emplace_back(
-          k, std::async(std::launch::async,
-                        [this, k, before, in = std::move(in), out = std::move(out),
-                         step = stepCounter]() mutable {
-                          if (before.valid())
-                            before.wait();
-                          KernelContext context(plan_.kernels[k], std::move(in),
-                                                std::move(out), step, communicator_);
-                          return kernels_[k](context);
-                        })
-                 .share());
+      pending.emplace_back(k, std::async(std::launch::async,
+                                         [this, k, before, step = stepCounter] {
+                                           if (before.valid())
+                                             before.wait();
+                                           return allReduceAside(k, step);
+                                         })
+                                  .share());
     } else if (Status status = runKernel(k, stepCounter); !status.isOk()) {
       return status;
     }

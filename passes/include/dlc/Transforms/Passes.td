@@ -490,7 +490,9 @@ def DataParallelPass : Pass<"dlc-data-parallel", "::mlir::ModuleOp"> {
     pass finishes them; each bucket's `train.all_reduce` sits right after its
     last gradient is computed, so it can overlap the rest of the backward
     pass. As in DDP, the first bucket is small (1 MiB with the default
-    bucket size), so that communication starts early. Run after dlc-autodiff and the precision and layout passes (the
+    bucket size), so that communication starts early. With `reduce-dtype`
+    (DDP's fp16 / bf16 compression hooks) float32 gradients are cast down
+    before the all-reduce and their means back up after it. Run after dlc-autodiff and the precision and layout passes (the
     all-reduce reads the gradient the update reads: float32 under AMP, in
     the order the parameter is stored), and before fusion.
 
@@ -524,6 +526,10 @@ def DataParallelPass : Pass<"dlc-data-parallel", "::mlir::ModuleOp"> {
            "MiB of the first bucket, the last layers' gradients, which the "
            "backward pass finishes first; 0 (default) follows DDP: 1 MiB "
            "with the default bucket-mb, else bucket-mb">,
+    Option<"reduceDtype", "reduce-dtype", "std::string", /*default=*/"\"\"",
+           "send float32 gradients as f16 or bf16 (DDP's fp16_compress_hook / "
+           "bf16_compress_hook: half the bytes, the mean rounded to the "
+           "smaller type); empty (default): as they are">,
   ];
   let statistics = [
     Statistic<"numGradients", "gradients", "Number of gradients averaged">,

@@ -120,11 +120,11 @@ public:
   /// group: its all_reduce kernels average with the other ranks'. A plan
   /// compiled for N ranks cannot step without a group of N.
   void setCommunicator(Communicator *communicator) { communicator_ = communicator; }
-  /// Whether an all_reduce of float32 buffers runs on a thread of its own
-  /// alongside the kernels after it, until the first that touches its
-  /// operands (allReduceWaitPoints), as DDP overlaps a bucket with the rest
-  /// of the backward pass (default). Off, each runs in its place.
-  /// Both give the same bytes.
+  /// Whether an all_reduce runs on a thread of its own alongside the
+  /// kernels after it, until the first that touches its operands
+  /// (allReduceWaitPoints), as DDP overlaps a bucket with the rest of the
+  /// backward pass (default). Off, each runs in its place. Both give the
+  /// same bytes.
   void setOverlapAllReduce(bool overlap) { overlap_ = overlap; }
   /// The arena: buffer b lives at hostArena() + b.offset.
   unsigned char *hostArena() { return arena_; }
@@ -132,6 +132,9 @@ public:
 private:
   explicit CpuExecutor(Plan plan);
   TensorRef ref(int32_t id);
+  /// All_reduce kernel k on a thread beside the step's (its own memory for
+  /// half-precision operands, not the kernels' scratch).
+  Status allReduceAside(size_t k, int64_t step);
   /// Kernel k's failure at step `step`, as every kernel reports it.
   static Status kernelError(const Status &status, int64_t step, size_t k);
 
@@ -143,10 +146,8 @@ private:
   std::function<void(size_t)> observer_;
   Communicator *communicator_ = nullptr;
   bool overlap_ = true;
-  /// allReduceWaitPoints(plan_), and per kernel whether its all_reduce may
-  /// run on its own thread (float32 operands: half ones go through scratch).
+  /// allReduceWaitPoints(plan_).
   std::vector<int64_t> waitAt_;
-  std::vector<bool> overlappable_;
   int64_t stepCounter = 0;
   /// Per kernel: float elements of scratch its half-precision buffers need.
   std::vector<int64_t> halfScratch_;
