@@ -167,7 +167,15 @@ struct DataParallelPass final
       SmallVector<Operation *> senders;
       for (Value grad : bucket) {
         auto type = cast<RankedTensorType>(grad.getType());
-        if (reduceType && type.getElementType().isF32()) {
+        auto widened = grad.getDefiningOp<CastOp>();
+        if (reduceType && type.getElementType().isF32() && widened &&
+            getElementTypeOrSelf(widened.getInput().getType()) == reduceType) {
+          // AMP's float32 copy of a gradient computed in reduce-dtype: the
+          // widening is exact, so its cast back down is the gradient itself.
+          sent.push_back(widened.getInput());
+          senders.push_back(widened);
+          ++numSentAsComputed;
+        } else if (reduceType && type.getElementType().isF32()) {
           auto down = CastOp::create(builder, grad.getLoc(), grad, TypeAttr::get(reduceType));
           sent.push_back(down);
           senders.push_back(down);
@@ -203,6 +211,32 @@ struct DataParallelPass final
         }
         grad.replaceUsesWithIf(reduced,
                                [&](OpOperand &use) { return use.getOwner() != sender; });
+        // The overflow check reads the mean as sent: widening is exact and
+        // keeps every inf and NaN, and the update is then the cast's one
+        // reader (xla runs such a cast inside the optimizer's loop). A value
+        // too large for f16 overflows when it is sent, as in DDP's hook,
+        // and the check sees it.
+        auto isCheck = [](OpOperand &use) { return isa<LossScaleStatusOp>(use.getOwner()); };
+        if (reduced != mean)
+          reduced.replaceUsesWithIf(mean, isCheck);
+        // Under AMP the check reads the half-precision gradient the update's
+        // float32 copy was widened from: it must read the mean too, or ranks
+        // could disagree on whether the step overflowed (GradScaler checks
+        // the all-reduced gradients).
+        if (auto widening = grad.getDefiningOp<CastOp>()) {
+          Value source = widening.getInput();
+          for (OpOperand &use : source.getUses())
+            if (isCheck(use) && !allReduce->isBeforeInBlock(use.getOwner())) {
+              use.getOwner()->emitOpError()
+                  << "checks a gradient for overflow before its bucket's all-reduce";
+              return signalPassFailure();
+            }
+          source.replaceUsesWithIf(mean, isCheck);
+        }
+        // AMP's widening cast, once the mean replaced every reader.
+        if (auto widened = dyn_cast<CastOp>(sender);
+            widened && widened.getResult() == grad && grad.use_empty())
+          widened.erase();
       }
       numGradients += bucket.size();
       ++numBuckets;

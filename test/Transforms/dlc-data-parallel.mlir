@@ -4,6 +4,8 @@
 // RUN: dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel="ranks=2 reduce-dtype=bf16" | FileCheck %s --check-prefix=COMPRESS
 // RUN: not dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel="ranks=2 reduce-dtype=f8" 2>&1 | FileCheck %s --check-prefix=BADTYPE
 // RUN: dlc-opt %s --split-input-file --dlc-autodiff --dlc-loss-scaling --dlc-data-parallel=ranks=2 | FileCheck %s --check-prefix=SCALED
+// RUN: dlc-opt %models/small_convnet.mlir --dlc-specialize-batch=batch-size=2 --dlc-auto-mixed-precision --dlc-autodiff --dlc-loss-scaling --dlc-data-parallel=ranks=2 | FileCheck %s --check-prefix=AMP
+// RUN: dlc-opt %models/small_convnet.mlir --dlc-specialize-batch=batch-size=2 --dlc-auto-mixed-precision --dlc-autodiff --dlc-loss-scaling --dlc-data-parallel="ranks=2 reduce-dtype=f16" | FileCheck %s --check-prefix=AMP16
 // RUN: not dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel=ranks=1 2>&1 | FileCheck %s --check-prefix=ONE
 // RUN: not dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel --dlc-data-parallel 2>&1 | FileCheck %s --check-prefix=TWICE
 // RUN: not dlc-opt %s --split-input-file --dlc-autodiff --dlc-fuse-optimizer-updates --dlc-data-parallel 2>&1 | FileCheck %s --check-prefix=FUSED
@@ -54,6 +56,18 @@
 // SCALED: %[[R:.+]]:2 = train.all_reduce
 // SCALED-NEXT: train.loss_scale_status %{{.+}}, %[[R]]#0, %[[R]]#1 :
 
+// Under AMP the overflow check reads the half-precision gradients the
+// updates' float32 copies are widened from: it reads the means instead, so
+// every rank agrees on an overflow (GradScaler checks the all-reduced
+// gradients). Every operand after the scale is a result of the all-reduce.
+// AMP: %[[R:.+]]:14 = train.all_reduce
+// AMP: train.loss_scale_status %arg{{[0-9]+}}{{(, %[0-9]+#[0-9]+)+}} :
+// With fp16 compression the half-precision gradients are sent as computed
+// (AMP's widening and a cast back down would be the identity), and the
+// check reads the f16 means, leaving each cast back up one reader, its
+// update. The batch-norm gradients, computed in float32, are cast down.
+// AMP16: %[[R:.+]]:14 = train.all_reduce {{.*}} : tensor<32xf16>,
+// AMP16: train.loss_scale_status %arg{{[0-9]+}}{{(, %[0-9]+#[0-9]+)+}} : tensor<f32>, tensor<16x3x3x3xf16>,
 // ONE: error: dlc-data-parallel expects ranks >= 2 (one rank averages nothing), bucket-mb > 0 and first-bucket-mb >= 0, got ranks=1, bucket-mb=2.5{{.*}} and first-bucket-mb=0
 // TWICE: error: 'train.all_reduce' op is already in @train_step: dlc-data-parallel runs once
 // FUSED: error: 'train.sgd_update' op is inside a fused group: run dlc-data-parallel before the fusion passes

@@ -534,6 +534,9 @@ def DataParallelPass : Pass<"dlc-data-parallel", "::mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numGradients", "gradients", "Number of gradients averaged">,
     Statistic<"numBuckets", "buckets", "Number of all-reduces (buckets)">,
+    Statistic<"numSentAsComputed", "sent-as-computed",
+              "Gradients sent in reduce-dtype as the backward pass computed them, "
+              "without AMP's widening to float32 and a cast back down">,
   ];
   let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
 }
