@@ -190,6 +190,45 @@ rt::Status writeDump(const rt::Executor &exec,
   return rt::Status::ok();
 }
 
+/// --profile on the CPU backend: seconds and calls by op, between
+/// consecutive kernel ends of the timed steps (the executor's observer).
+struct OpProfile {
+  std::map<std::string, std::pair<double, int64_t>> byOp;
+  bool timing = false;
+  std::chrono::steady_clock::time_point lastMark = std::chrono::steady_clock::now();
+
+  void kernelEnded(const std::string &op) {
+    auto now = std::chrono::steady_clock::now();
+    if (timing) {
+      auto &entry = byOp[op];
+      entry.first += std::chrono::duration<double>(now - lastMark).count();
+      ++entry.second;
+    }
+    lastMark = std::chrono::steady_clock::now();
+  }
+  void startTiming() {
+    timing = true;
+    lastMark = std::chrono::steady_clock::now();
+  }
+  /// The table, slowest op first, per step of `steps` timed steps.
+  void print(int64_t steps, const std::string &whose) const {
+    std::vector<std::pair<double, std::string>> rows;
+    double total = 0;
+    for (auto &[op, entry] : byOp) {
+      rows.push_back({entry.first, op});
+      total += entry.first;
+    }
+    std::sort(rows.rbegin(), rows.rend());
+    std::cerr << "time by kernel op" << whose << " over " << steps << " timed steps:\n";
+    for (auto &[seconds, op] : rows)
+      std::cerr << "  " << std::left << std::setw(34) << op << std::right << std::setw(10)
+                << std::fixed << std::setprecision(3) << seconds * 1000 / steps
+                << " ms/step  " << std::setw(5) << std::setprecision(1)
+                << 100 * seconds / total << "%  (" << byOp.at(op).second / steps
+                << " per step)\n";
+  }
+};
+
 /// --profile on the CUDA backend: device milliseconds per step by launch
 /// kind and path, slowest first, then the ten slowest launches.
 rt::Status printLaunchProfile(const rt::cuda::CudaExecutor &gpu) {
@@ -250,9 +289,6 @@ uint64_t digest(const std::string &bytes) {
 /// counts every rank's batch, and the loss is the ranks' mean.
 rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &result,
                            int ranks) {
-  if (o.profile)
-    return failure("--profile does not run with several ranks yet; profile one "
-                   "rank (--gpus 1)");
   // The ranks this process runs (`mine[i]` is local rank i's global rank).
   std::vector<int> mine;
   rt::Communicator *process = nullptr;
@@ -311,7 +347,8 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
       options.allowTf32 = o.tf32;
       options.device = ordinals[i];
       options.rank = mine[i];
-      options.overlapAllReduce = !o.noOverlap;
+      // --profile times each launch in its place, the all-reduces too.
+      options.overlapAllReduce = !o.noOverlap && !o.profile;
       auto created = rt::cuda::CudaExecutor::create(plan, options);
       if (!created.isOk())
         return failure("--backend cuda, " + rankName(i) + ": " + created.status().toString());
@@ -362,19 +399,27 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
       if (!created.isOk())
         return failure(created.status().toString());
       (*created)->setCommunicator(process ? process : threadGroup[i].get());
-      (*created)->setOverlapAllReduce(!o.noOverlap);
+      (*created)->setOverlapAllReduce(!o.noOverlap && !o.profile);
       execs.push_back(std::move(*created));
     }
   }
   if (process)
     result.rankProcesses = ranks;
-  result.allReduceOverlap = !o.noOverlap;
-  // Rank 0's gradients and state are the ones --dump-out writes.
+  result.allReduceOverlap = !o.noOverlap && !o.profile;
+  // Rank 0's gradients and state are the ones --dump-out writes, and its
+  // kernels the ones --profile times (the CUDA backend with its own events).
   bool holdsRankZero = mine[0] == 0;
   std::map<std::string, std::vector<float>> lastGrads;
-  if (!o.dumpOut.empty() && holdsRankZero)
-    execs[0]->setKernelObserver(
-        [&](size_t k) { captureGradient(*execs[0], k, lastGrads); });
+  OpProfile profile;
+  bool observeProfile = o.profile && holdsRankZero && gpus.empty();
+  if ((!o.dumpOut.empty() || observeProfile) && holdsRankZero)
+    execs[0]->setKernelObserver([&](size_t k) {
+      if (!o.dumpOut.empty())
+        captureGradient(*execs[0], k, lastGrads);
+      if (observeProfile)
+        profile.kernelEnded(execs[0]->plan().kernels[k].op);
+    });
+  bool profileGpu = o.profile && holdsRankZero && !gpus.empty();
 
   // Runs body(i) on every local rank's thread (with its GPU current). The
   // first rank to fail aborts the group, so that the others leave (or
@@ -452,7 +497,10 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
         return ready.status();
     for (auto &monitor : monitors)
       monitor->start();
+    if (profileGpu)
+      gpus[0]->setProfiling(true);
     auto start = std::chrono::steady_clock::now();
+    profile.startTiming();
     std::vector<float> lastLocal(local);
     rt::Status stepped = onEveryRank([&](int i) -> rt::Status {
       for (int64_t step = 0; step < o.steps; ++step) {
@@ -469,6 +517,9 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
     });
     float seconds =
         std::chrono::duration<float>(std::chrono::steady_clock::now() - start).count();
+    profile.timing = false;
+    if (profileGpu)
+      gpus[0]->setProfiling(false);
     std::vector<rt::GpuUsage> usage;
     for (auto &monitor : monitors)
       usage.push_back(monitor->stop());
@@ -556,6 +607,14 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
                        " after the run");
   if (!gpus.empty())
     (void)gpus[0]->makeCurrent();
+  std::string whose = " on rank 0 of " + std::to_string(ranks) + " (all-reduces in place)";
+  if (profileGpu) {
+    std::cerr << "--profile" << whose << ":\n";
+    if (rt::Status s = printLaunchProfile(*gpus[0]); !s.isOk())
+      return failure(s.toString());
+  }
+  if (observeProfile)
+    profile.print(o.repeats * o.steps, whose);
   if (!o.dumpOut.empty() && holdsRankZero)
     return writeDump(*execs[0], lastGrads, o.dumpOut, mean(last));
   return rt::Status::ok();
@@ -654,26 +713,15 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
   // Gradients die inside the step; capture each as its update reads it.
   // Under loss scaling they are unscaled with the status the update read.
   std::map<std::string, std::vector<float>> lastGrads;
-  // --profile: seconds and calls by op, between consecutive kernel ends.
-  std::map<std::string, std::pair<double, int64_t>> opTime;
-  bool timing = false;
-  auto lastMark = std::chrono::steady_clock::now();
-  // The CUDA backend times its own launches with events (--profile).
+  // --profile: the CUDA backend times its own launches with events.
+  OpProfile profile;
   bool observeProfile = o.profile && !gpu;
   if (!o.dumpOut.empty() || observeProfile)
     exec.setKernelObserver([&](size_t k) {
-      const rt::PlanKernel &kernel = exec.plan().kernels[k];
       if (!o.dumpOut.empty())
         captureGradient(exec, k, lastGrads);
-      if (observeProfile) {
-        auto now = std::chrono::steady_clock::now();
-        if (timing) {
-          auto &entry = opTime[kernel.op];
-          entry.first += std::chrono::duration<double>(now - lastMark).count();
-          ++entry.second;
-        }
-        lastMark = std::chrono::steady_clock::now();
-      }
+      if (observeProfile)
+        profile.kernelEnded(exec.plan().kernels[k].op);
     });
   for (int64_t r = 0; r < o.repeats; ++r) {
     if (rt::Status s = prepareRepeat(exec, o, o.seed + 1, o.inputsIn); !s.isOk())
@@ -692,8 +740,7 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
     if (nvml)
       nvml->start();
     auto start = std::chrono::steady_clock::now();
-    timing = true;
-    lastMark = start;
+    profile.startTiming();
     for (int64_t i = 0; i < o.steps; ++i) {
       if (rt::Status s = exec.step(); !s.isOk())
         return failure(s.toString());
@@ -709,7 +756,7 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
     double seconds = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - start)
                          .count();
-    timing = false;
+    profile.timing = false;
     if (gpu) {
       gpu->setProfiling(false);
       result.cudaGraph = gpu->replaysCudaGraph();
@@ -737,20 +784,7 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
     if (rt::Status s = printLaunchProfile(*gpu); !s.isOk())
       return failure(s.toString());
   } else if (o.profile) {
-    std::vector<std::pair<double, std::string>> rows;
-    double total = 0;
-    for (auto &[op, entry] : opTime) {
-      rows.push_back({entry.first, op});
-      total += entry.first;
-    }
-    std::sort(rows.rbegin(), rows.rend());
-    std::cerr << "time by kernel op over " << o.repeats * o.steps << " timed steps:\n";
-    for (auto &[seconds, op] : rows)
-      std::cerr << "  " << std::left << std::setw(34) << op << std::right
-                << std::setw(10) << std::fixed << std::setprecision(3)
-                << seconds * 1000 / (o.repeats * o.steps) << " ms/step  "
-                << std::setw(5) << std::setprecision(1) << 100 * seconds / total
-                << "%  (" << opTime[op].second / (o.repeats * o.steps) << " per step)\n";
+    profile.print(o.repeats * o.steps, "");
   }
 
   if (!o.dumpOut.empty())

@@ -174,7 +174,8 @@ cl::opt<bool> profile("profile",
     cl::desc("also time every kernel (timed steps only) and print the time by op, "
              "slowest first; the clock reads between kernels add a little to step time. "
              "--backend cuda: CUDA events around every launch (no graph), time by "
-             "launch kind and path"),
+             "launch kind and path. With --gpus above 1: rank 0's kernels, each "
+             "all-reduce in its place (not overlapped)"),
     cl::init(false), cl::cat(category));
 cl::opt<bool> noOverlap("no-overlap",
     cl::desc("with --gpus above 1: run each gradient all-reduce in its place instead of "
