@@ -75,6 +75,14 @@ std::string jsonString(const std::string &s) {
   return out + "\"";
 }
 
+/// [3, 1, 4]: integers as a JSON array.
+std::string intListJson(const std::vector<int64_t> &values) {
+  std::string text = "[";
+  for (size_t i = 0; i < values.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(values[i]);
+  return text + "]";
+}
+
 std::string countsJson(const std::map<std::string, int64_t> &counts) {
   std::string out = "{";
   for (auto &[kind, count] : counts)
@@ -304,7 +312,8 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
       os << "data parallel: batch is per rank; each rank averages "
          << std::fixed << std::setprecision(1) << x.allReduceBytesPerStep / 1e6
          << " MB of " << x.allReduceDtype << " gradients per step in " << x.allReducesPerStep
-         << " all-reduces (--bucket-mb), "
+         << " all-reduces (--bucket-mb) with " << intListJson(x.allReduceOverlapKernels)
+         << " kernels of room each, "
          << (x.allReduceOverlap ? "overlapping the rest of the backward pass (--no-overlap "
                                   "to compare)"
                                 : "each in its place (not overlapped)")
@@ -344,6 +353,7 @@ void writeCompileReport(std::ostream &os, const Result &r, Format format) {
       {"memory_bytes_per_step", std::to_string(r.memoryBytesPerStep)},
       {"all_reduces_per_step", std::to_string(r.allReducesPerStep)},
       {"all_reduce_bytes_per_step", std::to_string(r.allReduceBytesPerStep)},
+      {"all_reduce_overlap_kernels", intListJson(r.allReduceOverlapKernels)},
       {"fused_groups", countsJson(r.fusedGroups)},
       {"kernels_by_kind", countsJson(r.kernelsByKind)},
       {"peak_arena_bytes", std::to_string(r.peakArenaBytes)},

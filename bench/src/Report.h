@@ -53,6 +53,10 @@ struct Result {
   /// The element type the gradients travel in ("f32"; "f16" or "bf16"
   /// under --grad-compression or pure fp16; "mixed"); "" without any.
   std::string allReduceDtype;
+  /// Per all-reduce, in step order: the kernels it may overlap, from it to
+  /// the first that needs its result (allReduceWaitPoints): the backward
+  /// work there is to hide its communication behind.
+  std::vector<int64_t> allReduceOverlapKernels;
   std::map<std::string, int64_t> fusedGroups; // by kind
   std::map<std::string, int64_t> kernelsByKind; // library / generated / hand-written
   /// --backend cuda: launches by the path that ran them (generated,

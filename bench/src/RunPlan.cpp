@@ -654,6 +654,10 @@ void describePlan(const rt::Plan &plan, const std::string &backend, Result &resu
           result.allReduceDtype = "mixed";
       }
     }
+  std::vector<int64_t> waitAt = rt::allReduceWaitPoints(plan);
+  for (size_t k = 0; k < waitAt.size(); ++k)
+    if (waitAt[k] >= 0)
+      result.allReduceOverlapKernels.push_back(waitAt[k] - static_cast<int64_t>(k) - 1);
   rt::PlanSummary summary = rt::summarizePlan(plan);
   result.parameters = summary.parameters;
   result.forwardMacsPerSample = summary.forwardMacs / std::max<int64_t>(plan.batch, 1);

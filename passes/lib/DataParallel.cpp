@@ -121,6 +121,17 @@ struct DataParallelPass final
       return signalPassFailure();
     }
 
+    // Under AMP the updates read float32 copies of half-precision
+    // gradients, which the precision passes put next to the updates, after
+    // the whole backward pass: every bucket would then be ready only at its
+    // end, leaving nothing to overlap. A cast is pure: it moves up to its
+    // operand, where the gradient is really ready.
+    for (Value grad : grads)
+      if (auto widening = grad.getDefiningOp<CastOp>())
+        if (Operation *source = widening.getInput().getDefiningOp();
+            source && source->getBlock() == &body)
+          widening->moveAfter(source);
+
     // The backward pass's order: where each gradient becomes ready.
     llvm::DenseMap<Operation *, int64_t> position;
     int64_t next = 0;

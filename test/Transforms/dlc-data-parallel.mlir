@@ -6,6 +6,7 @@
 // RUN: dlc-opt %s --split-input-file --dlc-autodiff --dlc-loss-scaling --dlc-data-parallel=ranks=2 | FileCheck %s --check-prefix=SCALED
 // RUN: dlc-opt %models/small_convnet.mlir --dlc-specialize-batch=batch-size=2 --dlc-auto-mixed-precision --dlc-autodiff --dlc-loss-scaling --dlc-data-parallel=ranks=2 | FileCheck %s --check-prefix=AMP
 // RUN: dlc-opt %models/small_convnet.mlir --dlc-specialize-batch=batch-size=2 --dlc-auto-mixed-precision --dlc-autodiff --dlc-loss-scaling --dlc-data-parallel="ranks=2 reduce-dtype=f16" | FileCheck %s --check-prefix=AMP16
+// RUN: dlc-opt %models/small_convnet.mlir --dlc-specialize-batch=batch-size=2 --dlc-auto-mixed-precision --dlc-autodiff --dlc-loss-scaling --dlc-data-parallel="ranks=2 bucket-mb=0.001 first-bucket-mb=0.001" | FileCheck %s --check-prefix=AMPEARLY
 // RUN: not dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel=ranks=1 2>&1 | FileCheck %s --check-prefix=ONE
 // RUN: not dlc-opt %s --split-input-file --dlc-autodiff --dlc-data-parallel --dlc-data-parallel 2>&1 | FileCheck %s --check-prefix=TWICE
 // RUN: not dlc-opt %s --split-input-file --dlc-autodiff --dlc-fuse-optimizer-updates --dlc-data-parallel 2>&1 | FileCheck %s --check-prefix=FUSED
@@ -66,8 +67,18 @@
 // (AMP's widening and a cast back down would be the identity), and the
 // check reads the f16 means, leaving each cast back up one reader, its
 // update. The batch-norm gradients, computed in float32, are cast down.
-// AMP16: %[[R:.+]]:14 = train.all_reduce {{.*}} : tensor<32xf16>,
+// AMP16: %[[R:.+]]:14 = train.all_reduce {{.*}} : tensor<10x32xf16>, tensor<10xf16>, tensor<32xf16>,
 // AMP16: train.loss_scale_status %arg{{[0-9]+}}{{(, %[0-9]+#[0-9]+)+}} : tensor<f32>, tensor<16x3x3x3xf16>,
+// AMP's float32 copies of the gradients sit by the updates, after the
+// whole backward pass; the pass moves each up to its gradient, so that the
+// buckets fill, and their all-reduces start, as the backward pass goes (the
+// classifier's first, then each stage's, between the stages' backward ops).
+// AMPEARLY: train.all_reduce {{.*}} : tensor<10x32xf32>
+// AMPEARLY: train.batch_norm_backward
+// AMPEARLY: train.all_reduce {{.*}}bucket = 1
+// AMPEARLY: train.conv2d_backward_filter
+// AMPEARLY: train.all_reduce {{.*}}bucket = 2
+// AMPEARLY: train.batch_norm_backward
 // ONE: error: dlc-data-parallel expects ranks >= 2 (one rank averages nothing), bucket-mb > 0 and first-bucket-mb >= 0, got ranks=1, bucket-mb=2.5{{.*}} and first-bucket-mb=0
 // TWICE: error: 'train.all_reduce' op is already in @train_step: dlc-data-parallel runs once
 // FUSED: error: 'train.sgd_update' op is inside a fused group: run dlc-data-parallel before the fusion passes
