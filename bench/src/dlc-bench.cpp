@@ -513,15 +513,15 @@ int benchMain(int argc, char **argv) {
   // The data-parallel compile options do nothing to one rank or to a plan
   // compiled already: say so rather than time something else.
   bool dataParallel = llvm::any_of(gpuCounts, [](int64_t g) { return g > 1; });
-  for (const char *option : {"bucket-mb", "first-bucket-mb", "grad-compression"}) {
-    bool given = llvm::StringRef(option) == "bucket-mb"          ? bucketMb.getNumOccurrences()
-                 : llvm::StringRef(option) == "first-bucket-mb" ? firstBucketMb.getNumOccurrences()
-                                                                 : gradCompression.getNumOccurrences();
-    if (given && fromPlan)
-      return fail(std::string("--") + option +
+  for (const cl::Option *option :
+       std::initializer_list<const cl::Option *>{&bucketMb, &firstBucketMb, &gradCompression}) {
+    if (!option->getNumOccurrences())
+      continue;
+    if (fromPlan)
+      return fail("--" + option->ArgStr.str() +
                   " shapes the compiled step; a .plan is compiled already");
-    if (given && !dataParallel)
-      return fail(std::string("--") + option +
+    if (!dataParallel)
+      return fail("--" + option->ArgStr.str() +
                   " shapes the gradient all-reduces of --gpus above 1; this run has one rank");
   }
   if (configs > 1 && (fromPlan || !emitPlan.empty() || !dumpOut.empty()))
