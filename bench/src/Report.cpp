@@ -380,8 +380,11 @@ void writeCompileReport(std::ostream &os, const Result &r, Format format) {
     os << "\n}\n";
     return;
   }
+  size_t width = 0;
   for (auto &[key, value] : rows)
-    os << std::left << std::setw(26) << key << value << "\n";
+    width = std::max(width, key.size());
+  for (auto &[key, value] : rows)
+    os << std::left << std::setw(static_cast<int>(width + 2)) << key << value << "\n";
 }
 
 } // namespace dlc::bench

@@ -23,6 +23,7 @@
 #include <iostream>
 #include <functional>
 #include <map>
+#include <sstream>
 #include <thread>
 #include <unistd.h>
 
@@ -101,6 +102,62 @@ rt::Status loadBuffers(rt::Executor &exec, const std::string &dir,
 /// What every repeat starts from: parameters from the seed (or
 /// --params-in), and a batch drawn from `dataSeed` (or read from
 /// `inputsDir`, "" for none).
+/// "45 s", "3 min 05 s", "2 h 05 min".
+std::string durationText(double seconds) {
+  auto whole = static_cast<int64_t>(seconds + 0.5);
+  std::ostringstream os;
+  os << std::setfill('0');
+  if (whole < 60)
+    os << whole << " s";
+  else if (whole < 3600)
+    os << whole / 60 << " min " << std::setw(2) << whole % 60 << " s";
+  else
+    os << whole / 3600 << " h " << std::setw(2) << (whole % 3600) / 60 << " min";
+  return os.str();
+}
+
+/// One line on stderr, rewritten in place as the steps run: the repeat,
+/// warm-up or timed step, and the time the run has left at the pace so far.
+/// A terminal only (pipes and logs get nothing) and rank 0 only. The CPU
+/// backend can take hours over a large model; the estimate is how its user
+/// knows to shorten the run.
+class Progress {
+public:
+  explicit Progress(const RunOptions &o)
+      : enabled_(isatty(STDERR_FILENO) && rt::launchedRank() == 0), label_(o.progressLabel),
+        repeats_(o.repeats), total_(o.repeats * (o.warmup + o.steps)),
+        start_(std::chrono::steady_clock::now()), shown_(start_) {}
+  ~Progress() { finish(); }
+  /// Clears the line, before the report or an error is printed.
+  void finish() {
+    if (enabled_ && done_)
+      std::cerr << "\r\033[K" << std::flush;
+    enabled_ = false;
+  }
+  /// After step `step` (0-based) of `steps` of repeat `repeat`'s warm-up or
+  /// timed loop.
+  void stepDone(int64_t repeat, bool warmup, int64_t step, int64_t steps) {
+    if (!enabled_)
+      return;
+    ++done_;
+    auto now = std::chrono::steady_clock::now();
+    // The first step at once, the last, and in between four lines a second.
+    if (now - shown_ < std::chrono::milliseconds(250) && done_ != 1 && done_ != total_)
+      return;
+    shown_ = now;
+    double elapsed = std::chrono::duration<double>(now - start_).count();
+    std::cerr << "\r\033[K" << label_ << "repeat " << repeat + 1 << "/" << repeats_ << ", "
+              << (warmup ? "warm-up step " : "step ") << step + 1 << "/" << steps << ", "
+              << durationText(elapsed / done_ * (total_ - done_)) << " left" << std::flush;
+  }
+
+private:
+  bool enabled_;
+  std::string label_;
+  int64_t repeats_, total_, done_ = 0;
+  std::chrono::steady_clock::time_point start_, shown_;
+};
+
 rt::Status prepareRepeat(rt::Executor &exec, const RunOptions &o, uint64_t dataSeed,
                          const std::string &inputsDir) {
   if (rt::Status s = exec.initialize(o.seed); !s.isOk())
@@ -470,6 +527,7 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
   };
 
   std::vector<float> first(local), last(ranks);
+  Progress progress(o); // rank 0's steps
   for (int64_t repeat = 0; repeat < o.repeats; ++repeat) {
     rt::Status prepared = onEveryRank([&](int i) -> rt::Status {
       rt::Executor &exec = *execs[i];
@@ -486,6 +544,8 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
           return s;
         if (step == 0)
           first[i] = exec.loss();
+        if (r == 0)
+          progress.stepDone(repeat, /*warmup=*/true, step, o.warmup);
       }
       return exec.synchronize();
     });
@@ -508,6 +568,8 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
           return s;
         if (o.warmup == 0 && step == 0)
           first[i] = execs[i]->loss();
+        if (mine[i] == 0)
+          progress.stepDone(repeat, /*warmup=*/false, step, o.steps);
       }
       // A device backend returns before its last steps finish.
       if (rt::Status s = execs[i]->synchronize(); !s.isOk())
@@ -574,6 +636,7 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
       result.cudaGraphNote = gpus[0]->cudaGraphNote();
     }
   }
+  progress.finish();
 
   // The ranks applied the same averaged gradients to the same parameters:
   // any difference is a bug (a gradient left out of the all-reduce), not
@@ -712,7 +775,7 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
     executor = std::move(*created);
   }
 
-  bool progress = isatty(STDERR_FILENO);
+  Progress progress(o);
   rt::Executor &exec = *executor;
   // Gradients die inside the step; capture each as its update reads it.
   // Under loss scaling they are unscaled with the status the update read.
@@ -736,6 +799,7 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
         return failure(s.toString());
       if (i == 0)
         repeat.lossFirst = exec.loss();
+      progress.stepDone(r, /*warmup=*/true, i, o.warmup);
     }
     if (rt::Status s = exec.synchronize(); !s.isOk())
       return failure(s.toString());
@@ -750,9 +814,7 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
         return failure(s.toString());
       if (o.warmup == 0 && i == 0)
         repeat.lossFirst = exec.loss();
-      if (progress && (i + 1) % 10 == 0)
-        std::cerr << "\rrepeat " << r + 1 << "/" << o.repeats << ": step "
-                  << i + 1 << "/" << o.steps << std::flush;
+      progress.stepDone(r, /*warmup=*/false, i, o.steps);
     }
     // A device backend returns before its last steps finish: wait for them.
     if (rt::Status s = exec.synchronize(); !s.isOk())
@@ -781,8 +843,7 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
     repeat.stepMs = seconds * 1000 / o.steps;
     result.repeatResults.push_back(repeat);
   }
-  if (progress)
-    std::cerr << "\r\033[K" << std::flush;
+  progress.finish();
 
   if (o.profile && gpu) {
     if (rt::Status s = printLaunchProfile(*gpu); !s.isOk())

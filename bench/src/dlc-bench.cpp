@@ -30,6 +30,7 @@
 #include "dlc/runtime/cpu/Parallel.h"
 #include "dlc/runtime/Nvml.h"
 #include "dlc/runtime/cuda/CudaExecutor.h"
+#include "dlc/runtime/cuda/KernelDump.h"
 #include "dlc/runtime/cuda/LaunchPaths.h"
 
 #include "mlir/IR/AsmState.h"
@@ -207,6 +208,13 @@ cl::opt<bool> compileOnly("compile-only",
     cl::desc("compile and print the step's counts (parameters, MACs, kernels, arena, "
              "compile time) without running it"),
     cl::init(false), cl::cat(category));
+cl::opt<std::string> dumpKernels("dump-kernels",
+    cl::desc("write the CUDA C++ source of every kernel the CUDA backend generates for the "
+             "step (fused groups included) to DIR, one .cu file per launch, each starting "
+             "with the plan kernels it computes and the buffer each argument binds; a sweep "
+             "writes one subdirectory per configuration. Needs no GPU: works with "
+             "--compile-only and any --backend"),
+    cl::value_desc("dir"), cl::init(""), cl::cat(category));
 cl::opt<std::string> emitPlan("emit-plan", cl::desc("also write the compiled plan to this file"),
                               cl::value_desc("file"), cl::init(""), cl::cat(category));
 
@@ -269,7 +277,8 @@ std::vector<std::string> splitList(const std::string &list) {
 /// and fills `result`; returns a non-zero exit code after an error.
 int runConfiguration(const std::string &precision, const std::string &fusion,
                      const std::string &layout, int64_t batch, int64_t gpus,
-                     bool fromPlan, bool batchGiven, bench::Result &result) {
+                     bool fromPlan, bool batchGiven, const std::string &kernelDir,
+                     const std::string &progressLabel, bench::Result &result) {
   // Compile: parse, specialize the batch, differentiate, lower to a plan.
   // A .plan file was compiled already (perhaps on another machine): run it.
   auto compileStart = std::chrono::steady_clock::now();
@@ -375,6 +384,16 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
   if (!emitPlan.empty())
     if (rt::Status status = rt::writePlanFile(plan, emitPlan); !status.isOk())
       return fail(status.toString());
+  if (!kernelDir.empty()) {
+    auto kernels = rt::cuda::generateDeviceKernels(plan);
+    if (!kernels.isOk())
+      return fail(kernels.status().toString());
+    if (rt::Status s = rt::cuda::writeKernelSources(plan, *kernels, kernelDir); !s.isOk())
+      return fail("--dump-kernels: " + s.message());
+    if (rt::launchedRank() == 0)
+      llvm::errs() << "dlc-bench: wrote " << kernels->size() << " generated kernel sources to "
+                   << kernelDir << "\n";
+  }
 
   // The plan's own description (its model, precision, strategy, batch,
   // optimizer, counts), then what only the compiler knows.
@@ -393,7 +412,9 @@ int runConfiguration(const std::string &precision, const std::string &fusion,
   if (compileOnly)
     return 0;
 
-  rt::Status ran = bench::runPlan(plan, runOptions(), result);
+  bench::RunOptions options = runOptions();
+  options.progressLabel = progressLabel;
+  rt::Status ran = bench::runPlan(plan, options, result);
   if (!ran.isOk())
     return fail(ran.message());
   return 0;
@@ -538,9 +559,22 @@ int benchMain(int argc, char **argv) {
       for (const std::string &l : layouts)
         for (int64_t b : batches)
           for (int64_t g : gpuCounts) {
+            // A sweep dumps each configuration's kernels apart.
+            std::string kernelDir = dumpKernels;
+            if (!kernelDir.empty() && configs > 1)
+              kernelDir += "/" + p + "-" + f + (l == "auto" ? "" : "-" + l) + "-b" +
+                           std::to_string(b) + "-gpus" + std::to_string(g);
+            // The progress line of a sweep says which configuration runs.
+            std::string label;
+            if (configs > 1)
+              label = "[" + std::to_string(results.size() + 1) + "/" +
+                      std::to_string(configs) + "] " + p + " " + f +
+                      (l == "auto" ? "" : " " + l) + ", batch " + std::to_string(b) +
+                      (g > 1 ? ", " + std::to_string(g) + " GPUs" : "") + ": ";
             bench::Result result;
             if (int rc = runConfiguration(p, f, l, b, g, fromPlan,
-                                          batchList.getNumOccurrences() > 0, result))
+                                          batchList.getNumOccurrences() > 0, kernelDir,
+                                          label, result))
               return rc;
             results.push_back(std::move(result));
           }

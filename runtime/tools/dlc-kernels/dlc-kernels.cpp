@@ -21,15 +21,13 @@
 #include "dlc/runtime/cuda/HandKernels.h"
 #include "dlc/runtime/cuda/KernelCodegen.h"
 #include "dlc/runtime/cuda/KernelCompiler.h"
+#include "dlc/runtime/cuda/KernelDump.h"
 #include "dlc/runtime/cuda/LaunchPaths.h"
 
-#include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
-#include <sys/stat.h>
 
 using namespace dlc::rt;
 using namespace dlc::rt::cuda;
@@ -64,38 +62,6 @@ std::vector<std::string> splitCommas(const std::string &text) {
 std::string stem(const std::string &path) {
   std::string base = path.substr(path.find_last_of('/') + 1);
   return base.substr(0, base.rfind('.'));
-}
-
-bool makeDir(const std::string &path) {
-  std::string partial;
-  for (size_t at = 0; at != std::string::npos;) {
-    at = path.find('/', at + 1);
-    partial = path.substr(0, at);
-    mkdir(partial.c_str(), 0755);
-  }
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/// The dump's preamble: which plan kernels and buffers this launch binds,
-/// as a comment, so the file compiles exactly like the source NVRTC saw.
-std::string bindings(const Plan &plan, const GeneratedKernel &g) {
-  std::string text = "// plan " + plan.model + " (batch " + std::to_string(plan.batch) +
-                     ", fusion " + plan.fusion + "), launch #" + std::to_string(g.launch) +
-                     ", plan kernels";
-  for (size_t k : g.kernels)
-    text += " #" + std::to_string(k);
-  text += "\n";
-  for (size_t i = 0; i < g.args.size(); ++i)
-    text += "//   argument " + std::to_string(i) + ": '" + plan.buffers[g.args[i]].name + "'\n";
-  for (const OptimizerSegment &s : g.segments)
-    text += "//   segment: " + std::string(s.adamw ? "adamw" : "sgd") + " '" +
-            plan.buffers[s.param].name + "', " + std::to_string(s.elements) + " elements\n";
-  for (const CastSegment &s : g.castSegments)
-    text += "//   segment: cast '" + plan.buffers[s.input].name + "' to " + dtypeName(s.to) +
-            " '" + plan.buffers[s.output].name + "', " + std::to_string(s.elements) +
-            " elements\n";
-  return text + "\n";
 }
 
 /// The CUDA backend's path per launch: counts, then the host fallbacks by
@@ -267,20 +233,9 @@ int main(int argc, char **argv) {
 
     if (!dumpDir.empty()) {
       std::string dir = plans.size() > 1 ? dumpDir + "/" + stem(path) : dumpDir;
-      if (!makeDir(dir)) {
-        std::cerr << "dlc-kernels: cannot create directory " << dir << "\n";
+      if (Status written = writeKernelSources(*plan, all.kernels, dir); !written.isOk()) {
+        std::cerr << "dlc-kernels: " << written.toString() << "\n";
         return 1;
-      }
-      for (const GeneratedKernel &g : all.kernels) {
-        char index[16];
-        std::snprintf(index, sizeof(index), "%04zu", g.launch);
-        std::string file = dir + "/" + index + "-" + g.name + ".cu";
-        std::ofstream out(file);
-        out << bindings(*plan, g) << g.source;
-        if (!out) {
-          std::cerr << "dlc-kernels: cannot write " << file << "\n";
-          return 1;
-        }
       }
       std::cout << "  wrote " << all.kernels.size() << " sources to " << dir << "\n";
     }
