@@ -130,7 +130,7 @@ void writeCompileSweep(std::ostream &os, const std::vector<Result> &results,
     line(row);
   os << "compiled, not run: kernels per step by kind, bytes per step if each kernel "
         "reads its inputs and writes its outputs once; ratios against the first "
-        "configuration of the same precision and batch\n";
+        "configuration of the same model, precision and batch\n";
   if (device)
     os << "device launches: what --backend cuda launches per step; split/host: launches "
           "added by splitting groups no single device kernel computes / launches left "

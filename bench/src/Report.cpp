@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <set>
 #include <sstream>
 
 namespace dlc::bench {
@@ -222,7 +223,8 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
     return;
   }
   // Rows of cells; a sweep adds the speed-up over the first configuration
-  // with the same batch and precision (the baseline the sweep lists first).
+  // of the same model with the same batch, precision and GPU count (the
+  // baseline the sweep lists first).
   std::vector<std::vector<std::pair<std::string, std::string>>> rows;
   bool withPeak = std::any_of(results.begin(), results.end(),
                               [](const Result &r) { return r.peakTflops > 0; });
@@ -236,7 +238,8 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
     if (results.size() > 1) {
       const Result *base = &r;
       for (const Result &b : results)
-        if (b.batch == r.batch && b.precision == r.precision && b.gpus == r.gpus) {
+        if (b.batch == r.batch && b.precision == r.precision && b.gpus == r.gpus &&
+            b.model == r.model) {
           base = &b;
           break;
         }
@@ -307,18 +310,22 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
             "edges are counted as kernels)\n";
       break;
     }
+  // Data parallelism: the first multi-rank row of each model.
+  bool models = std::any_of(results.begin(), results.end(),
+                            [&](const Result &x) { return x.model != r.model; });
+  std::set<std::string> described;
   for (const Result &x : results)
-    if (x.gpus > 1) {
-      os << "data parallel: batch is per rank; each rank averages "
+    if (x.gpus > 1 && described.insert(x.model).second) {
+      os << "data parallel" << (models ? " (" + x.model + ")" : std::string())
+         << ": batch is per rank; each rank averages "
          << std::fixed << std::setprecision(1) << x.allReduceBytesPerStep / 1e6
          << " MB of " << x.allReduceDtype << " gradients per step in " << x.allReducesPerStep
-         << " all-reduces (--bucket-mb) with " << intListJson(x.allReduceOverlapKernels)
+         << (x.allReducesPerStep == 1 ? " all-reduce" : " all-reduces") << " (--bucket-mb) with " << intListJson(x.allReduceOverlapKernels)
          << " kernels of room each, "
          << (x.allReduceOverlap ? "overlapping the rest of the backward pass (--no-overlap "
                                   "to compare)"
                                 : "each in its place (not overlapped)")
          << "\n";
-      break;
     }
   // The CUDA backend says how much of the step ran where.
   for (const Result &x : results)

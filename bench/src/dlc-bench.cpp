@@ -64,9 +64,10 @@ namespace {
 
 cl::OptionCategory category("dlc-bench options");
 
-cl::opt<std::string> modelPath(cl::Positional,
-                               cl::desc("<model.mlir, or a .plan from --emit-plan>"),
-                               cl::Required, cl::cat(category));
+cl::list<std::string> modelPaths(cl::Positional,
+    cl::desc("<model.mlir... (several run one after another, side by side in one report), "
+             "or a .plan from --emit-plan>"),
+    cl::OneOrMore, cl::cat(category));
 cl::opt<std::string> backend("backend", cl::desc("cpu (default) or cuda"),
                              cl::init("cpu"), cl::cat(category));
 cl::opt<std::string> batchList("batch",
@@ -273,12 +274,34 @@ std::vector<std::string> splitList(const std::string &list) {
   return items;
 }
 
+/// One configuration of a sweep.
+struct Configuration {
+  std::string model; // the path
+  std::string precision, fusion, layout;
+  int64_t batch = 0, gpus = 1;
+
+  /// "amp xla nhwc, batch 32, 8 GPUs", the model first if `withModel`.
+  std::string displayName(bool withModel) const {
+    return (withModel ? modelName(model) + " " : "") + precision + " " + fusion +
+           (layout == "auto" ? "" : " " + layout) + ", batch " + std::to_string(batch) +
+           (gpus > 1 ? ", " + std::to_string(gpus) + " GPUs" : "");
+  }
+  /// "amp-xla-nhwc-b32-gpus8", the model first if `withModel`.
+  std::string directoryName(bool withModel) const {
+    return (withModel ? modelName(model) + "-" : "") + precision + "-" + fusion +
+           (layout == "auto" ? "" : "-" + layout) + "-b" + std::to_string(batch) + "-gpus" +
+           std::to_string(gpus);
+  }
+};
+
 /// Compiles the model for one configuration (or reads the .plan), runs it
 /// and fills `result`; returns a non-zero exit code after an error.
-int runConfiguration(const std::string &precision, const std::string &fusion,
-                     const std::string &layout, int64_t batch, int64_t gpus,
-                     bool fromPlan, bool batchGiven, const std::string &kernelDir,
-                     const std::string &progressLabel, bench::Result &result) {
+int runConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
+                     const std::string &kernelDir, const std::string &progressLabel,
+                     bench::Result &result) {
+  const std::string &modelPath = c.model, &precision = c.precision, &fusion = c.fusion,
+                    &layout = c.layout;
+  int64_t batch = c.batch, gpus = c.gpus;
   // Compile: parse, specialize the batch, differentiate, lower to a plan.
   // A .plan file was compiled already (perhaps on another machine): run it.
   auto compileStart = std::chrono::steady_clock::now();
@@ -528,9 +551,17 @@ int benchMain(int argc, char **argv) {
     return fail("--first-bucket-mb must be > 0");
   if (gradCompression != "none" && gradCompression != "fp16" && gradCompression != "bf16")
     return fail("unknown --grad-compression '" + gradCompression + "' (none, fp16, bf16)");
-  size_t configs = batches.size() * precisions.size() * fusions.size() *
-                   layouts.size() * gpuCounts.size();
-  bool fromPlan = llvm::StringRef(modelPath).ends_with(".plan");
+  size_t configs = modelPaths.size() * batches.size() * precisions.size() *
+                   fusions.size() * layouts.size() * gpuCounts.size();
+  bool fromPlan = llvm::any_of(modelPaths, [](const std::string &path) {
+    return llvm::StringRef(path).ends_with(".plan");
+  });
+  // Every model is there before the first one runs for an hour.
+  for (const std::string &path : modelPaths)
+    if (!std::ifstream(path))
+      return fail("cannot open " + path + ": " + std::strerror(errno));
+  if (modelPaths.size() > 1 && (!paramsIn.empty() || !inputsIn.empty()))
+    return fail("--params-in and --inputs-in hold one model's tensors: give one model");
   // The data-parallel compile options do nothing to one rank or to a plan
   // compiled already: say so rather than time something else.
   bool dataParallel = llvm::any_of(gpuCounts, [](int64_t g) { return g > 1; });
@@ -550,34 +581,36 @@ int benchMain(int argc, char **argv) {
                 " configurations cannot run a .plan, --emit-plan or --dump-out: "
                 "give one configuration");
 
-  // Every combination, precision slowest, then fusion, then layout, then
-  // batch, then GPUs, so that configurations to compare end up side by side
-  // (a GPU sweep's rows next to their one-GPU row, for scaling efficiency).
+  // Every combination, model slowest, then precision, then fusion, then
+  // layout, then batch, then GPUs, so that configurations to compare end up
+  // side by side (a GPU sweep's rows next to their one-GPU row, for scaling
+  // efficiency).
+  std::vector<Configuration> sweep;
+  for (const std::string &m : modelPaths)
+    for (const std::string &p : precisions)
+      for (const std::string &f : fusions)
+        for (const std::string &l : layouts)
+          for (int64_t b : batches)
+            for (int64_t g : gpuCounts)
+              sweep.push_back({m, p, f, l, b, g});
+  bool models = modelPaths.size() > 1;
   std::vector<bench::Result> results;
-  for (const std::string &p : precisions)
-    for (const std::string &f : fusions)
-      for (const std::string &l : layouts)
-        for (int64_t b : batches)
-          for (int64_t g : gpuCounts) {
-            // A sweep dumps each configuration's kernels apart.
-            std::string kernelDir = dumpKernels;
-            if (!kernelDir.empty() && configs > 1)
-              kernelDir += "/" + p + "-" + f + (l == "auto" ? "" : "-" + l) + "-b" +
-                           std::to_string(b) + "-gpus" + std::to_string(g);
-            // The progress line of a sweep says which configuration runs.
-            std::string label;
-            if (configs > 1)
-              label = "[" + std::to_string(results.size() + 1) + "/" +
-                      std::to_string(configs) + "] " + p + " " + f +
-                      (l == "auto" ? "" : " " + l) + ", batch " + std::to_string(b) +
-                      (g > 1 ? ", " + std::to_string(g) + " GPUs" : "") + ": ";
-            bench::Result result;
-            if (int rc = runConfiguration(p, f, l, b, g, fromPlan,
-                                          batchList.getNumOccurrences() > 0, kernelDir,
-                                          label, result))
-              return rc;
-            results.push_back(std::move(result));
-          }
+  for (const Configuration &c : sweep) {
+    // A sweep dumps each configuration's kernels apart, and its progress
+    // line says which configuration runs.
+    std::string kernelDir = dumpKernels, label;
+    if (sweep.size() > 1) {
+      if (!kernelDir.empty())
+        kernelDir += "/" + c.directoryName(models);
+      label = "[" + std::to_string(results.size() + 1) + "/" + std::to_string(sweep.size()) +
+              "] " + c.displayName(models) + ": ";
+    }
+    bench::Result result;
+    if (int rc = runConfiguration(c, fromPlan, batchList.getNumOccurrences() > 0, kernelDir,
+                                  label, result))
+      return rc;
+    results.push_back(std::move(result));
+  }
 
   // Every process of an mpirun job ran its rank; rank 0 reports.
   if (rt::launchedRank() != 0)
@@ -615,9 +648,11 @@ int benchMain(int argc, char **argv) {
   } else
     bench::writeReports(*os, results, *reportFormat);
   if (html) {
-    std::string error;
+    std::string title, error;
+    for (const std::string &path : modelPaths)
+      title += (title.empty() ? "" : ", ") + modelName(path);
     if (!bench::writeHtmlFromJson(*page, jsonReport.str(),
-                                  "dlc-bench " + modelName(modelPath), error))
+                                  "dlc-bench " + title, error))
       return fail(error);
     os = page;
   }
