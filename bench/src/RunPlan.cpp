@@ -451,6 +451,9 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
   } else {
     if (!process)
       threadGroup = rt::createThreadRankGroup(ranks);
+    // Every rank of this process at once, before any allocates.
+    if (rt::Status fits = rt::cpu::CpuExecutor::checkHostMemory(plan, local); !fits.isOk())
+      return failure(fits.toString());
     for (int i = 0; i < local; ++i) {
       auto created = rt::cpu::CpuExecutor::create(plan);
       if (!created.isOk())

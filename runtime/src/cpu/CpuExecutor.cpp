@@ -7,7 +7,10 @@
 #include "dlc/runtime/Initializers.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <future>
 #include <random>
 
@@ -105,6 +108,59 @@ const KernelRegistry &cpuKernels() {
 
 CpuExecutor::CpuExecutor(Plan plan) : plan_(std::move(plan)) {}
 
+namespace {
+/// MemAvailable from /proc/meminfo in bytes, or -1 where there is none.
+int64_t hostMemoryAvailable() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  int64_t kib = 0;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:")
+      return kib * 1024;
+  return -1;
+}
+/// Float elements of scratch for the widened copies of one kernel's
+/// half-precision buffers: the most any kernel needs.
+int64_t halfScratchElements(const Plan &plan, const PlanKernel &k) {
+  int64_t scratch = 0;
+  for (const std::vector<int32_t> *ids : {&k.inputs, &k.outputs})
+    for (int32_t id : *ids)
+      if (isHalf(plan.buffers[id].dtype))
+        scratch += plan.buffers[id].numElements();
+  return scratch;
+}
+/// "54.93 GB".
+std::string gigabytes(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f GB", static_cast<double>(bytes) / 1e9);
+  return text;
+}
+} // namespace
+
+void CpuExecutor::FreeStorage::operator()(unsigned char *p) const { std::free(p); }
+
+Status CpuExecutor::checkHostMemory(const Plan &plan, int copies) {
+  int64_t scratch = 0;
+  for (const PlanKernel &k : plan.kernels)
+    scratch = std::max(scratch, halfScratchElements(plan, k));
+  int64_t each = plan.arenaBytes + scratch * int64_t(sizeof(float));
+  int64_t available = hostMemoryAvailable();
+  if (available < 0 || each * copies <= available)
+    return Status::ok();
+  std::string what = gigabytes(plan.arenaBytes) + " arena (the memory planner's peak)";
+  if (scratch)
+    what += " and " + gigabytes(scratch * int64_t(sizeof(float))) +
+            " for half-precision operands widened to float";
+  return Status(StatusCode::kResourceExhausted,
+                (copies > 1 ? std::to_string(copies) + " ranks of the step need " +
+                                  gigabytes(each * copies) + " of host memory, each a " + what
+                            : "the step needs " + gigabytes(each) + " of host memory: a " +
+                                  what) +
+                    "; " + gigabytes(available) +
+                    " is available (MemAvailable in /proc/meminfo): lower --batch" +
+                    (copies > 1 ? " or --gpus" : ""));
+}
+
 StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::create(Plan plan) {
   if (Status status = validatePlan(plan); !status.isOk())
     return status;
@@ -118,23 +174,21 @@ StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::create(Plan plan) {
     exec->kernels_.push_back(it->second);
     // Kernels compute in float: half-precision operands are widened into
     // scratch space and results rounded back (Half.h).
-    int64_t scratch = 0;
-    for (const std::vector<int32_t> *ids : {&k.inputs, &k.outputs})
-      for (int32_t id : *ids)
-        if (isHalf(p.buffers[id].dtype))
-          scratch += p.buffers[id].numElements();
+    int64_t scratch = halfScratchElements(p, k);
     exec->halfScratch_.push_back(scratch);
     exec->scratchElements_ = std::max(exec->scratchElements_, scratch);
 
   }
   exec->waitAt_ = allReduceWaitPoints(p);
   // One allocation for the whole step, aligned like the planner's offsets.
+  if (Status fits = checkHostMemory(p); !fits.isOk())
+    return fits;
   size_t bytes = static_cast<size_t>(p.arenaBytes) + 2 * 256;
-  exec->storage_.reset(new (std::nothrow) unsigned char[bytes]);
+  exec->storage_.reset(static_cast<unsigned char *>(std::malloc(bytes)));
   if (!exec->storage_)
     return Status(StatusCode::kResourceExhausted,
-                  "cannot allocate the " + std::to_string(p.arenaBytes) +
-                      "-byte arena on the host");
+                  "cannot allocate the " + gigabytes(p.arenaBytes) + " arena on the host");
+  exec->scratch_.resize(exec->scratchElements_);
   auto base = reinterpret_cast<uintptr_t>(exec->storage_.get());
   exec->arena_ = exec->storage_.get() + ((256 - base % 256) % 256);
   std::memset(exec->arena_, 0, p.arenaBytes);
@@ -190,8 +244,6 @@ std::string CpuExecutor::bytesOf(int32_t id) const {
 }
 
 Status CpuExecutor::runKernel(size_t k, int64_t step) {
-  if (scratch_.size() < static_cast<size_t>(scratchElements_))
-    scratch_.resize(scratchElements_);
   const PlanKernel &kernel = plan_.kernels[k];
   std::vector<TensorRef> inputs, outputs;
   float *scratch = scratch_.data();

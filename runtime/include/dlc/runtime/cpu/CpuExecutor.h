@@ -91,8 +91,14 @@ const KernelRegistry &cpuKernels();
 class CpuExecutor : public Executor {
 public:
   /// Refuses a plan with a kernel the CPU backend lacks or an element type
-  /// it does not run, naming both.
+  /// it does not run, naming both, and one that does not fit in the host's
+  /// available memory (checkHostMemory).
   static StatusOr<std::unique_ptr<CpuExecutor>> create(Plan plan);
+  /// kResourceExhausted, naming what is needed and what is available, when
+  /// `copies` executors of `plan` (ranks run as threads) would need more
+  /// host memory than /proc/meminfo's MemAvailable; ok where it cannot tell.
+  /// Linux would promise the memory and kill the process touching it.
+  static Status checkHostMemory(const Plan &plan, int copies = 1);
 
   const char *backendName() const override { return "cpu"; }
   Status initialize(uint64_t seed) override;
@@ -140,7 +146,12 @@ private:
 
   Plan plan_;
   std::vector<KernelFn> kernels_;
-  std::unique_ptr<unsigned char[]> storage_;
+  /// malloc'd, not new'd: an arena too large for the host is an error to
+  /// report, and operator new would call a new-handler (LLVM's aborts).
+  struct FreeStorage {
+    void operator()(unsigned char *p) const;
+  };
+  std::unique_ptr<unsigned char[], FreeStorage> storage_;
   unsigned char *arena_ = nullptr;
   std::map<std::string, int32_t> byName_;
   std::function<void(size_t)> observer_;
