@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -369,9 +370,12 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
     return "rank " + std::to_string(mine[i]) + " of " + std::to_string(ranks);
   };
 
-  std::vector<std::unique_ptr<rt::Executor>> execs;
+  // The communicators outlive the executors (declared first, destroyed
+  // last): a CUDA graph holding NCCL calls must be destroyed before its
+  // communicator, whose ncclCommDestroy waits for such graphs to go.
   std::vector<std::unique_ptr<rt::Communicator>> threadGroup;
   std::vector<std::unique_ptr<rt::cuda::NcclCommunicator>> ncclGroup;
+  std::vector<std::unique_ptr<rt::Executor>> execs;
   std::vector<rt::cuda::CudaExecutor *> gpus;
   std::vector<std::unique_ptr<rt::NvmlMonitor>> monitors;
   if (o.backend == "cuda") {
@@ -379,8 +383,10 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
     if (!devices.isOk())
       return failure("--backend cuda: " + devices.status().message());
     // Threads: rank r on GPU r. Processes: the node's k-th process on its
-    // k-th GPU.
-    int needed = process ? node.localRanks : ranks;
+    // k-th GPU, or on the one GPU the launcher left it (CUDA_VISIBLE_DEVICES
+    // per process, as srun --gpus-per-task sets it).
+    bool ownGpu = process && devices->size() == 1 && std::getenv("CUDA_VISIBLE_DEVICES");
+    int needed = process ? (ownGpu ? 1 : node.localRanks) : ranks;
     if (static_cast<int>(devices->size()) < needed)
       return failure("--backend cuda: " +
                      (process ? "mpirun started " + std::to_string(needed) +
@@ -391,12 +397,33 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
                      (devices->size() == 1 ? "" : "s"));
     std::vector<int> ordinals;
     for (int i = 0; i < local; ++i)
-      ordinals.push_back((*devices)[process ? node.localRank : mine[i]].ordinal);
+      ordinals.push_back(
+          (*devices)[!process ? mine[i] : ownGpu ? 0 : node.localRank].ordinal);
+    // NCCL before the executors, whose arenas may leave it no memory.
     if (!process) {
       auto group = rt::cuda::createNcclGroup(ordinals);
       if (!group.isOk())
         return failure("--backend cuda: " + group.status().message());
       ncclGroup = std::move(*group);
+    } else {
+      // Rank 0 makes NCCL's unique id, and MPI hands it to every rank.
+      std::string id(128, '\0');
+      if (process->rank() == 0) {
+        auto made = rt::cuda::ncclUniqueId();
+        if (!made.isOk())
+          return failure("--backend cuda, " + rankName(0) + ": " + made.status().message());
+        id = *made;
+      }
+      std::string all(id.size() * ranks, '\0');
+      if (rt::Status s = process->allGather(id.data(), id.size(), all.data()); !s.isOk())
+        return failure(rankName(0) + ": " + s.message());
+      if (rt::Status s = rt::selectCudaDevice(ordinals[0]); !s.isOk())
+        return failure("--backend cuda, " + rankName(0) + ": " + s.message());
+      auto comm = rt::cuda::createNcclRank(ordinals[0], ranks, process->rank(),
+                                           all.substr(0, id.size()));
+      if (!comm.isOk())
+        return failure("--backend cuda, " + rankName(0) + ": " + comm.status().message());
+      ncclGroup.push_back(std::move(*comm));
     }
     for (int i = 0; i < local; ++i) {
       rt::cuda::CudaOptions options;
@@ -411,26 +438,6 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
         return failure("--backend cuda, " + rankName(i) + ": " + created.status().toString());
       gpus.push_back(created->get());
       execs.push_back(std::move(*created));
-    }
-    if (process) {
-      // Rank 0 makes NCCL's unique id, and MPI hands it to every rank.
-      std::string id(128, '\0');
-      if (process->rank() == 0) {
-        auto made = rt::cuda::ncclUniqueId();
-        if (!made.isOk())
-          return failure("--backend cuda, " + rankName(0) + ": " + made.status().message());
-        id = *made;
-      }
-      std::string all(id.size() * ranks, '\0');
-      if (rt::Status s = process->allGather(id.data(), id.size(), all.data()); !s.isOk())
-        return failure(rankName(0) + ": " + s.message());
-      if (rt::Status s = gpus[0]->makeCurrent(); !s.isOk())
-        return failure(rankName(0) + ": " + s.toString());
-      auto comm = rt::cuda::createNcclRank(ordinals[0], ranks, process->rank(),
-                                           all.substr(0, id.size()));
-      if (!comm.isOk())
-        return failure("--backend cuda, " + rankName(0) + ": " + comm.status().message());
-      ncclGroup.push_back(std::move(*comm));
     }
     for (int i = 0; i < local; ++i)
       gpus[i]->setCommunicator(ncclGroup[i].get());

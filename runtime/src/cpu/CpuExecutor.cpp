@@ -267,7 +267,7 @@ Status CpuExecutor::runKernel(size_t k, int64_t step) {
     outputs.push_back(widened(id, false));
   std::vector<TensorRef> results = halfScratch_[k] ? outputs : std::vector<TensorRef>();
   KernelContext context(kernel, std::move(inputs), std::move(outputs), step,
-                        communicator_);
+                        communicator_, rank_);
   if (Status status = kernels_[k](context); !status.isOk())
     return kernelError(status, step, k);
   for (size_t o = 0; o < results.size(); ++o) {
@@ -304,7 +304,8 @@ Status CpuExecutor::allReduceAside(size_t k, int64_t step) {
   for (int32_t id : kernel.outputs)
     out.push_back(operand(id, false));
   std::vector<TensorRef> results = out;
-  KernelContext context(kernel, std::move(in), std::move(out), step, communicator_);
+  KernelContext context(kernel, std::move(in), std::move(out), step, communicator_,
+                        rank_);
   if (Status status = kernels_[k](context); !status.isOk())
     return status;
   for (size_t o = 0; o < results.size(); ++o) {

@@ -122,8 +122,7 @@ Status dropout(const KernelContext &c) {
     return c.error("rate must be in [0, 1)");
   uint64_t seed = static_cast<uint64_t>(c.getInt("seed", 0));
   // Data-parallel ranks draw their own masks (Collective.h).
-  if (const Communicator *comm = c.communicator())
-    seed += dropoutSeedOffset(comm->rank());
+  seed += dropoutSeedOffset(c.rank());
   uint64_t step = static_cast<uint64_t>(c.step());
   float scale = static_cast<float>(1.0 / (1.0 - rate));
   const float *x = c.in(0).f32();

@@ -338,6 +338,8 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan, CudaOpti
     return Status(host.status().code(), "the CUDA backend's host fallback: " +
                                             host.status().message());
   impl->host = std::move(*host);
+  // A dropout left to the host draws this rank's masks, as the device's do.
+  impl->host->setRank(options.rank);
   DLC_RETURN_IF_ERROR(cudaCheck(cudaEventCreate(&impl->start), "cudaEventCreate"));
   DLC_RETURN_IF_ERROR(cudaCheck(cudaEventCreate(&impl->stop), "cudaEventCreate"));
 
@@ -925,6 +927,11 @@ Status CudaExecutor::step() {
   // The first step runs eagerly: cuBLASLt, cuDNN and module loading may
   // initialize lazily on their first call (allocations, kernel loads), which
   // stream capture forbids; the graph is captured from the next step on.
+  // A rank that failed aborted the group: a replay would launch NCCL
+  // kernels of the aborted communicator, which wait forever.
+  if (d.communicator && d.communicator->aborted())
+    return Status(StatusCode::kInternal, at + ": the NCCL group was aborted (another rank "
+                                              "failed)");
   bool replay = d.graphUsable && d.warmedUp && !d.observer && !d.profiling;
   if (replay && !d.graphExec) {
     if (Status s = d.captureGraph(); !s.isOk()) {

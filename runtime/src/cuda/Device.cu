@@ -11,6 +11,13 @@ namespace dlc::rt {
 
 bool cudaBackendBuilt() { return true; }
 
+Status selectCudaDevice(int ordinal) {
+  if (cudaError_t error = cudaSetDevice(ordinal); error != cudaSuccess)
+    return Status(StatusCode::kUnavailable, "cudaSetDevice(" + std::to_string(ordinal) +
+                                                "): " + cudaGetErrorString(error));
+  return Status::ok();
+}
+
 StatusOr<std::vector<CudaDeviceInfo>> listCudaDevices() {
   // cudaGetDeviceCount leaves its argument untouched when it fails (no
   // driver, no device), so it must start at zero.

@@ -201,14 +201,15 @@ createNcclGroup(const std::vector<int> &devices) {
 }
 
 NcclCommunicator::~NcclCommunicator() {
-  if (comm_)
-    (void)library().commDestroy(comm_);
+  if (void *comm = comm_.load())
+    (void)library().commDestroy(comm);
 }
 
 Status NcclCommunicator::allReduceMean(const std::vector<DeviceBuffer> &bucket,
                                        void *stream) {
   const Library &lib = library();
-  if (!comm_)
+  void *comm = comm_.load();
+  if (!comm)
     return Status(StatusCode::kInternal,
                   "rank " + std::to_string(rank_) + ": the NCCL group was aborted");
   std::vector<int> types;
@@ -223,7 +224,7 @@ Status NcclCommunicator::allReduceMean(const std::vector<DeviceBuffer> &bucket,
   ncclResult failed = 0;
   for (size_t i = 0; i < bucket.size() && failed == 0; ++i)
     failed = lib.allReduce(bucket[i].in, bucket[i].out, static_cast<size_t>(bucket[i].count),
-                           types[i], kNcclAvg, comm_, stream);
+                           types[i], kNcclAvg, comm, stream);
   // The group is closed whatever failed inside it.
   ncclResult ended = lib.groupEnd();
   if (failed != 0)
@@ -236,18 +237,18 @@ Status NcclCommunicator::allReduceMean(const std::vector<DeviceBuffer> &bucket,
 }
 
 void NcclCommunicator::abort() {
-  void *comm = comm_;
-  comm_ = nullptr;
-  if (comm)
+  // Exactly one caller aborts; the others see null.
+  if (void *comm = comm_.exchange(nullptr))
     (void)library().commAbort(comm);
 }
 
 Status NcclCommunicator::asyncError() {
   const Library &lib = library();
-  if (!comm_)
+  void *comm = comm_.load();
+  if (!comm)
     return Status::ok();
   ncclResult state = 0;
-  if (ncclResult r = lib.commGetAsyncError(comm_, &state); r != 0)
+  if (ncclResult r = lib.commGetAsyncError(comm, &state); r != 0)
     return Status(StatusCode::kInternal, lib.describe("ncclCommGetAsyncError", r));
   if (state != 0)
     return Status(StatusCode::kInternal,

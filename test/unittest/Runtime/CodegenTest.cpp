@@ -1165,11 +1165,16 @@ TEST(Codegen, EachRanksDropoutMasksAreTheCpuRanksOnTheHost) {
   Plan plan = rowPlan();
   ASSERT_NO_FATAL_FAILURE(checkAgainstCpu(plan, 0, 4, /*rank=*/2));
   // Not vacuous: rank 2's masks are not rank 0's.
-  auto maskOf = [&](int rank) {
+  // A rank through its communicator, or through setRank alone (the CUDA
+  // backend's host fallback, which has no communicator).
+  auto maskOf = [&](int rank, bool communicator = true) {
     auto exec = cpu::CpuExecutor::create(plan);
     EXPECT_TRUE(exec.isOk());
     auto group = createThreadRankGroup(rank + 1);
-    (*exec)->setCommunicator(group[rank].get());
+    if (communicator)
+      (*exec)->setCommunicator(group[rank].get());
+    else
+      (*exec)->setRank(rank);
     for (const PlanBuffer &b : plan.buffers)
       if (b.role == kIn && b.dtype == DType::kF32) {
         std::vector<float> x(b.numElements(), 1.0f);
@@ -1186,6 +1191,8 @@ TEST(Codegen, EachRanksDropoutMasksAreTheCpuRanksOnTheHost) {
   std::string rank0 = maskOf(0), rank2 = maskOf(2);
   EXPECT_FALSE(rank0.empty());
   EXPECT_NE(rank0, rank2);
+  EXPECT_EQ(maskOf(2, /*communicator=*/false), rank2);
+  EXPECT_EQ(maskOf(0, /*communicator=*/false), rank0);
 }
 
 TEST(Codegen, EveryFormMatchesTheCpuWithManyThreadsOnTheHost) {

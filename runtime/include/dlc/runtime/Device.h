@@ -30,6 +30,10 @@ bool cudaBackendBuilt();
 /// kUnavailable with the CUDA runtime's own explanation; never a crash.
 StatusOr<std::vector<CudaDeviceInfo>> listCudaDevices();
 
+/// Makes device `ordinal` the calling thread's current device
+/// (cudaSetDevice): what NCCL's communicator of a rank is created on.
+Status selectCudaDevice(int ordinal);
+
 /// A device-to-device cudaMemcpyAsync of `bytes` on the first device, timed
 /// with CUDA events over `iterations` copies after one untimed: the
 /// achieved bandwidth in GB/s, counting the bytes read and the bytes

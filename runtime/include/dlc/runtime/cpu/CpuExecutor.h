@@ -40,9 +40,10 @@ class KernelContext {
 public:
   KernelContext(const PlanKernel &kernel, std::vector<TensorRef> inputs,
                 std::vector<TensorRef> outputs, int64_t step,
-                Communicator *communicator = nullptr)
+                Communicator *communicator = nullptr, int rank = 0)
       : kernel(kernel), inputs(std::move(inputs)), outputs(std::move(outputs)),
-        stepIndex(step), comm(communicator) {}
+        stepIndex(step), comm(communicator),
+        rankIndex(communicator ? communicator->rank() : rank) {}
 
   const TensorRef &in(size_t i) const { return inputs.at(i); }
   const TensorRef &out(size_t i) const { return outputs.at(i); }
@@ -51,8 +52,12 @@ public:
   /// The training step being run, from 0.
   int64_t step() const { return stepIndex; }
   const std::string &op() const { return kernel.op; }
-  /// This rank's handle on its data-parallel group; null on one rank.
+  /// This rank's handle on its data-parallel group; null on one rank (and
+  /// in the CUDA backend's host fallback, which averages nothing).
   Communicator *communicator() const { return comm; }
+  /// This rank's index in its data-parallel group, 0 on one rank: dropout
+  /// draws each rank's own masks by it.
+  int rank() const { return rankIndex; }
 
   int64_t getInt(const std::string &name, int64_t fallback) const;
   double getFloat(const std::string &name, double fallback) const;
@@ -65,7 +70,7 @@ public:
   KernelContext withBuffers(std::vector<TensorRef> inputs,
                             std::vector<TensorRef> outputs) const {
     return KernelContext(kernel, std::move(inputs), std::move(outputs), stepIndex,
-                         comm);
+                         comm, rankIndex);
   }
 
 private:
@@ -73,6 +78,7 @@ private:
   std::vector<TensorRef> inputs, outputs;
   int64_t stepIndex;
   Communicator *comm;
+  int rankIndex;
 };
 
 using KernelFn = std::function<Status(const KernelContext &)>;
@@ -126,6 +132,9 @@ public:
   /// group: its all_reduce kernels average with the other ranks'. A plan
   /// compiled for N ranks cannot step without a group of N.
   void setCommunicator(Communicator *communicator) { communicator_ = communicator; }
+  /// The rank whose dropout masks the kernels draw, without a communicator:
+  /// the CUDA backend's host fallback of rank r (default 0).
+  void setRank(int rank) { rank_ = rank; }
   /// Whether an all_reduce runs on a thread of its own alongside the
   /// kernels after it, until the first that touches its operands
   /// (allReduceWaitPoints), as DDP overlaps a bucket with the rest of the
@@ -156,6 +165,7 @@ private:
   std::map<std::string, int32_t> byName_;
   std::function<void(size_t)> observer_;
   Communicator *communicator_ = nullptr;
+  int rank_ = 0;
   bool overlap_ = true;
   /// allReduceWaitPoints(plan_).
   std::vector<int64_t> waitAt_;

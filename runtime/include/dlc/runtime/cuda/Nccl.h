@@ -21,6 +21,7 @@
 #include "dlc/runtime/Plan.h"
 #include "dlc/runtime/Status.h"
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,7 +57,11 @@ public:
   Status asyncError();
   /// Aborts the communicator (ncclCommAbort) so that the ranks waiting on a
   /// rank that failed return instead of hanging; it cannot be used after.
+  /// Another rank's thread may call it while this rank steps.
   void abort();
+  /// abort() was called: a CUDA graph holding this communicator's calls
+  /// must not be replayed.
+  bool aborted() const { return comm_.load() == nullptr; }
 
 private:
   friend StatusOr<std::vector<std::unique_ptr<NcclCommunicator>>>
@@ -65,7 +70,7 @@ private:
   createNcclRank(int device, int ranks, int rank, const std::string &uniqueId);
   NcclCommunicator(void *comm, int rank, int ranks, int device)
       : comm_(comm), rank_(rank), ranks_(ranks), device_(device) {}
-  void *comm_;
+  std::atomic<void *> comm_;
   int rank_, ranks_, device_;
 };
 
