@@ -504,15 +504,18 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
           note("cuDNN refuses it: " + refusal);
         }
       }
-    } else if (kernel.op.rfind("batch_norm", 0) == 0)
-      DLC_RETURN_IF_ERROR(cudnn::BatchNorm::plan(p, kernel, where, step.bn, refusal));
-    else
-      DLC_RETURN_IF_ERROR(cudnn::Conv::plan(dnn, p, kernel, options.allowTf32, where,
-                                            algorithms, step.conv, refusal));
-    if (step.conv || step.bn)
-      step.path.path = "cudnn";
-    else
-      note("cuDNN refuses it: " + refusal);
+    } else {
+      if (kernel.op.rfind("batch_norm", 0) == 0)
+        DLC_RETURN_IF_ERROR(cudnn::BatchNorm::plan(p, kernel, where, step.bn, refusal));
+      else
+        DLC_RETURN_IF_ERROR(cudnn::Conv::plan(dnn, p, kernel, options.allowTf32, where,
+                                              algorithms, step.conv, refusal));
+      // (A fused group said above why cuDNN refused it, if it did.)
+      if (step.conv || step.bn)
+        step.path.path = "cudnn";
+      else
+        note("cuDNN refuses it: " + refusal);
+    }
   }
   if (step.gemm || step.conv || step.bn || step.fusedBn) {
     step.path.reason = reason;

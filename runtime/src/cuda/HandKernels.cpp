@@ -30,8 +30,10 @@ constexpr int64_t kCombiningBlocks = 256;
 /// Blocks that fill an H100 a few times over (132 multiprocessors): a
 /// kernel that splits one unit of work (a channel) over blocks aims here.
 constexpr int64_t kSpreadBlocks = 512;
-/// max_pool2d_backward's input tile (DLC_HW_POOL_TILE_H, DLC_HW_POOL_TILE_W).
+/// max_pool2d_backward's input tile (DLC_HW_POOL_TILE_H, DLC_HW_POOL_TILE_W),
+/// and under NHWC its pixels and channels (DLC_HW_POOL_TILE_NHWC_*).
 constexpr int64_t kPoolTileH = 16, kPoolTileW = 32;
+constexpr int64_t kPoolTileNhwcH = 4, kPoolTileNhwcW = 8, kPoolTileNhwcC = 32;
 /// Table rows one embedding_backward block owns (DLC_HW_EMBEDDING_ROWS).
 constexpr int64_t kEmbeddingRowsPerBlock = 32;
 constexpr int kMaxRank = 6; // softmax's mask broadcast
@@ -434,8 +436,12 @@ StatusOr<HandKernel> pool(Builder &b) {
     b.floating(id);
   b.floating(k.outputs[0]);
   const HandKernelArgs &a = b.out.args;
-  if (backward && max) // one block per input tile (DLC_HW_POOL_TILE_H x _W)
-    return b.done("pool", in[0] * in[1] * ceilDiv(in[2], kPoolTileH) * ceilDiv(in[3], kPoolTileW));
+  if (backward && max) // one block per input tile (DLC_HW_POOL_TILE_*)
+    return b.done("pool", *nhwc ? in[0] * ceilDiv(in[1], kPoolTileNhwcC) *
+                                      ceilDiv(in[2], kPoolTileNhwcH) *
+                                      ceilDiv(in[3], kPoolTileNhwcW)
+                                : in[0] * in[1] * ceilDiv(in[2], kPoolTileH) *
+                                      ceilDiv(in[3], kPoolTileW));
   int64_t work = backward ? in[0] * in[1] * in[2] * in[3] : in[0] * in[1] * a.i[11] * a.i[12];
   return b.done("pool", ceilDiv(work, kBlock));
 }

@@ -54,9 +54,11 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 
 /// The first algorithm of cuDNN's heuristic list that runs with this math
 /// mode within the workspace limit, with its math type and workspace (algo -1: none).
-template <typename Perf, typename SizeFn>
+/// The workspace depends on the math type: each entry's is set on the
+/// descriptor (`setMath`) before its size is asked for, as it will run.
+template <typename Perf, typename MathFn, typename SizeFn>
 ChosenAlgorithm chooseAlgorithm(const Perf *perf, int returned, bool fmaOnly,
-                                SizeFn workspaceOf, size_t &workspace) {
+                                MathFn setMath, SizeFn workspaceOf, size_t &workspace) {
   for (int i = 0; i < returned; ++i) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS)
       continue;
@@ -64,7 +66,8 @@ ChosenAlgorithm chooseAlgorithm(const Perf *perf, int returned, bool fmaOnly,
                     perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
       continue;
     size_t bytes = 0;
-    if (workspaceOf(static_cast<int>(perf[i].algo), bytes) != CUDNN_STATUS_SUCCESS ||
+    if (setMath(perf[i].mathType) != CUDNN_STATUS_SUCCESS ||
+        workspaceOf(static_cast<int>(perf[i].algo), bytes) != CUDNN_STATUS_SUCCESS ||
         bytes > kMaxConvWorkspaceBytes)
       continue;
     workspace = bytes;
@@ -181,6 +184,11 @@ Status Conv::plan(cudnnHandle_t handle, const Plan &plan, const PlanKernel &kern
                     " d" + shapeText(dilation) + " g" + std::to_string(groups) + " " +
                     dtypeName(X.dtype) + " " + layout + (fmaOnly ? " fma" : "");
   auto cached = cache.find(key);
+  // The math type an algorithm runs under; fp32 without TF32 keeps FMA
+  // math whatever the heuristic's entry says.
+  auto setMath = [&](cudnnMathType_t entry) {
+    return cudnnSetConvolutionMathType(c->conv_, fmaOnly ? CUDNN_FMA_MATH : entry);
+  };
   ChosenAlgorithm algo;
   size_t workspace = 0;
   int returned = 0;
@@ -193,6 +201,7 @@ Status Conv::plan(cudnnHandle_t handle, const Plan &plan, const PlanKernel &kern
     };
     if (cached != cache.end()) {
       algo = cached->second;
+      DLC_CUDNN(setMath(algo.math), where);
       DLC_CUDNN(size(algo.algo, workspace), where);
       break;
     }
@@ -201,7 +210,7 @@ Status Conv::plan(cudnnHandle_t handle, const Plan &plan, const PlanKernel &kern
                                                      CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
                                                      &returned, perf),
               where);
-    algo = chooseAlgorithm(perf, returned, fmaOnly, size, workspace);
+    algo = chooseAlgorithm(perf, returned, fmaOnly, setMath, size, workspace);
     break;
   }
   case Kind::kBackwardData: {
@@ -212,6 +221,7 @@ Status Conv::plan(cudnnHandle_t handle, const Plan &plan, const PlanKernel &kern
     };
     if (cached != cache.end()) {
       algo = cached->second;
+      DLC_CUDNN(setMath(algo.math), where);
       DLC_CUDNN(size(algo.algo, workspace), where);
       break;
     }
@@ -220,7 +230,7 @@ Status Conv::plan(cudnnHandle_t handle, const Plan &plan, const PlanKernel &kern
                   handle, c->w_, c->y_, c->conv_, c->x_,
                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf),
               where);
-    algo = chooseAlgorithm(perf, returned, fmaOnly, size, workspace);
+    algo = chooseAlgorithm(perf, returned, fmaOnly, setMath, size, workspace);
     break;
   }
   case Kind::kBackwardFilter: {
@@ -231,6 +241,7 @@ Status Conv::plan(cudnnHandle_t handle, const Plan &plan, const PlanKernel &kern
     };
     if (cached != cache.end()) {
       algo = cached->second;
+      DLC_CUDNN(setMath(algo.math), where);
       DLC_CUDNN(size(algo.algo, workspace), where);
       break;
     }
@@ -239,7 +250,7 @@ Status Conv::plan(cudnnHandle_t handle, const Plan &plan, const PlanKernel &kern
                   handle, c->x_, c->y_, c->conv_, c->w_,
                   CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, perf),
               where);
-    algo = chooseAlgorithm(perf, returned, fmaOnly, size, workspace);
+    algo = chooseAlgorithm(perf, returned, fmaOnly, setMath, size, workspace);
     break;
   }
   }
@@ -251,10 +262,7 @@ Status Conv::plan(cudnnHandle_t handle, const Plan &plan, const PlanKernel &kern
   }
   cache[key] = algo;
   c->algo_ = algo.algo;
-  // The math type the algorithm was offered under; fp32 without TF32 keeps
-  // FMA math whatever the heuristic's entry says.
-  if (!fmaOnly)
-    DLC_CUDNN(cudnnSetConvolutionMathType(c->conv_, algo.math), where);
+  DLC_CUDNN(setMath(algo.math), where);
   c->workspace_ = workspace;
   conv = std::move(c);
   return Status::ok();

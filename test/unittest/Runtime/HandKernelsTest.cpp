@@ -472,6 +472,29 @@ std::vector<Case> allCases() {
     c.kernel("max_pool2d_backward", {dy, x}, {c.buffer("dx", F, shape(37, 70), kOut)}, attrs);
   }
   {
+    // Channels last with more channels than a tile's 32: two images, a
+    // partial channel tile (37 = 32 + 5) and partial 4 x 8 pixel tiles;
+    // ties.
+    Case &c = add("max_pool2d_backward NHWC channel tiles of 37 channels, ties");
+    int32_t dy = c.buffer("dy", F, {2, 7, 6, 37}, kIn), x = c.buffer("x", F, {2, 13, 11, 37}, kIn);
+    std::vector<double> xs(2 * 13 * 11 * 37);
+    for (size_t i = 0; i < xs.size(); ++i)
+      xs[i] = double((i * 11) % 4);
+    c.fixed[x] = xs;
+    PlanAttrs attrs = pool({3, 3}, {2, 2}, {1, 1}, 0);
+    attrs["layout"] = std::string("NHWC");
+    c.kernel("max_pool2d_backward", {dy, x}, {c.buffer("dx", F, {2, 13, 11, 37}, kOut)}, attrs);
+  }
+  {
+    // Channels last, windows beyond shared memory: 13 x 17 windows of 5
+    // channels cover a 4 x 8 tile.
+    Case &c = add("max_pool2d_backward NHWC windows beyond shared memory");
+    int32_t dy = c.buffer("dy", F, {1, 11, 31, 5}, kIn), x = c.buffer("x", F, {1, 20, 40, 5}, kIn);
+    PlanAttrs attrs = pool({10, 10}, {1, 1}, {0, 0}, 0);
+    attrs["layout"] = std::string("NHWC");
+    c.kernel("max_pool2d_backward", {dy, x}, {c.buffer("dx", F, {1, 20, 40, 5}, kOut)}, attrs);
+  }
+  {
     // 10 x 10 windows of stride 1 over a 20 x 40 plane: 25 x 41 windows
     // cover a tile, more than shared memory holds, so each input finds its
     // windows' maxima itself.

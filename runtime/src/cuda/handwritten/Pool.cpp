@@ -96,7 +96,8 @@ dlc_hw_max_pool2d(const DlcHandArgs a, const long long *step) {
 
 /// dx at plane element (iy, ix): dy of every window covering it whose first
 /// maximum it is, in the CPU's (oy, ox) order, in double. argmaxOf(oy, ox)
-/// gives a window's maximum and dyOf(oy, ox) its gradient.
+/// gives a window's maximum and dyOf(oy, ox) its gradient; `plane` is the
+/// element's plane.
 #define DLC_HW_MAX_POOL_GATHER(argmaxOf, dyOf)                                 \
   {                                                                            \
     long long ylo, yhi, xlo, xhi;                                              \
@@ -109,14 +110,22 @@ dlc_hw_max_pool2d(const DlcHandArgs a, const long long *step) {
     dlc_hw_st(a, 2, plane + (iy * w + ix) * ps, (float)acc);                   \
   }
 
-// p: dy, x, dx. One block per tile of DLC_HW_POOL_TILE_H x _W inputs of one
-// plane: the block first finds the maximum of every window that covers the
-// tile, once each, into shared memory (a 3x3 window of stride 2 covers up
-// to 4 inputs, and the first version found it again for each), then every
-// input gathers from those. A tile whose windows do not fit (large strides
-// or kernels) finds each window's maximum where it needs it.
+// p: dy, x, dx. One block per tile of inputs: the block first finds the
+// maximum of every window that covers the tile, once each, into shared
+// memory (a 3x3 window of stride 2 covers up to 4 inputs, and the first
+// version found it again for each), then every input gathers from those. A
+// tile whose windows do not fit (large strides or kernels) finds each
+// window's maximum where it needs it.
+// NCHW: a tile is DLC_HW_POOL_TILE_H x _W pixels of one plane, neighbouring
+// threads on neighbouring pixels. NHWC: _NHWC_H x _NHWC_W pixels of
+// _NHWC_C channels, neighbouring threads on neighbouring channels, so that
+// a warp's loads and stores are contiguous (one plane's pixels are C
+// elements apart there: a warp on one plane touches 32 sectors).
 #define DLC_HW_POOL_TILE_H 16
 #define DLC_HW_POOL_TILE_W 32
+#define DLC_HW_POOL_TILE_NHWC_H 4
+#define DLC_HW_POOL_TILE_NHWC_W 8
+#define DLC_HW_POOL_TILE_NHWC_C 32
 #define DLC_HW_POOL_WINDOWS 1024
 // Launched with 256 threads (HandKernel::blockSize): a bound of 1024 capped
 // it at 64 registers and ptxas spilled 120 bytes.
@@ -125,15 +134,19 @@ dlc_hw_max_pool2d_backward(const DlcHandArgs a, const long long *step) {
   DLC_HW_POOL_GEOMETRY
   __shared__ long long argmax[DLC_HW_POOL_WINDOWS];
   __shared__ float grad[DLC_HW_POOL_WINDOWS];
-  const long long tilesY = (h + DLC_HW_POOL_TILE_H - 1) / DLC_HW_POOL_TILE_H;
-  const long long tilesX = (w + DLC_HW_POOL_TILE_W - 1) / DLC_HW_POOL_TILE_W;
-  for (long long t = blockIdx.x; t < n * ch * tilesY * tilesX; t += gridDim.x) {
-    const long long nc = t / (tilesY * tilesX), tile = t % (tilesY * tilesX);
-    const long long plane = dlc_hw_plane(nhwc, nc, ch, h * w);
-    const long long dyPlane = dlc_hw_plane(nhwc, nc, ch, oh * ow);
-    const long long y0 = tile / tilesX * DLC_HW_POOL_TILE_H, x0 = tile % tilesX * DLC_HW_POOL_TILE_W;
-    const long long y1 = y0 + DLC_HW_POOL_TILE_H < h ? y0 + DLC_HW_POOL_TILE_H : h;
-    const long long x1 = x0 + DLC_HW_POOL_TILE_W < w ? x0 + DLC_HW_POOL_TILE_W : w;
+  const long long th = nhwc ? DLC_HW_POOL_TILE_NHWC_H : DLC_HW_POOL_TILE_H;
+  const long long tw = nhwc ? DLC_HW_POOL_TILE_NHWC_W : DLC_HW_POOL_TILE_W;
+  const long long tc = nhwc ? DLC_HW_POOL_TILE_NHWC_C : 1;
+  const long long tilesY = (h + th - 1) / th, tilesX = (w + tw - 1) / tw;
+  const long long tilesC = (ch + tc - 1) / tc;
+  for (long long t = blockIdx.x; t < n * tilesC * tilesY * tilesX; t += gridDim.x) {
+    // The tile: image b, channels [c0, c0 + cw), pixels [y0, y1) x [x0, x1).
+    const long long bc = t / (tilesY * tilesX), tile = t % (tilesY * tilesX);
+    const long long b = bc / tilesC, c0 = bc % tilesC * tc;
+    const long long cw = c0 + tc < ch ? tc : ch - c0;
+    const long long y0 = tile / tilesX * th, x0 = tile % tilesX * tw;
+    const long long y1 = y0 + th < h ? y0 + th : h;
+    const long long x1 = x0 + tw < w ? x0 + tw : w;
     // The windows covering the tile: covering() is monotonic in its input.
     long long oy0, oyEnd, ox0, oxEnd, unused;
     dlc_hw_covering(y0, kh, sh, ph, oh, oy0, unused);
@@ -142,22 +155,28 @@ dlc_hw_max_pool2d_backward(const DlcHandArgs a, const long long *step) {
     dlc_hw_covering(x1 - 1, kw, sw, pw, ow, unused, oxEnd);
     const long long wh = oyEnd - oy0 + 1 > 0 ? oyEnd - oy0 + 1 : 0;
     const long long ww = oxEnd - ox0 + 1 > 0 ? oxEnd - ox0 + 1 : 0;
-    const bool shared = wh * ww <= DLC_HW_POOL_WINDOWS;
+    const bool shared = wh * ww * cw <= DLC_HW_POOL_WINDOWS;
     __syncthreads(); // the last tile's windows are read
+    // Shared entry (window, channel of the tile) at window * cw + channel.
     if (shared)
-      for (long long i = threadIdx.x; i < wh * ww; i += blockDim.x) {
-        const long long oy = oy0 + i / ww, ox = ox0 + i % ww;
+      for (long long i = threadIdx.x; i < wh * ww * cw; i += blockDim.x) {
+        const long long win = i / cw, nc = b * ch + c0 + i % cw;
+        const long long oy = oy0 + win / ww, ox = ox0 + win % ww;
+        const long long plane = dlc_hw_plane(nhwc, nc, ch, h * w);
         argmax[i] = dlc_hw_argmax(a, 1, plane, ps, w, dlc_hw_window(oy, h, kh, sh, ph),
                                   dlc_hw_window(ox, w, kw, sw, pw));
-        grad[i] = dlc_hw_ld(a, 0, dyPlane + (oy * ow + ox) * ps);
+        grad[i] = dlc_hw_ld(a, 0, dlc_hw_plane(nhwc, nc, ch, oh * ow) + (oy * ow + ox) * ps);
       }
     __syncthreads();
-    const long long tw = x1 - x0;
-    for (long long i = threadIdx.x; i < (y1 - y0) * tw; i += blockDim.x) {
-      const long long iy = y0 + i / tw, ix = x0 + i % tw;
+    const long long rowPixels = x1 - x0;
+    for (long long i = threadIdx.x; i < (y1 - y0) * rowPixels * cw; i += blockDim.x) {
+      const long long ci = i % cw, pixel = i / cw, nc = b * ch + c0 + ci;
+      const long long iy = y0 + pixel / rowPixels, ix = x0 + pixel % rowPixels;
+      const long long plane = dlc_hw_plane(nhwc, nc, ch, h * w);
+      const long long dyPlane = dlc_hw_plane(nhwc, nc, ch, oh * ow);
       if (shared)
-        DLC_HW_MAX_POOL_GATHER(argmax[(oy - oy0) * ww + (ox - ox0)],
-                               grad[(oy - oy0) * ww + (ox - ox0)])
+        DLC_HW_MAX_POOL_GATHER(argmax[((oy - oy0) * ww + (ox - ox0)) * cw + ci],
+                               grad[((oy - oy0) * ww + (ox - ox0)) * cw + ci])
       else
         DLC_HW_MAX_POOL_GATHER(
             dlc_hw_argmax(a, 1, plane, ps, w, dlc_hw_window(oy, h, kh, sh, ph),
