@@ -327,6 +327,14 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
                                 : "each in its place (not overlapped)")
          << "\n";
     }
+  // CPU ranks share one machine's cores: their "scaling" is contention.
+  for (const Result &x : results)
+    if (x.gpus > 1 && x.backend == "cpu") {
+      os << "cpu backend: the ranks share this machine's cores with their kernels' "
+            "threads, so speed-up over 1 GPU and scaling measure that contention, not "
+            "communication; they check the machinery (--backend cuda for GPUs)\n";
+      break;
+    }
   // The CUDA backend says how much of the step ran where.
   for (const Result &x : results)
     if (!x.launchesByPath.empty()) {
