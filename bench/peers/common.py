@@ -12,6 +12,7 @@ import math
 import os
 import platform
 import re
+import subprocess
 import sys
 
 SCHEMA = "dlc-bench/1"
@@ -207,7 +208,41 @@ def report(args, *, backend, precision, fusion, optimizer, parameters, threads,
             "command": " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:])}
     peer.update(extra)
     r["peer"] = peer
+    r.update(provenance())
     return r
+
+
+def provenance():
+    """The fields every dlc-bench report carries about what produced it:
+    the revision of this checkout (the peer scripts are dlc's), the date,
+    the host's CPU and cores, the command line."""
+    revision = None
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        head = subprocess.run(["git", "-C", here, "rev-parse", "--short=12", "HEAD"],
+                              capture_output=True, text=True)
+        if head.returncode == 0:
+            revision = head.stdout.strip()
+            dirty = subprocess.run(["git", "-C", here, "diff", "--quiet", "HEAD", "--"])
+            if dirty.returncode != 0:
+                revision += "-dirty"
+    except OSError:
+        pass
+    cpu = None
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {
+        "dlc_revision": revision,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "host": {"cpu": cpu, "cores": os.cpu_count()},
+        "command": " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]),
+    }
 
 
 def write(args, result):

@@ -136,6 +136,8 @@ void writeCompileSweep(std::ostream &os, const std::vector<Result> &results,
           "added by splitting groups no single device kernel computes / launches left "
           "to the host (dlc-kernels --paths says why); device GB/step: bytes per step with "
           "those launches\n";
+  if (!results.empty())
+    os << provenanceLine(results.front().provenance) << "\n";
 }
 
 } // namespace dlc::bench

@@ -708,6 +708,32 @@ void writeHtml(std::ostream &os, const std::vector<ReportSource> &sources) {
   for (const std::string &m : methods)
     os << "; " << escape(m);
   os << ".</p>\n";
+  // What produced them: dlc's revisions, the hosts and the first run's
+  // date (peers' reports carry none of these).
+  std::set<std::string> revisions, hosts;
+  std::string firstDate;
+  for (const Entry &e : page.entries) {
+    if (std::optional<llvm::StringRef> rev = e.r->getString("dlc_revision"))
+      revisions.insert(rev->str());
+    if (const json::Object *host = e.r->getObject("host"))
+      if (std::optional<llvm::StringRef> cpu = host->getString("cpu"))
+        hosts.insert(cpu->str() + " (" +
+                     std::to_string(host->getInteger("cores").value_or(0)) + " cores)");
+    if (std::optional<llvm::StringRef> date = e.r->getString("date"))
+      if (firstDate.empty() || *date < firstDate)
+        firstDate = date->str();
+  }
+  if (!revisions.empty()) {
+    os << "<p class=\"meta\" id=\"provenance\">dlc ";
+    const char *sep = "";
+    for (const std::string &r : revisions)
+      os << sep << escape(r), sep = ", ";
+    if (!firstDate.empty())
+      os << "; first run " << escape(firstDate);
+    for (const std::string &h : hosts)
+      os << "; " << escape(h);
+    os << (revisions.size() > 1 ? " (several revisions: compare with care)" : "") << ".</p>\n";
+  }
   if (page.entries.empty()) {
     os << "<p class=\"absent\">The reports hold no configuration.</p>\n</body></html>\n";
     return;

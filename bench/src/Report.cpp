@@ -91,6 +91,15 @@ std::string countsJson(const std::map<std::string, int64_t> &counts) {
   return out + "}";
 }
 
+/// The provenance fields of a JSON object, each line ending in ",\n".
+std::string provenanceJson(const Provenance &p) {
+  auto text = [](const std::string &s) { return s.empty() ? "null" : jsonString(s); };
+  return "  \"dlc_revision\": " + text(p.revision) + ",\n  \"date\": " + text(p.date) +
+         ",\n  \"host\": {\"cpu\": " + text(p.hostCpu) +
+         ", \"cores\": " + std::to_string(p.hostCores) + "},\n  \"command\": " +
+         text(p.command) + ",\n";
+}
+
 void writeJson(std::ostream &os, const Result &r) {
   Spread sps = r.samplesPerSec(), ms = r.stepMs();
   os << "{\n"
@@ -105,6 +114,7 @@ void writeJson(std::ostream &os, const Result &r) {
      << "  \"optimizer\": " << jsonString(r.optimizer) << ",\n"
      << "  \"layout\": " << jsonString(r.layout) << ",\n"
      << "  \"seed\": " << r.seed << ",\n"
+     << provenanceJson(r.provenance)
      << "  \"warmup_steps\": " << r.warmup << ",\n"
      << "  \"timed_steps\": " << r.steps << ",\n"
      << "  \"repeats\": " << r.repeats << ",\n"
@@ -351,6 +361,7 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
         os << "; no GPU utilization: " << x.gpuUsageNote;
       os << "\n";
     }
+  os << provenanceLine(r.provenance) << "\n";
 }
 
 void writeCompileReport(std::ostream &os, const Result &r, Format format) {
@@ -374,6 +385,12 @@ void writeCompileReport(std::ostream &os, const Result &r, Format format) {
       {"peak_arena_bytes", std::to_string(r.peakArenaBytes)},
       {"total_buffer_bytes", bytesOrNull(r.totalBufferBytes)},
       {"compile_ms", fixed(r.compileMs, 1)}};
+  // What compiled it, when and where (--format json: null where unknown).
+  const Provenance &p = r.provenance;
+  rows.push_back({"dlc_revision", p.revision});
+  rows.push_back({"date", p.date});
+  rows.push_back({"host", p.hostCpu + " (" + std::to_string(p.hostCores) + " cores)"});
+  rows.push_back({"command", p.command});
   // --backend cuda: the launches the CUDA backend would make, by path
   // (LaunchPaths.h: decided from the plan, no GPU needed).
   if (!r.launchesByPath.empty()) {
@@ -388,7 +405,11 @@ void writeCompileReport(std::ostream &os, const Result &r, Format format) {
     os << "{\n  \"schema\": \"dlc-bench/1\",\n  \"compile_only\": true";
     for (auto &[key, value] : rows)
       os << ",\n  " << jsonString(key) << ": "
-         << (key == "model" || key == "backend" || key == "precision" || key == "fusion" ||
+         << (key == "host" ? "{\"cpu\": " + (p.hostCpu.empty() ? "null" : jsonString(p.hostCpu)) +
+                                 ", \"cores\": " + std::to_string(p.hostCores) + "}"
+             : key == "dlc_revision" || key == "date" || key == "command"
+                 ? (value.empty() ? "null" : jsonString(value))
+             : key == "model" || key == "backend" || key == "precision" || key == "fusion" ||
                      key == "layout"
                  ? jsonString(value)
                  : value);

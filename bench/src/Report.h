@@ -3,6 +3,8 @@
 #ifndef DLC_BENCH_REPORT_H
 #define DLC_BENCH_REPORT_H
 
+#include "Provenance.h"
+
 #include <cstdint>
 #include <map>
 #include <ostream>
@@ -77,6 +79,8 @@ struct Result {
   double gpuUtilization = 0;
   int64_t gpuMemoryUsedBytes = 0;
   std::string gpuUsageNote; // why there are no samples
+  /// dlc's revision, when the run started, the host and the command line.
+  Provenance provenance;
   /// The peak the model-FLOP utilization is against, in TFLOP/s; 0 unknown.
   double peakTflops = 0;
   /// Where it came from: "<gpu> <unit>" from --gpu, or "--peak-tflops".

@@ -465,6 +465,9 @@ int benchMain(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerAsmPrinterCLOptions();
   cl::HideUnrelatedOptions({&category});
+  cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    os << "dlc revision " << bench::dlcRevision() << "\n";
+  });
   cl::ParseCommandLineOptions(
       argc, argv,
       "dlc-bench: compile a model's whole training step and time it\n\n"
@@ -605,10 +608,12 @@ int benchMain(int argc, char **argv) {
       label = "[" + std::to_string(results.size() + 1) + "/" + std::to_string(sweep.size()) +
               "] " + c.displayName(models) + ": ";
     }
+    bench::Provenance started = bench::currentProvenance(argc, argv);
     bench::Result result;
     if (int rc = runConfiguration(c, fromPlan, batchList.getNumOccurrences() > 0, kernelDir,
                                   label, result))
       return rc;
+    result.provenance = started;
     results.push_back(std::move(result));
   }
 

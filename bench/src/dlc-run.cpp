@@ -63,6 +63,7 @@ const char *const kUsage =
     "  --inputs-in DIR        read inputs and labels from DIR/<name>.npy\n"
     "  --dump-out DIR         write the loss, updated parameters and last gradients\n"
     "  --describe             print the plan's counts without running it\n"
+    "  --version              print dlc's source revision\n"
     "A plan compiled with --gpus N runs its N ranks as threads, or one per process\n"
     "under `mpirun -np N dlc-run PLAN.plan` (rank 0 reports).\n";
 
@@ -95,6 +96,9 @@ int runMain(int argc, char **argv) {
     };
     if (arg == "-h" || arg == "--help") {
       std::cout << kUsage;
+      return 0;
+    } else if (arg == "--version") {
+      std::cout << "dlc-run, dlc revision " << bench::dlcRevision() << "\n";
       return 0;
     } else if (arg == "--backend") {
       o.backend = value();
@@ -165,6 +169,7 @@ int runMain(int argc, char **argv) {
   if (!plan.isOk())
     return fail(plan.status().toString());
   bench::Result result;
+  result.provenance = bench::currentProvenance(argc, argv);
   bench::describePlan(*plan, o.backend, result);
   // A plan records offsets, not which buffers share storage by design.
   result.totalBufferBytes = result.lowerBoundBytes = -1;

@@ -100,10 +100,11 @@ def flatten(value, path, out):
 
 
 def timing(field):
-    """A figure that changes from run to run: a time, or derived from one."""
+    """A figure that changes from run to run: a time, or derived from one,
+    and when and how the run was started."""
     last = field.split(".")[-1]
     return (field.split(".")[0] in ("samples_per_sec", "step_ms", "achieved_tflops", "mfu",
-                                    "compile_ms")
+                                    "compile_ms", "date", "command")
             or (field.startswith("repeat_results[") and last in ("samples_per_sec",
                                                                    "step_ms")))
 
