@@ -26,9 +26,27 @@ struct Measured {
   std::string workload, runner;
 };
 
+/// What produced a report's results: their dlc revisions and hosts
+/// (Provenance.h), each set in first-appearance order.
+struct Origin {
+  std::vector<std::string> revisions, hosts;
+};
+
+void note(std::vector<std::string> &values, const std::string &value) {
+  if (!value.empty() && !llvm::is_contained(values, value))
+    values.push_back(value);
+}
+
+std::string joined(const std::vector<std::string> &values) {
+  std::string text;
+  for (const std::string &v : values)
+    text += (text.empty() ? "" : ", ") + v;
+  return text;
+}
+
 /// Configuration key -> samples/s, from a single report or a sweep.
 bool load(const std::string &path, std::map<std::string, Measured> &out,
-          std::vector<std::string> &order, std::ostream &errors) {
+          std::vector<std::string> &order, Origin &origin, std::ostream &errors) {
   std::vector<llvm::json::Object> results;
   std::string error;
   if (!readReport(path, results, error)) {
@@ -53,6 +71,11 @@ bool load(const std::string &path, std::map<std::string, Measured> &out,
     if (!out.count(key))
       order.push_back(key);
     out[key] = m;
+    note(origin.revisions, r.getString("dlc_revision").value_or("").str());
+    if (const llvm::json::Object *host = r.getObject("host"))
+      note(origin.hosts, host->getString("cpu").value_or("?").str() + " (" +
+                             std::to_string(host->getInteger("cores").value_or(0)) +
+                             " cores)");
   }
   return true;
 }
@@ -63,8 +86,18 @@ int runCompare(const std::string &before, const std::string &after,
                std::ostream &os, std::ostream &errors) {
   std::map<std::string, Measured> a, b;
   std::vector<std::string> order, orderB;
-  if (!load(before, a, order, errors) || !load(after, b, orderB, errors))
+  Origin originA, originB;
+  if (!load(before, a, order, originA, errors) || !load(after, b, orderB, originB, errors))
     return 1;
+  // A change measured across machines is the machines' as much as the
+  // code's: say so. Revisions are what a before/after usually differs by.
+  if (!originA.hosts.empty() && !originB.hosts.empty() && originA.hosts != originB.hosts)
+    os << "note: the runs are from different hosts (before: " << joined(originA.hosts)
+       << "; after: " << joined(originB.hosts) << "): the change includes the machine\n";
+  if (!originA.revisions.empty() && !originB.revisions.empty() &&
+      originA.revisions != originB.revisions)
+    os << "dlc revisions: " << joined(originA.revisions) << " -> " << joined(originB.revisions)
+       << "\n";
   // Two frameworks' reports (dlc and a peer) share no configuration: pair
   // every result of one with every result of the other that ran the same
   // workload, named "workload: before-runner -> after-runner".
