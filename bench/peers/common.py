@@ -196,6 +196,8 @@ def report(args, *, backend, precision, fusion, optimizer, parameters, threads,
     r["all_reduce_bytes_per_step"] = 0
     r["all_reduce_overlap"] = False
     r["all_reduce_dtype"] = None
+    # The peers do not measure their host's CPU time.
+    r["host_cpu_utilization_percent"] = None
     r["parameters"] = parameters
     r["compile_ms"] = extra.pop("compile_ms", None)
     r["repeat_results"] = [

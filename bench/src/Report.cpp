@@ -130,6 +130,8 @@ void writeJson(std::ostream &os, const Result &r) {
      << "  \"memory_bytes_per_step\": " << r.memoryBytesPerStep << ",\n"
      << "  \"all_reduces_per_step\": " << r.allReducesPerStep << ",\n"
      << "  \"all_reduce_bytes_per_step\": " << r.allReduceBytesPerStep << ",\n"
+     << "  \"host_cpu_utilization_percent\": "
+     << (r.hostCpuUtilization >= 0 ? num(r.hostCpuUtilization) : "null") << ",\n"
      << "  \"all_reduce_overlap\": " << (r.allReduceOverlap ? "true" : "false") << ",\n"
      << "  \"all_reduce_dtype\": "
      << (r.allReduceDtype.empty() ? "null" : jsonString(r.allReduceDtype)) << ",\n"
@@ -310,6 +312,8 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
   os << "median of " << r.repeats << " repeats of " << r.steps
      << " timed steps after " << r.warmup << " warm-up steps; "
      << r.threads << " CPU threads"
+     << (r.hostCpuUtilization >= 0 ? ", " + fixed(r.hostCpuUtilization, 0) + "% busy"
+                                   : std::string())
      << (r.rankProcesses ? " per rank, ranks as " + std::to_string(r.rankProcesses) +
                                " MPI processes"
                          : std::string())

@@ -79,6 +79,10 @@ struct Result {
   double gpuUtilization = 0;
   int64_t gpuMemoryUsedBytes = 0;
   std::string gpuUsageNote; // why there are no samples
+  /// The timed steps' CPU time over wall time x the host's hardware
+  /// threads, in percent (this process's threads; a rank's own under
+  /// mpirun); -1 when not measured (compile-only).
+  double hostCpuUtilization = -1;
   /// dlc's revision, when the run started, the host and the command line.
   Provenance provenance;
   /// The peak the model-FLOP utilization is against, in TFLOP/s; 0 unknown.

@@ -26,6 +26,7 @@
 #include <map>
 #include <sstream>
 #include <thread>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace rt = ::dlc::rt;
@@ -103,6 +104,25 @@ rt::Status loadBuffers(rt::Executor &exec, const std::string &dir,
 /// What every repeat starts from: parameters from the seed (or
 /// --params-in), and a batch drawn from `dataSeed` (or read from
 /// `inputsDir`, "" for none).
+/// CPU seconds this process has used (every thread, user and system).
+double processCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+         1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+/// The share of the host's hardware threads the timed steps kept busy,
+/// accumulated over the repeats.
+struct HostBusy {
+  double cpuSeconds = 0, wallSeconds = 0;
+  void add(double cpu, double wall) { cpuSeconds += cpu, wallSeconds += wall; }
+  double percent() const {
+    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    return wallSeconds > 0 ? 100.0 * cpuSeconds / (wallSeconds * cores) : -1;
+  }
+};
+
 /// "45 s", "3 min 05 s", "2 h 05 min".
 std::string durationText(double seconds) {
   auto whole = static_cast<int64_t>(seconds + 0.5);
@@ -538,6 +558,7 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
 
   std::vector<float> first(local), last(ranks);
   Progress progress(o); // rank 0's steps
+  HostBusy busy;        // this process's
   for (int64_t repeat = 0; repeat < o.repeats; ++repeat) {
     rt::Status prepared = onEveryRank([&](int i) -> rt::Status {
       rt::Executor &exec = *execs[i];
@@ -570,6 +591,7 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
     if (profileGpu)
       gpus[0]->setProfiling(true);
     auto start = std::chrono::steady_clock::now();
+    double cpuStart = processCpuSeconds();
     profile.startTiming();
     std::vector<float> lastLocal(local);
     rt::Status stepped = onEveryRank([&](int i) -> rt::Status {
@@ -589,6 +611,7 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
     });
     float seconds =
         std::chrono::duration<float>(std::chrono::steady_clock::now() - start).count();
+    busy.add(processCpuSeconds() - cpuStart, seconds);
     profile.timing = false;
     if (profileGpu)
       gpus[0]->setProfiling(false);
@@ -647,6 +670,7 @@ rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &re
     }
   }
   progress.finish();
+  result.hostCpuUtilization = busy.percent();
 
   // The ranks applied the same averaged gradients to the same parameters:
   // any difference is a bug (a gradient left out of the all-reduce), not
@@ -786,6 +810,7 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
   }
 
   Progress progress(o);
+  HostBusy busy;
   rt::Executor &exec = *executor;
   // Gradients die inside the step; capture each as its update reads it.
   // Under loss scaling they are unscaled with the status the update read.
@@ -818,6 +843,7 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
     if (nvml)
       nvml->start();
     auto start = std::chrono::steady_clock::now();
+    double cpuStart = processCpuSeconds();
     profile.startTiming();
     for (int64_t i = 0; i < o.steps; ++i) {
       if (rt::Status s = exec.step(); !s.isOk())
@@ -832,6 +858,7 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
     double seconds = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - start)
                          .count();
+    busy.add(processCpuSeconds() - cpuStart, seconds);
     profile.timing = false;
     if (gpu) {
       gpu->setProfiling(false);
@@ -854,6 +881,7 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
     result.repeatResults.push_back(repeat);
   }
   progress.finish();
+  result.hostCpuUtilization = busy.percent();
 
   if (o.profile && gpu) {
     if (rt::Status s = printLaunchProfile(*gpu); !s.isOk())
