@@ -104,7 +104,8 @@ def timing(field):
     and when and how the run was started."""
     last = field.split(".")[-1]
     return (field.split(".")[0] in ("samples_per_sec", "step_ms", "achieved_tflops", "mfu",
-                                    "compile_ms", "date", "command")
+                                    "compile_ms", "date", "command",
+                                    "host_cpu_utilization_percent")
             or (field.startswith("repeat_results[") and last in ("samples_per_sec",
                                                                    "step_ms")))
 
