@@ -526,10 +526,15 @@ Status batchNormShape(Builder &b, int32_t x, std::vector<int32_t> perChannel,
   const std::vector<int64_t> &shape = b.buf(x).shape;
   if (shape.size() < 2)
     return refuse(k, "expects an input of rank >= 2 (N, C, ...)");
-  if (std::string layout = kernelLayout(k); layout != "NCHW")
-    return refuse(k, "runs NCHW data; this batch norm is " + layout);
+  StatusOr<bool> nhwc = isNhwc(k);
+  if (!nhwc.isOk())
+    return nhwc.status();
+  if (*nhwc && shape.size() != 4)
+    return refuse(k, "an NHWC batch norm of a rank-" + std::to_string(shape.size()) + " input");
   HandKernelArgs &a = b.out.args;
-  a.i[0] = shape[0], a.i[1] = shape[1];
+  // [n, channels, spatial] as stored: NCHW, or NHWC's [n, spatial, channels].
+  a.i[0] = shape[0], a.i[1] = *nhwc ? shape[3] : shape[1];
+  a.i[4] = *nhwc;
   if (a.i[0] * a.i[1] == 0 || b.buf(x).numElements() == 0)
     return refuse(k, "an empty input");
   a.i[2] = b.buf(x).numElements() / (a.i[0] * a.i[1]);

@@ -541,7 +541,7 @@ std::vector<Launch> launchesOf(const std::vector<DeviceLaunch> &device) {
 
 const std::vector<std::string> &devicePathNames() {
   static const std::vector<std::string> names = {"generated", "cublaslt", "cudnn",
-                                                 "hand-written", "host-fallback"};
+                                                 "hand-written", "nccl", "host-fallback"};
   return names;
 }
 

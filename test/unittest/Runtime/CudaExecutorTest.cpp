@@ -233,7 +233,7 @@ void expectPlanMatchesCpu(const Plan &plan, const std::map<std::string, int64_t>
 void expectMatchesCpu(DType dtype, double tolerance) {
   expectPlanMatchesCpu(everyPathPlan(dtype),
                        {{"generated", 1}, {"cublaslt", 3}, {"cudnn", 3}, {"hand-written", 1},
-                        {"host-fallback", 0}},
+                        {"nccl", 0}, {"host-fallback", 0}},
                        tolerance, tolerance);
 }
 
@@ -242,7 +242,7 @@ void expectMatchesCpu(DType dtype, double tolerance) {
 void expectNhwcMatchesCpu(DType dtype, double tolerance, double bnTolerance) {
   expectPlanMatchesCpu(nhwcPlan(dtype),
                        {{"generated", 0}, {"cublaslt", 0}, {"cudnn", 5}, {"hand-written", 0},
-                        {"host-fallback", 0}},
+                        {"nccl", 0}, {"host-fallback", 0}},
                        tolerance, bnTolerance);
 }
 
@@ -286,7 +286,7 @@ TEST(CudaExecutor, NhwcConvolutionsAndBatchNormMatchTheCpuFp32) {
 TEST(CudaExecutor, CudnnFusedBatchNormMatchesTheCpu) {
   expectPlanMatchesCpu(fusedBatchNormPlan(),
                        {{"generated", 1}, {"cublaslt", 0}, {"cudnn", 4}, {"hand-written", 0},
-                        {"host-fallback", 0}},
+                        {"nccl", 0}, {"host-fallback", 0}},
                        1e-2, 1e-2);
 }
 

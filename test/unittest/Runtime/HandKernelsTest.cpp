@@ -238,6 +238,13 @@ PlanAttrs pool(std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64
           {"count_include_pad", includePad}};
 }
 
+/// `attrs` with `more` added.
+PlanAttrs withAttrs(PlanAttrs attrs, const PlanAttrs &more) {
+  for (const auto &[name, value] : more)
+    attrs[name] = value;
+  return attrs;
+}
+
 std::vector<Case> allCases() {
   std::vector<Case> cases;
   auto add = [&](const std::string &label) -> Case & {
@@ -603,8 +610,9 @@ std::vector<Case> allCases() {
   // bf16, the statistics in f32), all-bf16, and channels split over blocks.
   struct BnShape {
     std::string label;
-    std::vector<int64_t> x;
+    std::vector<int64_t> x; // as stored: [n, h, w, c] when nhwc
     DType data, stats;
+    bool nhwc = false;
   };
   for (const BnShape &s : {BnShape{"[4,3,5,6]", {4, 3, 5, 6}, F, F},
                            {"[6,5]", {6, 5}, F, F},
@@ -617,8 +625,17 @@ std::vector<Case> allCases() {
                            // Channels of more than 4096 elements split
                            // over blocks: 3 splits, then 2 in f16.
                            {"[4,2,64,48] three splits", {4, 2, 64, 48}, F, F},
-                           {"[2,3,48,48] f16 data, two splits", {2, 3, 48, 48}, H, F}}) {
-    int64_t ch = s.x[1];
+                           {"[2,3,48,48] f16 data, two splits", {2, 3, 48, 48}, H, F},
+                           // Channels last (amp-bf16's and the paddle gate's
+                           // layout), with H != W != C, and split.
+                           {"NHWC [3,5,4,6]", {3, 5, 4, 6}, F, F, true},
+                           {"NHWC [2,4,3,5] bf16 data", {2, 4, 3, 5}, B, F, true},
+                           {"NHWC [2,3,5,7] f16 data", {2, 3, 5, 7}, H, F, true},
+                           {"NHWC [4,64,48,2] three splits", {4, 64, 48, 2}, F, F, true}}) {
+    int64_t ch = s.nhwc ? s.x[3] : s.x[1];
+    PlanAttrs layout;
+    if (s.nhwc)
+      layout["layout"] = std::string("NHWC");
     {
       Case &c = add("batch_norm " + s.label);
       int32_t x = c.buffer("x", s.data, s.x, kIn), g = c.buffer("g", s.stats, {ch}, kIn),
@@ -631,7 +648,7 @@ std::vector<Case> allCases() {
       c.kernel("batch_norm", {x, g, b, rm, rv},
                {c.buffer("y", s.data, s.x, kOut), c.buffer("rm2", s.stats, {ch}, kOut),
                 c.buffer("rv2", s.stats, {ch}, kOut)},
-               {{"epsilon", 1e-3}, {"momentum", 0.2}});
+               withAttrs(layout, {{"epsilon", 1e-3}, {"momentum", 0.2}}));
     }
     {
       Case &c = add("batch_norm_backward " + s.label);
@@ -640,7 +657,7 @@ std::vector<Case> allCases() {
       c.kernel("batch_norm_backward", {dy, x, g},
                {c.buffer("dx", s.data, s.x, kOut), c.buffer("dg", s.stats, {ch}, kOut),
                 c.buffer("db", s.stats, {ch}, kOut)},
-               {{"epsilon", 1e-3}});
+               withAttrs(layout, {{"epsilon", 1e-3}}));
     }
   }
   {

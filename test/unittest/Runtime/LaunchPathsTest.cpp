@@ -153,7 +153,7 @@ TEST(LaunchPaths, LibraryRefusalsNameTheProblem) {
 // NHWC (dlc-convert-layout's): convolutions and batch norm go to cuDNN with
 // the channel count from the last dimension; the hand-written batch norm,
 // which is NCHW, says so; an unknown layout is refused by name.
-TEST(LaunchPaths, NhwcGoesToCudnnAndTheHandWrittenBatchNormRefusesIt) {
+TEST(LaunchPaths, NhwcGoesToCudnnOrTheHandWrittenBatchNorm) {
   Builder b;
   const DType h = DType::kF16;
   int32_t x = b.add("x", h, {2, 8, 8, 3}, kIn), w = b.add("w", h, {4, 3, 3, 3}, kIn);
@@ -173,12 +173,20 @@ TEST(LaunchPaths, NhwcGoesToCudnnAndTheHandWrittenBatchNormRefusesIt) {
   EXPECT_EQ(device[0].path, "cudnn");
   EXPECT_EQ(device[1].path, "cudnn");
 
+  // The hand-written batch norm runs channels last too (it once sent
+  // NHWC to the host).
   setenv("DLC_CUDA_BATCH_NORM", "hand-written", 1);
   device = planDeviceLaunches(b.plan);
   unsetenv("DLC_CUDA_BATCH_NORM");
-  EXPECT_EQ(device[1].path, "host-fallback");
-  EXPECT_NE(device[1].reason.find("runs NCHW data; this batch norm is NHWC"), std::string::npos)
-      << device[1].reason;
+  EXPECT_EQ(device[1].path, "hand-written") << device[1].reason;
+
+  // amp-bf16's NHWC batch norm: cuDNN's takes f32 or f16 data, so the
+  // hand-written one runs it, not the host.
+  for (int32_t id : {x, w, y, by})
+    b.plan.buffers[id].dtype = DType::kBF16;
+  EXPECT_NE(batchNormRefusal(b.plan, b.plan.kernels[1]).find("data of bf16"), std::string::npos);
+  device = planDeviceLaunches(b.plan);
+  EXPECT_EQ(device[1].path, "hand-written") << device[1].reason;
 
   b.plan.kernels[0].attrs["layout"] = std::string("CHWN");
   EXPECT_EQ(convRefusal(b.plan, b.plan.kernels[0]), "layout 'CHWN'");

@@ -24,19 +24,23 @@ namespace dlc::rt::cuda::handwritten {
 
 const char *batchNormBody() {
   return R"src(
-/// Element j (of n * spatial) of channel c in an [n, channels, spatial] buffer.
+/// Element j (of n * spatial) of channel c in an [n, channels, spatial]
+/// buffer, or with nhwc an [n, spatial, channels] one (channels last). j
+/// runs over the same (n, position) pairs in the same order either way, so
+/// the sums, and the results, do not depend on the layout.
 DLC_DEVICE long long dlc_hw_channel_at(long long j, long long c, long long channels,
-                                       long long spatial) {
-  return (j / spatial * channels + c) * spatial + j % spatial;
+                                       long long spatial, bool nhwc) {
+  return nhwc ? j * channels + c : (j / spatial * channels + c) * spatial + j % spatial;
 }
 
 /// Work item (channel c, split s) of the grid-stride loop: the split's
 /// range [begin, end) of the channel's n * spatial elements.
-/// i: n, channels, spatial, splits.
+/// i: n, channels, spatial, splits, nhwc.
 #define DLC_HW_BN_ITEMS(...)                                                  \
   {                                                                            \
     const long long channels = a.i[1], spatial = a.i[2], count = a.i[0] * spatial; \
     const long long splits = a.i[3];                                           \
+    const bool nhwc = a.i[4] != 0;                                             \
     double *part = dlc_hw_partials(a, scratchSlot);                            \
     for (long long item = blockIdx.x; item < channels * splits; item += gridDim.x) { \
       const long long c = item / splits, s = item % splits;                    \
@@ -51,7 +55,7 @@ DLC_DEVICE long long dlc_hw_channel_at(long long j, long long c, long long chann
   {                                                                            \
     double acc_ = 0;                                                           \
     for (long long j = begin + threadIdx.x; j < end; j += blockDim.x) {        \
-      const long long e = dlc_hw_channel_at(j, c, channels, spatial);          \
+      const long long e = dlc_hw_channel_at(j, c, channels, spatial, nhwc);          \
       acc_ += (f);                                                             \
     }                                                                          \
     result = dlc_hw_block_sum(acc_, smem);                                     \
@@ -82,8 +86,8 @@ DLC_DEVICE double dlc_hw_bn_total(const double *part, long long c, long long spl
 // p: x, scale, bias, running_mean, running_var, y, new_running_mean,
 //    new_running_var (the running statistics may share storage with their
 //    new values: each is read, then written, by the same thread), scratch.
-// i: n, channels, spatial (the product of the dimensions after 1), splits;
-//    the phase in i[23]. f: epsilon, momentum.
+// i: n, channels, spatial (the product of the dimensions after 1; NHWC:
+//    h * w), splits, nhwc; the phase in i[23]. f: epsilon, momentum.
 // Phase 0: the splits' sums; 1: the mean, the splits' centred squares;
 // 2: the statistics, y, and (split 0) the running statistics.
 extern "C" __global__ void __launch_bounds__(1024)
@@ -99,7 +103,7 @@ dlc_hw_batch_norm(const DlcHandArgs a, const long long *step) {
     const double invstd = 1.0 / sqrt(sq / count + eps);
     const double scale = invstd * dlc_hw_ld(a, 1, c), bias = dlc_hw_ld(a, 2, c);
     for (long long j = begin + threadIdx.x; j < end; j += blockDim.x) {
-      const long long e = dlc_hw_channel_at(j, c, channels, spatial);
+      const long long e = dlc_hw_channel_at(j, c, channels, spatial, nhwc);
       dlc_hw_st(a, 5, e, (float)((dlc_hw_ld(a, 0, e) - mean) * scale + bias));
     }
     if (s == 0 && threadIdx.x == 0) {
@@ -112,7 +116,7 @@ dlc_hw_batch_norm(const DlcHandArgs a, const long long *step) {
 }
 
 // p: dy, x, scale, dx, dscale, dbias, scratch. i: n, channels, spatial,
-// splits; the phase in i[23]. f: epsilon.
+// splits, nhwc; the phase in i[23]. f: epsilon.
 // Phases 0 and 1: x's statistics as the forward's; 2: the splits' sums of
 // dy and dy * xhat; 3: dx, and (split 0) dscale and dbias.
 extern "C" __global__ void __launch_bounds__(1024)
@@ -142,7 +146,7 @@ dlc_hw_batch_norm_backward(const DlcHandArgs a, const long long *step) {
     const double meanDy = sumDy / count, meanDyXhat = sumDyXhat / count;
     const double k = double(dlc_hw_ld(a, 2, c)) * invstd;
     for (long long j = begin + threadIdx.x; j < end; j += blockDim.x) {
-      const long long e = dlc_hw_channel_at(j, c, channels, spatial);
+      const long long e = dlc_hw_channel_at(j, c, channels, spatial, nhwc);
       const double xhat = (dlc_hw_ld(a, 1, e) - mean) * invstd;
       dlc_hw_st(a, 3, e, (float)(k * (dlc_hw_ld(a, 0, e) - meanDy - xhat * meanDyXhat)));
     }
