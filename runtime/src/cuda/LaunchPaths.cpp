@@ -371,6 +371,16 @@ StatusOr<FusedBatchNormGroup> fusedBatchNormFor(const Plan &plan, const Launch &
       return notFused(std::string("no ") + (g.add ? "bn_add_act" : "bn_act") +
                       " group of the same input and output runs before it (cuDNN's fused "
                       "gradient reads the forward call's reserve space)");
+    // cuDNN reads the forward's bias, which this group's kernels do not
+    // list: the memory planner keeps it only if it lives all step (the
+    // step's arguments and constants do; temporaries, gradients and
+    // in-place updates may share their bytes).
+    BufferRole role = plan.buffers[g.bias].role;
+    if (role == BufferRole::kTemporary || role == BufferRole::kGradient ||
+        role == BufferRole::kUpdate || role == BufferRole::kLoss)
+      return notFused("cuDNN's fused gradient reads the forward's bias '" +
+                      plan.buffers[g.bias].name + "', a " + bufferRoleName(role) +
+                      " buffer the planner may reuse before it");
   }
   for (size_t k : ks)
     for (int32_t id : plan.kernels[k].outputs)

@@ -253,6 +253,16 @@ TEST(LaunchPaths, BatchNormActGroupsAreOneCudnnCallInFp16Nhwc) {
                 .find("channels a multiple of 4; this has 6"),
             std::string::npos);
 
+  // cuDNN's fused gradient reads the forward's bias, which its kernels do
+  // not list: a temporary bias (its bytes reusable in between) is refused.
+  Plan temporaryBias = bnActPair(DType::kF16, "NHWC", 8);
+  temporaryBias.buffers[temporaryBias.kernels[0].inputs[2]].role = BufferRole::kTemporary;
+  std::vector<DeviceLaunch> split = planDeviceLaunches(temporaryBias);
+  EXPECT_EQ(split.front().path, "cudnn") << "the forward group still fuses";
+  EXPECT_NE(split.back().splitReason.find("reads the forward's bias 'bias', a temporary buffer"),
+            std::string::npos)
+      << split.back().splitReason;
+
   // A gradient group without its forward group has no reserve space to read.
   Plan orphan = bnActPair(DType::kF16, "NHWC", 8);
   for (size_t k : {0u, 1u})
