@@ -3,7 +3,7 @@
 // Without a GPU, creating a CUDA executor must be a clean kUnavailable
 // status. With one, a small hand-built plan that takes every path (a
 // generated add + relu group, cuBLASLt matmuls and a linear, cuDNN's three
-// convolutions, softmax on the host fallback) must compute what the CPU
+// convolutions, a hand-written softmax) must compute what the CPU
 // executor computes from the same inputs, and a plan larger than the
 // device must be refused with both sizes.
 //
@@ -14,6 +14,7 @@
 #include "dlc/runtime/cpu/CpuExecutor.h"
 #include "dlc/runtime/cuda/CudaExecutor.h"
 #include "dlc/runtime/cuda/KernelCodegen.h"
+#include "dlc/runtime/cuda/LaunchPaths.h"
 
 #include "TestPlan.h"
 
@@ -31,7 +32,7 @@ using dlc_test::PlanBuilder;
 
 /// One launch per path: add + relu fused (generated), matmul, matmul with
 /// a transposed right operand and linear (cuBLASLt), conv2d with bias and
-/// both its gradients (cuDNN), softmax (host fallback).
+/// both its gradients (cuDNN), softmax (hand-written).
 Plan everyPathPlan(DType t) {
   PlanBuilder p;
   p.plan.model = "cuda_paths";
@@ -77,23 +78,26 @@ Plan nhwcPlan(DType t) {
   p.plan.fusion = "none";
   const BufferRole in = BufferRole::kInput, tmp = BufferRole::kTemporary;
   const DType f = DType::kF32;
-  int32_t img = p.add("img", t, {2, 8, 8, 3}, in), filt = p.add("filt", t, {8, 3, 3, 3}, in);
-  int32_t cb = p.add("cb", t, {8}, in), c = p.add("c", t, {2, 8, 8, 8}, tmp);
-  int32_t dy = p.add("dy", t, {2, 8, 8, 8}, in), dx = p.add("dx", t, {2, 8, 8, 3}, tmp);
-  int32_t dw = p.add("dw", t, {8, 3, 3, 3}, tmp);
+  // No two of N, H, W and C alike, nor of the filter's O, KH, KW and I, so
+  // that a dimension read from the wrong place cannot pass: [2, 6, 5, 3]
+  // images, 5 filters of 3 x 2 (OHWI), padding 1 x 0: [2, 6, 4, 5] out.
+  int32_t img = p.add("img", t, {2, 6, 5, 3}, in), filt = p.add("filt", t, {5, 3, 2, 3}, in);
+  int32_t cb = p.add("cb", t, {5}, in), c = p.add("c", t, {2, 6, 4, 5}, tmp);
+  int32_t dy = p.add("dy", t, {2, 6, 4, 5}, in), dx = p.add("dx", t, {2, 6, 5, 3}, tmp);
+  int32_t dw = p.add("dw", t, {5, 3, 2, 3}, tmp);
   PlanAttrs conv = {{"stride", std::vector<int64_t>{1, 1}},
-                    {"padding", std::vector<int64_t>{1, 1}},
+                    {"padding", std::vector<int64_t>{1, 0}},
                     {"dilation", std::vector<int64_t>{1, 1}},
                     {"groups", int64_t(1)},
                     {"layout", std::string("NHWC")}};
   p.kernel("conv2d", {img, filt, cb}, {c}, conv);
   p.kernel("conv2d_backward_data", {dy, filt}, {dx}, conv);
   p.kernel("conv2d_backward_filter", {dy, img}, {dw}, conv);
-  int32_t scale = p.add("bn_scale", f, {8}, in), shift = p.add("bn_bias", f, {8}, in);
-  int32_t mean = p.add("bn_mean", f, {8}, in), var = p.add("bn_var", f, {8}, in);
-  int32_t y = p.add("bn_y", t, {2, 8, 8, 8}, tmp), newMean = p.add("bn_new_mean", f, {8}, tmp);
-  int32_t newVar = p.add("bn_new_var", f, {8}, tmp), bdx = p.add("bn_dx", t, {2, 8, 8, 8}, tmp);
-  int32_t dscale = p.add("bn_dscale", f, {8}, tmp), dbias = p.add("bn_dbias", f, {8}, tmp);
+  int32_t scale = p.add("bn_scale", f, {5}, in), shift = p.add("bn_bias", f, {5}, in);
+  int32_t mean = p.add("bn_mean", f, {5}, in), var = p.add("bn_var", f, {5}, in);
+  int32_t y = p.add("bn_y", t, {2, 6, 4, 5}, tmp), newMean = p.add("bn_new_mean", f, {5}, tmp);
+  int32_t newVar = p.add("bn_new_var", f, {5}, tmp), bdx = p.add("bn_dx", t, {2, 6, 4, 5}, tmp);
+  int32_t dscale = p.add("bn_dscale", f, {5}, tmp), dbias = p.add("bn_dbias", f, {5}, tmp);
   PlanAttrs bn = {{"epsilon", 1e-5}, {"momentum", 0.1}, {"layout", std::string("NHWC")}};
   p.kernel("batch_norm", {c, scale, shift, mean, var}, {y, newMean, newVar}, bn);
   p.kernel("batch_norm_backward", {dy, c, scale}, {bdx, dscale, dbias}, bn);
@@ -184,7 +188,7 @@ void writeRandomInputs(Executor &a, Executor &b, uint64_t seed) {
   }
 }
 
-/// One step on both backends; every result within `tolerance` of the CPU's
+/// Three steps on both backends; every result within `tolerance` of the CPU's
 /// (`bnTolerance` for buffers named bn_*), relative to the largest
 /// magnitude of the CPU's result; the launches on each path as `expected`.
 void expectPlanMatchesCpu(const Plan &plan, const std::map<std::string, int64_t> &expected,
@@ -204,10 +208,16 @@ void expectPlanMatchesCpu(const Plan &plan, const std::map<std::string, int64_t>
   EXPECT_EQ(gpu.launchesByPath(), expected);
 
   writeRandomInputs(**cpuExec, gpu, 7);
-  ASSERT_TRUE((*cpuExec)->step().isOk());
-  Status stepped = gpu.step();
-  ASSERT_TRUE(stepped.isOk()) << stepped.toString();
+  // Three steps (the plans' inputs stay, so each computes the same): the
+  // first launches kernel by kernel, the second captures the CUDA graph
+  // and the third replays it, so every path is checked replayed too.
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE((*cpuExec)->step().isOk());
+    Status stepped = gpu.step();
+    ASSERT_TRUE(stepped.isOk()) << "step " << i << ": " << stepped.toString();
+  }
   ASSERT_TRUE(gpu.synchronize().isOk());
+  EXPECT_TRUE(gpu.replaysCudaGraph()) << gpu.cudaGraphNote();
   auto ms = gpu.stepMs();
   ASSERT_TRUE(ms.isOk()) << ms.status().toString();
   EXPECT_GT(*ms, 0.0f);
@@ -274,6 +284,21 @@ TEST(CudaExecutor, TheTestPlanHasOneLaunchPerOp) {
     EXPECT_TRUE(group.ok) << group.reason;
     EXPECT_FALSE(cuda::isGeneratable(plan, launches[4]).ok) << "softmax";
     EXPECT_TRUE(cpu::CpuExecutor::create(plan).isOk());
+  }
+}
+
+// Runs everywhere: the NHWC plan is valid, the CPU runs it, and the CUDA
+// backend would route all five launches to cuDNN.
+TEST(CudaExecutor, TheNhwcTestPlanIsValidAndAllCudnn) {
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    Plan plan = nhwcPlan(dtype);
+    ASSERT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
+    auto cpu = cpu::CpuExecutor::create(plan);
+    ASSERT_TRUE(cpu.isOk()) << cpu.status().toString();
+    EXPECT_TRUE((*cpu)->step().isOk());
+    std::map<std::string, int64_t> paths = cuda::countByPath(cuda::planDeviceLaunches(plan));
+    EXPECT_EQ(paths["cudnn"], 5) << dtypeName(dtype);
+    EXPECT_EQ(paths["host-fallback"], 0) << dtypeName(dtype);
   }
 }
 
