@@ -205,7 +205,7 @@ struct PlanIndex {
   /// Each kernel's inputs with views resolved: a reshape is a buffer no
   /// kernel writes, sharing the bytes of the value it reshapes, which is
   /// the last kernel output written at its offset before the reader.
-  std::vector<std::vector<int32_t>> inputs;
+  ResolvedInputs inputs;
 };
 
 PlanIndex indexPlan(const Plan &plan, const std::vector<Launch> &launches) {
@@ -230,7 +230,7 @@ struct Dataflow {
 Dataflow dataflowOf(const Plan &plan, const Launch &launch, const PlanIndex &index) {
   Dataflow f;
   for (size_t k : launch.kernels) {
-    const std::vector<int32_t> &resolved = index.inputs[k];
+    const std::vector<int32_t> &resolved = (*index.inputs)[k];
     for (size_t j = 0; j < resolved.size(); ++j) {
       int32_t id = plan.kernels[k].inputs[j];
       if (resolved[j] != id && f.producer.count(resolved[j])) {
@@ -247,7 +247,7 @@ Dataflow dataflowOf(const Plan &plan, const Launch &launch, const PlanIndex &ind
   std::set<int32_t> readOutside;
   for (size_t k = 0; k < plan.kernels.size(); ++k)
     if (index.launchOf[k] != launch.index)
-      for (int32_t id : index.inputs[k])
+      for (int32_t id : (*index.inputs)[k])
         readOutside.insert(id);
   for (size_t k : launch.kernels)
     for (int32_t id : plan.kernels[k].outputs)
@@ -1760,7 +1760,7 @@ std::string horizontalCastRefusal(const Plan &plan, const Launch &launch,
                typeText(plan.buffers[id]) + "); the horizontal cast kernel converts f32, f16 "
                "and bf16 only";
     // Through a view, too: a reshape of another cast's result.
-    for (int32_t id : {kernel.inputs[0], index.inputs[k][0]})
+    for (int32_t id : {kernel.inputs[0], (*index.inputs)[k][0]})
       if (auto it = results.find(id); it != results.end())
         return "kernel #" + std::to_string(k) + " reads '" + plan.buffers[id].name +
                "', the result of kernel #" + std::to_string(it->second) +
@@ -1820,7 +1820,8 @@ bool walksSegmentTable(KernelForm form) {
   return form == KernelForm::kOptimizer || form == KernelForm::kHorizontalCast;
 }
 
-std::vector<std::vector<int32_t>> resolvedInputs(const Plan &plan) {
+namespace {
+std::vector<std::vector<int32_t>> computeResolvedInputs(const Plan &plan) {
   std::vector<bool> written(plan.buffers.size(), false);
   for (const PlanKernel &k : plan.kernels)
     for (int32_t id : k.outputs)
@@ -1841,6 +1842,32 @@ std::vector<std::vector<int32_t>> resolvedInputs(const Plan &plan) {
     inputs.push_back(std::move(resolved));
   }
   return inputs;
+}
+} // namespace
+
+ResolvedInputs resolvedInputs(const Plan &plan) {
+  // What the answer depends on, compared whole (no hash to collide): every
+  // kernel's operands and every buffer's bytes and role. Building it is
+  // linear; the answer's view search is not, and HRNet-W18's routing asked
+  // for it once per launch (15 s of its 16).
+  std::vector<int64_t> key;
+  key.reserve(plan.buffers.size() * 3 + plan.kernels.size() * 6);
+  for (const PlanBuffer &b : plan.buffers)
+    key.insert(key.end(), {b.offset, b.bytes, static_cast<int64_t>(b.role)});
+  for (const PlanKernel &k : plan.kernels) {
+    key.push_back(-1 - static_cast<int64_t>(k.inputs.size()));
+    key.insert(key.end(), k.inputs.begin(), k.inputs.end());
+    key.push_back(-1 - static_cast<int64_t>(k.outputs.size()));
+    key.insert(key.end(), k.outputs.begin(), k.outputs.end());
+  }
+  thread_local std::vector<int64_t> lastKey;
+  thread_local ResolvedInputs last;
+  if (!last || key != lastKey) {
+    last = std::make_shared<const std::vector<std::vector<int32_t>>>(
+        computeResolvedInputs(plan));
+    lastKey = std::move(key);
+  }
+  return last;
 }
 
 std::vector<Launch> planLaunches(const Plan &plan) {

@@ -239,7 +239,8 @@ bool batchedGemm(const Plan &plan, const PlanKernel &matmul) {
 
 /// Whether a kernel outside `launch` reads `id`, directly or through a view.
 bool readOutside(const Plan &plan, const Launch &launch, int32_t id) {
-  std::vector<std::vector<int32_t>> inputs = resolvedInputs(plan);
+  ResolvedInputs resolved = resolvedInputs(plan);
+  const std::vector<std::vector<int32_t>> &inputs = *resolved;
   for (size_t k = 0; k < plan.kernels.size(); ++k)
     if (std::find(launch.kernels.begin(), launch.kernels.end(), k) == launch.kernels.end() &&
         std::find(inputs[k].begin(), inputs[k].end(), id) != inputs[k].end())
@@ -354,15 +355,21 @@ StatusOr<FusedBatchNormGroup> fusedBatchNormFor(const Plan &plan, const Launch &
       return notFused(why);
     // Its forward group: the reserve space (the relu's mask) and the saved
     // statistics come from there, and its bias is the one cuDNN reads.
+    // The latest such group before this one: searched backwards, and only
+    // groups whose batch norm reads this x are worked out in full (each is
+    // a readOutside per value; every earlier group made routing quadratic).
     bool found = false;
-    for (const Launch &l : launches) {
-      if (l.index >= launch.index)
-        break;
-      if ((l.kind != "bn_act" && l.kind != "bn_add_act") || (l.kind == "bn_add_act") != g.add)
+    for (auto l = launches.rbegin(); l != launches.rend() && !found; ++l) {
+      if (l->index >= launch.index)
         continue;
-      auto forward = fusedBatchNormFor(plan, l, launches);
+      if ((l->kind != "bn_act" && l->kind != "bn_add_act") || (l->kind == "bn_add_act") != g.add)
+        continue;
+      const PlanKernel &first = plan.kernels[l->kernels.front()];
+      if (first.op != "batch_norm" || first.inputs.empty() || first.inputs[0] != g.x)
+        continue;
+      auto forward = fusedBatchNormFor(plan, *l, launches);
       if (forward.isOk() && forward->x == g.x && forward->y == g.y) {
-        g.forwardLaunch = l.index;
+        g.forwardLaunch = l->index;
         g.bias = forward->bias;
         found = true;
       }

@@ -53,6 +53,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -74,7 +75,11 @@ std::vector<Launch> planLaunches(const Plan &plan);
 /// Each kernel's inputs with views resolved: a reshape is a buffer no
 /// kernel writes, sharing the bytes of the value it reshapes, which is the
 /// last kernel output written at its offset (and size) before the reader.
-std::vector<std::vector<int32_t>> resolvedInputs(const Plan &plan);
+/// Routing and generating a plan's launches ask for it once per launch, so
+/// the last plan's answer is kept (per thread) and given again while the
+/// plan's kernels and buffers are the same.
+using ResolvedInputs = std::shared_ptr<const std::vector<std::vector<int32_t>>>;
+ResolvedInputs resolvedInputs(const Plan &plan);
 
 /// Whether the generator covers a launch; `reason` says why not.
 struct GenerateDecision {
