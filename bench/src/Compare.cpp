@@ -72,10 +72,7 @@ bool load(const std::string &path, std::map<std::string, Measured> &out,
       order.push_back(key);
     out[key] = m;
     note(origin.revisions, r.getString("dlc_revision").value_or("").str());
-    if (const llvm::json::Object *host = r.getObject("host"))
-      note(origin.hosts, host->getString("cpu").value_or("?").str() + " (" +
-                             std::to_string(host->getInteger("cores").value_or(0)) +
-                             " cores)");
+    note(origin.hosts, reportHost(r));
   }
   return true;
 }

@@ -715,19 +715,16 @@ void writeHtml(std::ostream &os, const std::vector<ReportSource> &sources) {
   for (const Entry &e : page.entries) {
     if (std::optional<llvm::StringRef> rev = e.r->getString("dlc_revision"))
       revisions.insert(rev->str());
-    if (const json::Object *host = e.r->getObject("host"))
-      if (std::optional<llvm::StringRef> cpu = host->getString("cpu"))
-        hosts.insert(cpu->str() + " (" +
-                     std::to_string(host->getInteger("cores").value_or(0)) + " cores)");
+    if (std::string host = reportHost(*e.r); !host.empty())
+      hosts.insert(host);
     if (std::optional<llvm::StringRef> date = e.r->getString("date"))
       if (firstDate.empty() || *date < firstDate)
         firstDate = date->str();
   }
   if (!revisions.empty()) {
     os << "<p class=\"meta\" id=\"provenance\">dlc ";
-    const char *sep = "";
-    for (const std::string &r : revisions)
-      os << sep << escape(r), sep = ", ";
+    for (auto r = revisions.begin(); r != revisions.end(); ++r)
+      os << (r == revisions.begin() ? "" : ", ") << escape(*r);
     if (!firstDate.empty())
       os << "; first run " << escape(firstDate);
     for (const std::string &h : hosts)

@@ -1,6 +1,7 @@
 //===- Json.cpp - reading dlc-bench's JSON reports ------------------------===//
 
 #include "Json.h"
+#include "Provenance.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -67,6 +68,14 @@ std::string configurationKey(const llvm::json::Object &r) {
       << text("fusion") << " gpus " << integer("gpus", "1") << " batch "
       << integer("batch", "?");
   return key.str();
+}
+
+std::string reportHost(const llvm::json::Object &result) {
+  const llvm::json::Object *host = result.getObject("host");
+  if (!host)
+    return "";
+  return hostDescription(host->getString("cpu").value_or("").str(),
+                         host->getInteger("cores").value_or(0));
 }
 
 } // namespace dlc::bench

@@ -29,6 +29,10 @@ bool parseReport(llvm::StringRef text, const std::string &name,
 /// the same configuration; a missing or null field reads "?".
 std::string configurationKey(const llvm::json::Object &result);
 
+/// The result's host as hostDescription (Provenance.h) names it, or ""
+/// where the report has no "host" (reports from before it had one).
+std::string reportHost(const llvm::json::Object &result);
+
 } // namespace dlc::bench
 
 #endif // DLC_BENCH_JSON_H

@@ -48,11 +48,12 @@ std::string provenanceLine(const Provenance &p) {
   std::string line = "dlc " + (p.revision.empty() ? std::string("unknown") : p.revision);
   if (!p.date.empty())
     line += ", " + p.date;
-  if (!p.hostCpu.empty())
-    line += ", " + p.hostCpu;
-  if (p.hostCores)
-    line += " (" + std::to_string(p.hostCores) + " cores)";
-  return line;
+  return line + ", " + hostDescription(p.hostCpu, p.hostCores);
+}
+
+std::string hostDescription(const std::string &cpu, int64_t cores) {
+  return (cpu.empty() ? std::string("unknown CPU") : cpu) + " (" + std::to_string(cores) +
+         " cores)";
 }
 
 

@@ -35,6 +35,10 @@ Provenance currentProvenance(int argc, char **argv);
 /// (2 cores)".
 std::string provenanceLine(const Provenance &p);
 
+/// How every report names a host: "AMD EPYC (2 cores)", "unknown CPU (2
+/// cores)" where /proc/cpuinfo gave no model name.
+std::string hostDescription(const std::string &cpu, int64_t cores);
+
 } // namespace dlc::bench
 
 #endif // DLC_BENCH_PROVENANCE_H

@@ -91,13 +91,20 @@ std::string countsJson(const std::map<std::string, int64_t> &counts) {
   return out + "}";
 }
 
+/// A JSON string, or null for "" (what a report does not know).
+std::string jsonStringOrNull(const std::string &s) { return s.empty() ? "null" : jsonString(s); }
+
+/// The report's "host" object: {"cpu": ..., "cores": ...}.
+std::string hostJson(const Provenance &p) {
+  return "{\"cpu\": " + jsonStringOrNull(p.hostCpu) +
+         ", \"cores\": " + std::to_string(p.hostCores) + "}";
+}
+
 /// The provenance fields of a JSON object, each line ending in ",\n".
 std::string provenanceJson(const Provenance &p) {
-  auto text = [](const std::string &s) { return s.empty() ? "null" : jsonString(s); };
-  return "  \"dlc_revision\": " + text(p.revision) + ",\n  \"date\": " + text(p.date) +
-         ",\n  \"host\": {\"cpu\": " + text(p.hostCpu) +
-         ", \"cores\": " + std::to_string(p.hostCores) + "},\n  \"command\": " +
-         text(p.command) + ",\n";
+  return "  \"dlc_revision\": " + jsonStringOrNull(p.revision) +
+         ",\n  \"date\": " + jsonStringOrNull(p.date) + ",\n  \"host\": " + hostJson(p) +
+         ",\n  \"command\": " + jsonStringOrNull(p.command) + ",\n";
 }
 
 void writeJson(std::ostream &os, const Result &r) {
@@ -393,7 +400,7 @@ void writeCompileReport(std::ostream &os, const Result &r, Format format) {
   const Provenance &p = r.provenance;
   rows.push_back({"dlc_revision", p.revision});
   rows.push_back({"date", p.date});
-  rows.push_back({"host", p.hostCpu + " (" + std::to_string(p.hostCores) + " cores)"});
+  rows.push_back({"host", hostDescription(p.hostCpu, p.hostCores)});
   rows.push_back({"command", p.command});
   // --backend cuda: the launches the CUDA backend would make, by path
   // (LaunchPaths.h: decided from the plan, no GPU needed).
@@ -409,10 +416,9 @@ void writeCompileReport(std::ostream &os, const Result &r, Format format) {
     os << "{\n  \"schema\": \"dlc-bench/1\",\n  \"compile_only\": true";
     for (auto &[key, value] : rows)
       os << ",\n  " << jsonString(key) << ": "
-         << (key == "host" ? "{\"cpu\": " + (p.hostCpu.empty() ? "null" : jsonString(p.hostCpu)) +
-                                 ", \"cores\": " + std::to_string(p.hostCores) + "}"
+         << (key == "host" ? hostJson(p)
              : key == "dlc_revision" || key == "date" || key == "command"
-                 ? (value.empty() ? "null" : jsonString(value))
+                 ? jsonStringOrNull(value)
              : key == "model" || key == "backend" || key == "precision" || key == "fusion" ||
                      key == "layout"
                  ? jsonString(value)
