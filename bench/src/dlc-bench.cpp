@@ -554,8 +554,18 @@ int benchMain(int argc, char **argv) {
     return fail("--first-bucket-mb must be > 0");
   if (gradCompression != "none" && gradCompression != "fp16" && gradCompression != "bf16")
     return fail("unknown --grad-compression '" + gradCompression + "' (none, fp16, bf16)");
-  size_t configs = modelPaths.size() * batches.size() * precisions.size() *
-                   fusions.size() * layouts.size() * gpuCounts.size();
+  // Every combination, model slowest, then precision, then fusion, then
+  // layout, then batch, then GPUs, so that configurations to compare end up
+  // side by side (a GPU sweep's rows next to their one-GPU row, for scaling
+  // efficiency).
+  std::vector<Configuration> sweep;
+  for (const std::string &m : modelPaths)
+    for (const std::string &p : precisions)
+      for (const std::string &f : fusions)
+        for (const std::string &l : layouts)
+          for (int64_t b : batches)
+            for (int64_t g : gpuCounts)
+              sweep.push_back({m, p, f, l, b, g});
   bool fromPlan = llvm::any_of(modelPaths, [](const std::string &path) {
     return llvm::StringRef(path).ends_with(".plan");
   });
@@ -579,23 +589,11 @@ int benchMain(int argc, char **argv) {
       return fail("--" + option->ArgStr.str() +
                   " shapes the gradient all-reduces of --gpus above 1; this run has one rank");
   }
-  if (configs > 1 && (fromPlan || !emitPlan.empty() || !dumpOut.empty()))
-    return fail("a sweep of " + std::to_string(configs) +
+  if (sweep.size() > 1 && (fromPlan || !emitPlan.empty() || !dumpOut.empty()))
+    return fail("a sweep of " + std::to_string(sweep.size()) +
                 " configurations cannot run a .plan, --emit-plan or --dump-out: "
                 "give one configuration");
 
-  // Every combination, model slowest, then precision, then fusion, then
-  // layout, then batch, then GPUs, so that configurations to compare end up
-  // side by side (a GPU sweep's rows next to their one-GPU row, for scaling
-  // efficiency).
-  std::vector<Configuration> sweep;
-  for (const std::string &m : modelPaths)
-    for (const std::string &p : precisions)
-      for (const std::string &f : fusions)
-        for (const std::string &l : layouts)
-          for (int64_t b : batches)
-            for (int64_t g : gpuCounts)
-              sweep.push_back({m, p, f, l, b, g});
   bool models = modelPaths.size() > 1;
   std::vector<bench::Result> results;
   for (const Configuration &c : sweep) {
