@@ -119,8 +119,8 @@ int64_t hostMemoryAvailable() {
       return kib * 1024;
   return -1;
 }
-/// Float elements of scratch for the widened copies of one kernel's
-/// half-precision buffers: the most any kernel needs.
+/// Float elements of scratch for the widened copies of kernel k's
+/// half-precision buffers (the executor holds the most any kernel needs).
 int64_t halfScratchElements(const Plan &plan, const PlanKernel &k) {
   int64_t scratch = 0;
   for (const std::vector<int32_t> *ids : {&k.inputs, &k.outputs})
