@@ -18,9 +18,9 @@
 #include "Report.h"
 #include "RunPlan.h"
 
-#include "dlc/Conversion/TrainToPlan.h"
 #include "dlc/InitAll.h"
 #include "dlc/Pipelines/Pipelines.h"
+#include "dlc/Target/Plan/TrainToPlan.h"
 #include "dlc/Transforms/Passes.h"
 #include "dlc/runtime/Collective.h"
 #include "dlc/runtime/Device.h"

@@ -3,8 +3,8 @@
 #include "dlc/InitAll.h"
 
 #include "dlc/Dialect/Train/IR/TrainDialect.h"
-#include "dlc/Conversion/Passes.h"
 #include "dlc/Pipelines/Pipelines.h"
+#include "dlc/Target/Plan/Passes.h"
 #include "dlc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,7 +17,7 @@ void mlir::dlc::registerAllDialects(DialectRegistry &registry) {
 
 void mlir::dlc::registerAllPasses() {
   registerDLCPasses();
-  registerDLCConversionPasses();
+  registerDLCTargetPlanPasses();
   registerFusionPipelines();
   // canonicalize, cse, symbol-dce and friends, for user-written pipelines.
   mlir::registerTransformsPasses();

@@ -1,7 +1,7 @@
 //===- Passes.td - passes over the lowered step -------------*- tablegen -*-===//
 
-#ifndef DLC_CONVERSION_PASSES_TD
-#define DLC_CONVERSION_PASSES_TD
+#ifndef DLC_TARGET_PLAN_PASSES_TD
+#define DLC_TARGET_PLAN_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
 
@@ -22,4 +22,4 @@ def ReportStepPass : Pass<"dlc-report-step", "::mlir::ModuleOp"> {
   }];
 }
 
-#endif // DLC_CONVERSION_PASSES_TD
+#endif // DLC_TARGET_PLAN_PASSES_TD

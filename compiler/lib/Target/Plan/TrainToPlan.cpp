@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dlc/Conversion/TrainToPlan.h"
+#include "dlc/Target/Plan/TrainToPlan.h"
 
 #include "dlc/Dialect/Train/IR/TrainOps.h"
 #include "dlc/runtime/MemoryPlanner.h"

@@ -1,7 +1,7 @@
 //===- TrainToPlan.h - lower @train_step to a runtime plan ------*- C++ -*-===//
 
-#ifndef DLC_CONVERSION_TRAINTOPLAN_H
-#define DLC_CONVERSION_TRAINTOPLAN_H
+#ifndef DLC_TARGET_PLAN_TRAINTOPLAN_H
+#define DLC_TARGET_PLAN_TRAINTOPLAN_H
 
 #include "dlc/runtime/Plan.h"
 
@@ -37,4 +37,4 @@ FailureOr<::dlc::rt::Plan> lowerToPlan(ModuleOp module,
 
 } // namespace mlir::dlc
 
-#endif // DLC_CONVERSION_TRAINTOPLAN_H
+#endif // DLC_TARGET_PLAN_TRAINTOPLAN_H

@@ -1,7 +1,7 @@
 //===- ReportStep.cpp - print what the training step lowers to ------------===//
 
-#include "dlc/Conversion/Passes.h"
-#include "dlc/Conversion/TrainToPlan.h"
+#include "dlc/Target/Plan/Passes.h"
+#include "dlc/Target/Plan/TrainToPlan.h"
 
 #include "dlc/runtime/PlanSummary.h"
 
@@ -11,7 +11,7 @@
 
 namespace mlir::dlc {
 #define GEN_PASS_DEF_REPORTSTEPPASS
-#include "dlc/Conversion/Passes.h.inc"
+#include "dlc/Target/Plan/Passes.h.inc"
 } // namespace mlir::dlc
 
 using namespace mlir;

@@ -1,8 +1,8 @@
 //===- TrainToPlanTest.cpp - lowering training steps to plans -------------===//
 
-#include "../TestUtils.h"
+#include "../../TestUtils.h"
 
-#include "dlc/Conversion/TrainToPlan.h"
+#include "dlc/Target/Plan/TrainToPlan.h"
 #include "dlc/Transforms/Passes.h"
 #include "dlc/runtime/Collective.h"
 

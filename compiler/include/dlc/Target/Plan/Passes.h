@@ -1,7 +1,7 @@
 //===- Passes.h - passes over the lowered step ------------------*- C++ -*-===//
 
-#ifndef DLC_CONVERSION_PASSES_H
-#define DLC_CONVERSION_PASSES_H
+#ifndef DLC_TARGET_PLAN_PASSES_H
+#define DLC_TARGET_PLAN_PASSES_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -9,11 +9,11 @@
 namespace mlir::dlc {
 
 #define GEN_PASS_DECL
-#include "dlc/Conversion/Passes.h.inc"
+#include "dlc/Target/Plan/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION
-#include "dlc/Conversion/Passes.h.inc"
+#include "dlc/Target/Plan/Passes.h.inc"
 
 } // namespace mlir::dlc
 
-#endif // DLC_CONVERSION_PASSES_H
+#endif // DLC_TARGET_PLAN_PASSES_H
