@@ -44,6 +44,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -218,6 +219,11 @@ cl::opt<std::string> dumpKernels("dump-kernels",
     cl::value_desc("dir"), cl::init(""), cl::cat(category));
 cl::opt<std::string> emitPlan("emit-plan", cl::desc("also write the compiled plan to this file"),
                               cl::value_desc("file"), cl::init(""), cl::cat(category));
+cl::opt<std::string> emitMlir("emit-mlir",
+    cl::desc("also write the training step's IR after the compile pipeline, before its "
+             "lowering to the plan, to this file: what `dlc-opt --pass-pipeline="
+             "'builtin.module(dlc-train-step{...})'` prints for the same options"),
+    cl::value_desc("file"), cl::init(""), cl::cat(category));
 
 int fail(const std::string &message) {
   llvm::errs() << "dlc-bench: error: " << message << "\n";
@@ -351,50 +357,49 @@ int runConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
     PassManager pm(&context);
     if (failed(applyPassManagerCLOptions(pm)))
       return fail("bad pass manager options");
-    mlir::dlc::PrecisionPipelineOptions precisionOptions;
-    precisionOptions.precision = precision;
-    precisionOptions.initLossScale = lossScale;
-    precisionOptions.growthInterval = lossScaleGrowthInterval;
-    pm.addPass(mlir::dlc::createSpecializeBatchPass({batch}));
-    if (failed(mlir::dlc::buildPrecisionPipeline(pm, precisionOptions,
-                                                 /*beforeAutodiff=*/true, error)))
-      return fail("--precision " + precision + ": " + error);
-    pm.addPass(mlir::dlc::createAutodiffPass({optimizer, lr}));
-    if (failed(mlir::dlc::buildPrecisionPipeline(pm, precisionOptions,
-                                                 /*beforeAutodiff=*/false, error)))
-      return fail("--precision " + precision + ": " + error);
-    if (failed(mlir::dlc::buildLayoutPipeline(pm, layout, precision, error)))
-      return fail("--layout: " + error);
-    // After precision and layout (the all-reduce reads what the update
-    // reads), before fusion (which would hide where a gradient is ready).
-    if (gpus > 1)
-      // DDP's rule: a 1 MiB first bucket unless the bucket size was given.
-      pm.addPass(mlir::dlc::createDataParallelPass(
-          {gpus, bucketMb,
-           firstBucketMb.getNumOccurrences() ? firstBucketMb
-           : bucketMb.getNumOccurrences()    ? bucketMb
-                                             : 1.0,
-           gradCompression == "fp16"   ? "f16"
-           : gradCompression == "bf16" ? "bf16"
-                                       : ""}));
-    mlir::dlc::FusionPipelineOptions fusionOptions;
-    fusionOptions.strategy = fusion;
-    fusionOptions.paddleRelaxGate = paddleRelaxGate;
-    fusionOptions.explain = explainFusion;
+    mlir::dlc::TrainStepOptions options;
+    options.batch = batch;
+    options.optimizer = optimizer;
+    options.lr = lr;
+    options.precision = precision;
+    options.lossScale = lossScale;
+    options.lossScaleGrowthInterval = lossScaleGrowthInterval;
+    options.layout = layout;
+    options.ranks = gpus;
+    options.bucketMb = bucketMb;
+    // DDP's rule: a 1 MiB first bucket unless the bucket size was given.
+    options.firstBucketMb = firstBucketMb.getNumOccurrences() ? firstBucketMb
+                            : bucketMb.getNumOccurrences()    ? bucketMb
+                                                              : 1.0;
+    options.gradCompression = gradCompression;
+    options.fusion = fusion;
     for (const std::string &kind : splitList(disableFusion))
       if (!kind.empty())
-        fusionOptions.disabled.push_back(kind);
-    if (std::string error;
-        failed(mlir::dlc::buildFusionPipeline(pm, fusionOptions, error)))
-      return fail("--fusion " + fusion + ": " + error);
-    if (!pipeline.empty()) {
-      std::string errors;
-      llvm::raw_string_ostream os(errors);
-      if (failed(parsePassPipeline(pipeline, pm, os)))
-        return fail("cannot parse --pipeline '" + pipeline + "': " + errors);
+        options.disableFusion.push_back(kind);
+    options.paddleRelaxGate = paddleRelaxGate;
+    options.explainFusion = explainFusion;
+    options.pipeline = pipeline;
+    if (mlir::dlc::TrainStepError error;
+        failed(mlir::dlc::buildTrainStepPipeline(pm, options, error))) {
+      if (error.option == "pipeline")
+        return fail("cannot parse --pipeline '" + pipeline + "': " + error.message);
+      if (error.option == "fusion" || error.option == "disable-fusion")
+        return fail("--fusion " + fusion + ": " + error.message);
+      if (error.option == "precision")
+        return fail("--precision " + precision + ": " + error.message);
+      return fail("--" + error.option + ": " + error.message);
     }
     if (failed(pm.run(*module)))
       return fail("cannot compile " + modelPath + " (see the errors above)");
+    // As dlc-opt prints it; under mpirun every rank compiles the same step.
+    if (!emitMlir.empty() && rt::launchedRank() == 0) {
+      auto out = openOutputFile(emitMlir, &error);
+      if (!out)
+        return fail("--emit-mlir: " + error);
+      module->print(out->os());
+      out->os() << "\n";
+      out->keep();
+    }
     FailureOr<rt::Plan> compiled =
         mlir::dlc::lowerToPlan(*module, {modelName(modelPath), precision, strategy}, &stats);
     if (failed(compiled))
@@ -593,6 +598,10 @@ int benchMain(int argc, char **argv) {
     return fail("a sweep of " + std::to_string(sweep.size()) +
                 " configurations cannot run a .plan, --emit-plan or --dump-out: "
                 "give one configuration");
+  if (!emitMlir.empty() && (fromPlan || sweep.size() > 1))
+    return fail(fromPlan ? "--emit-mlir: a .plan is compiled already; give the model file"
+                         : "--emit-mlir writes one configuration's IR; this sweep has " +
+                               std::to_string(sweep.size()));
 
   bool models = modelPaths.size() > 1;
   std::vector<bench::Result> results;

@@ -19,6 +19,7 @@ void mlir::dlc::registerAllPasses() {
   registerDLCPasses();
   registerDLCTargetPlanPasses();
   registerFusionPipelines();
+  registerTrainStepPipeline();
   // canonicalize, cse, symbol-dce and friends, for user-written pipelines.
   mlir::registerTransformsPasses();
 }

@@ -8,6 +8,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace mlir::dlc;
@@ -146,4 +147,85 @@ void mlir::dlc::registerFusionPipelines() {
           (void)buildFusionPipeline(pm, options, error);
         });
   }
+}
+
+LogicalResult mlir::dlc::buildTrainStepPipeline(OpPassManager &pm,
+                                                const TrainStepOptions &options,
+                                                TrainStepError &error) {
+  auto refuse = [&](StringRef option, const std::string &message) {
+    error = {option.str(), message};
+    return failure();
+  };
+  // Values only a pass would catch, and only when run: refused up front.
+  if (options.batch < 1)
+    return refuse("batch", "expects a batch >= 1, got " + std::to_string(options.batch));
+  if (!(options.lossScale > 0) || options.lossScaleGrowthInterval < 1)
+    return refuse("loss-scale", "expects loss-scale > 0 and loss-scale-growth-interval >= 1");
+  if (options.ranks < 1)
+    return refuse("ranks", "expects ranks >= 1, got " + std::to_string(options.ranks));
+  if (!(options.bucketMb > 0) || !(options.firstBucketMb >= 0))
+    return refuse("bucket-mb", "expects bucket-mb > 0 and first-bucket-mb >= 0");
+  StringRef compression = options.gradCompression;
+  if (!llvm::is_contained({"none", "fp16", "bf16"}, compression))
+    return refuse("grad-compression", "unknown grad-compression '" + compression.str() +
+                                          "' (none, fp16, bf16)");
+
+  std::string message;
+  PrecisionPipelineOptions precision;
+  precision.precision = options.precision;
+  precision.initLossScale = options.lossScale;
+  precision.growthInterval = options.lossScaleGrowthInterval;
+  pm.addPass(createSpecializeBatchPass({options.batch}));
+  if (failed(buildPrecisionPipeline(pm, precision, /*beforeAutodiff=*/true, message)))
+    return refuse("precision", message);
+  pm.addPass(createAutodiffPass({options.optimizer, options.lr}));
+  if (failed(buildPrecisionPipeline(pm, precision, /*beforeAutodiff=*/false, message)))
+    return refuse("precision", message);
+  if (failed(buildLayoutPipeline(pm, options.layout, options.precision, message)))
+    return refuse("layout", message);
+  // After precision and layout (the all-reduce reads what the update
+  // reads), before fusion (which would hide where a gradient is ready).
+  if (options.ranks > 1)
+    pm.addPass(createDataParallelPass(
+        {options.ranks, options.bucketMb, options.firstBucketMb,
+         compression == "fp16" ? "f16" : compression == "bf16" ? "bf16" : ""}));
+  FusionPipelineOptions fusion;
+  fusion.strategy = options.fusion;
+  fusion.paddleRelaxGate = options.paddleRelaxGate;
+  fusion.explain = options.explainFusion;
+  fusion.disabled.assign(options.disableFusion.begin(), options.disableFusion.end());
+  if (failed(buildFusionPipeline(pm, fusion, message)))
+    return refuse(llvm::is_contained(kFusionStrategies, StringRef(options.fusion))
+                      ? "disable-fusion"
+                      : "fusion",
+                  message);
+  if (!options.pipeline.empty()) {
+    message.clear();
+    llvm::raw_string_ostream os(message);
+    if (failed(parsePassPipeline(options.pipeline, pm, os)))
+      return refuse("pipeline", message);
+  }
+  return success();
+}
+
+void mlir::dlc::registerTrainStepPipeline() {
+  // PassPipelineRegistration's builder cannot fail: registered by hand, so
+  // that a bad value is an error on the pipeline, not a half-built one.
+  registerPassPipeline(
+      "dlc-train-step",
+      "what dlc-bench compiles a model's training step with: batch, "
+      "precision, autodiff, layout, data parallelism, fusion",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        TrainStepOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        TrainStepError error;
+        if (failed(buildTrainStepPipeline(pm, options, error)))
+          return errorHandler("dlc-train-step: " + error.option + ": " + error.message);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optionHandler) {
+        optionHandler(TrainStepOptions());
+      });
 }

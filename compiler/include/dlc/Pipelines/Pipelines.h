@@ -2,7 +2,8 @@
 //
 // What `dlc-bench --fusion S --precision P` compiles a model with, built in
 // one place so that dlc-opt's named pipelines (`--pass-pipeline=
-// 'builtin.module(dlc-fusion-xla)'`) and dlc-bench run the same passes.
+// 'builtin.module(dlc-train-step{fusion=xla precision=amp})'`) and dlc-bench
+// run the same passes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,7 @@
 #define DLC_PIPELINES_PIPELINES_H
 
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 
 #include <string>
 #include <vector>
@@ -79,8 +81,94 @@ FailureOr<std::string> resolveLayout(StringRef layout, StringRef precision,
 LogicalResult buildLayoutPipeline(OpPassManager &pm, StringRef layout,
                                   StringRef precision, std::string &error);
 
+/// Everything dlc-bench compiles a model's training step with, from the model
+/// file to the IR it lowers to a plan. The defaults are dlc-bench's, and the
+/// names its flags' (`ranks` is its --gpus).
+struct TrainStepOptions : public PassPipelineOptions<TrainStepOptions> {
+  Option<int64_t> batch{*this, "batch",
+                        llvm::cl::desc("samples per step (per rank)"),
+                        llvm::cl::init(32)};
+  Option<std::string> optimizer{
+      *this, "optimizer", llvm::cl::desc("sgd or adamw; empty takes the model's"),
+      llvm::cl::init("")};
+  Option<double> lr{*this, "lr",
+                    llvm::cl::desc("learning rate; 0 takes the model's"),
+                    llvm::cl::init(0.0)};
+  Option<std::string> precision{
+      *this, "precision", llvm::cl::desc("fp32, amp, amp-bf16 or fp16"),
+      llvm::cl::init("fp32")};
+  Option<double> lossScale{
+      *this, "loss-scale",
+      llvm::cl::desc("initial dynamic loss scale of amp and fp16"),
+      llvm::cl::init(65536.0)};
+  Option<int64_t> lossScaleGrowthInterval{
+      *this, "loss-scale-growth-interval",
+      llvm::cl::desc("good steps before the loss scale doubles"),
+      llvm::cl::init(2000)};
+  Option<std::string> layout{
+      *this, "layout",
+      llvm::cl::desc("auto (NHWC in the half precisions, NCHW in fp32), nchw "
+                     "or nhwc"),
+      llvm::cl::init("auto")};
+  Option<int64_t> ranks{
+      *this, "ranks",
+      llvm::cl::desc("data-parallel ranks; above 1, dlc-data-parallel "
+                     "averages the gradients over them"),
+      llvm::cl::init(1)};
+  Option<double> bucketMb{*this, "bucket-mb",
+                          llvm::cl::desc("MiB of gradients per all-reduce"),
+                          llvm::cl::init(25.0)};
+  Option<double> firstBucketMb{
+      *this, "first-bucket-mb",
+      llvm::cl::desc("MiB of the first bucket; 0 follows DDP (see "
+                     "dlc-data-parallel)"),
+      llvm::cl::init(0.0)};
+  Option<std::string> gradCompression{
+      *this, "grad-compression",
+      llvm::cl::desc("send float32 gradients as fp16 or bf16, or none"),
+      llvm::cl::init("none")};
+  Option<std::string> fusion{*this, "fusion",
+                             llvm::cl::desc("none, paddle or xla"),
+                             llvm::cl::init("none")};
+  ListOption<std::string> disableFusion{
+      *this, "disable-fusion",
+      llvm::cl::desc("fusion kinds to leave out (see dlc-bench --help)")};
+  Option<bool> paddleRelaxGate{
+      *this, "paddle-relax-gate",
+      llvm::cl::desc("fuse batch norm + activation whatever the precision "
+                     "and layout"),
+      llvm::cl::init(false)};
+  Option<bool> explainFusion{
+      *this, "explain-fusion",
+      llvm::cl::desc("remark on every pair the fusion passes did not fuse"),
+      llvm::cl::init(false)};
+  Option<std::string> pipeline{
+      *this, "pipeline",
+      llvm::cl::desc("a textual pass pipeline to run after the fusion "
+                     "strategy"),
+      llvm::cl::init("")};
+};
+
+/// What buildTrainStepPipeline refused: the option at fault and why, for
+/// the caller to say in its own words (a dlc-bench flag, a pipeline option).
+struct TrainStepError {
+  std::string option;
+  std::string message;
+};
+
+/// Adds the training-step pipeline to `pm`, a pass manager on the module:
+/// dlc-specialize-batch, the precision passes around dlc-autodiff, the
+/// layout, dlc-data-parallel (ranks above 1), the fusion strategy and the
+/// user's pipeline. Fails, with `error` set, on a value no pass takes.
+LogicalResult buildTrainStepPipeline(OpPassManager &pm,
+                                     const TrainStepOptions &options,
+                                     TrainStepError &error);
+
 /// Registers `dlc-fusion-paddle` and `dlc-fusion-xla` as named pipelines.
 void registerFusionPipelines();
+
+/// Registers `dlc-train-step`, what dlc-bench compiles a step with.
+void registerTrainStepPipeline();
 
 } // namespace mlir::dlc
 
