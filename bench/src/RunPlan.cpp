@@ -203,7 +203,7 @@ rt::Status prepareRepeat(rt::Executor &exec, const RunOptions &o, uint64_t dataS
 void captureGradient(const rt::Executor &exec, size_t k,
                      std::map<std::string, std::vector<float>> &lastGrads) {
   const rt::PlanKernel &kernel = exec.plan().kernels[k];
-  if (kernel.op != "sgd_update" && kernel.op != "adamw_update")
+  if (kernel.opClass != rt::OpClass::kOptimizer)
     return;
   const rt::PlanBuffer &grad = exec.plan().buffers[kernel.inputs[1]];
   std::vector<float> values = asFloats(exec.bytesOf(kernel.inputs[1]), grad.dtype);
@@ -729,7 +729,7 @@ void describePlan(const rt::Plan &plan, const std::string &backend, Result &resu
   result.threads = rt::cpu::cpuThreadCount();
   result.peakArenaBytes = plan.arenaBytes;
   for (const rt::PlanKernel &k : plan.kernels)
-    if (k.op == "sgd_update" || k.op == "adamw_update") {
+    if (k.opClass == rt::OpClass::kOptimizer) {
       result.optimizer = k.op.substr(0, k.op.find('_'));
       break;
     }
@@ -740,7 +740,7 @@ void describePlan(const rt::Plan &plan, const std::string &backend, Result &resu
         result.layout = layout;
     }
   for (const rt::PlanKernel &k : plan.kernels)
-    if (k.op == "all_reduce") {
+    if (k.opClass == rt::OpClass::kCollective) {
       ++result.allReducesPerStep;
       for (int32_t id : k.inputs) {
         result.allReduceBytesPerStep += plan.buffers[id].bytes;

@@ -136,7 +136,7 @@ int64_t storeFilters(func::FuncOp step, StringRef layout) {
   // The optimizer state of a filter is shaped and updated like it.
   SetVector<BlockArgument> stored = filters;
   step.walk([&](Operation *op) {
-    if (!isa<SgdUpdateOp, AdamWUpdateOp>(op))
+    if (getOpClass(op) != ::dlc::rt::OpClass::kOptimizer)
       return;
     auto param = dyn_cast<BlockArgument>(op->getOperand(0));
     if (!param || !filters.contains(param))
@@ -259,8 +259,7 @@ struct TransposeAsReshape : OpRewritePattern<TransposeOp> {
 /// to all operands alike. A widening cast is left out: moving a transpose
 /// after it would move twice the bytes.
 bool isLayoutAgnostic(Operation *op) {
-  if (!isa<ReluOp, TanhOp, SigmoidOp, GeluOp, ScaleOp, AddOp, SubOp, MulOp, DivOp, CastOp,
-           ReluBackwardOp, TanhBackwardOp, SigmoidBackwardOp, GeluBackwardOp>(op))
+  if (getOpClass(op) != ::dlc::rt::OpClass::kElementwise)
     return false;
   if (auto cast = dyn_cast<CastOp>(op)) {
     Type from = getElementTypeOrSelf(cast.getInput().getType());
@@ -487,7 +486,7 @@ struct SinkTransposeThroughUpdate : RewritePattern {
   SinkTransposeThroughUpdate(MLIRContext *context)
       : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
   LogicalResult matchAndRewrite(Operation *op, PatternRewriter &rewriter) const override {
-    if (!isa<SgdUpdateOp, AdamWUpdateOp>(op))
+    if (getOpClass(op) != ::dlc::rt::OpClass::kOptimizer)
       return failure();
     // Parameter, gradient and state are transposed alike (their element
     // types may differ: pure fp16 keeps f32 state); the loss-scale status
@@ -554,7 +553,8 @@ struct SinkTransposeThroughGradientCast : OpRewritePattern<CastOp> {
       return failure();
     for (OpOperand &use : op->getUses()) {
       Operation *user = use.getOwner();
-      bool asGradient = isa<SgdUpdateOp, AdamWUpdateOp>(user) && use.getOperandNumber() == 1;
+      bool asGradient =
+          getOpClass(user) == ::dlc::rt::OpClass::kOptimizer && use.getOperandNumber() == 1;
       bool asLogits = isa<SoftmaxCrossEntropyOp, SoftmaxCrossEntropyBackwardOp>(user);
       if (!asGradient && !asLogits && !isa<LossScaleStatusOp>(user))
         return failure();

@@ -103,9 +103,10 @@ struct FuseBatchNormActivationPass final
             << "' to disable (bn-act, bn-add-act)";
         return signalPassFailure();
       }
-    auto consider = [&](SmallVector<Operation *> ops, StringRef kind,
+    auto consider = [&](SmallVector<Operation *> ops, ::dlc::rt::FusionKind kind,
                         FusionDecision decision, Operation *at) {
-      bool addForm = kind.contains("add");
+      bool addForm = kind == ::dlc::rt::FusionKind::kBnAddAct ||
+                     kind == ::dlc::rt::FusionKind::kBnAddActGrad;
       if (decision && ((addForm && noBnAddAct) || (!addForm && noBnAct)))
         decision = FusionDecision::refuse("disabled by the user");
       groups.consider(std::move(ops), kind, decision, at);
@@ -119,7 +120,7 @@ struct FuseBatchNormActivationPass final
           FusionDecision d = paddleGate(bn.getInput(), bn.getLayout(), relaxGate);
           if (d)
             d = onlyReader(bn.getOutput(), relu, "batch-norm output");
-          consider({bn, relu}, "bn_act", d, relu);
+          consider({bn, relu}, ::dlc::rt::FusionKind::kBnAct, d, relu);
         } else if (auto add = dyn_cast_or_null<AddOp>(producer)) {
           if (BatchNormOp bn = residualBatchNorm(add)) {
             FusionDecision d = paddleGate(bn.getInput(), bn.getLayout(), relaxGate);
@@ -127,7 +128,7 @@ struct FuseBatchNormActivationPass final
               d = onlyReader(bn.getOutput(), add, "batch-norm output");
             if (d)
               d = onlyReader(add.getOutput(), relu, "sum");
-            consider({bn, add, relu}, "bn_add_act", d, relu);
+            consider({bn, add, relu}, ::dlc::rt::FusionKind::kBnAddAct, d, relu);
           }
         }
       }
@@ -148,7 +149,7 @@ struct FuseBatchNormActivationPass final
             d && forward && forward.getInput() != bnBackward.getInput())
           d = FusionDecision::refuse("the residual join's bn_add_act group took the other "
                                      "batch norm");
-        consider({reluBackward, bnBackward}, shortcut ? "bn_add_act_grad" : "bn_act_grad", d,
+        consider({reluBackward, bnBackward}, shortcut ? ::dlc::rt::FusionKind::kBnAddActGrad : ::dlc::rt::FusionKind::kBnActGrad, d,
                  bnBackward);
       }
     });

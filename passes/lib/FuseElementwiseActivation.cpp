@@ -31,7 +31,7 @@ using namespace mlir::dlc::train;
 
 namespace {
 
-constexpr llvm::StringLiteral kKind = "elewise_act";
+constexpr ::dlc::rt::FusionKind kKind = ::dlc::rt::FusionKind::kElewiseAct;
 constexpr llvm::StringLiteral kStrategy = "paddle";
 /// PaddlePaddle's fused op writes its intermediate result when others read
 /// it (save_intermediate_out).
@@ -73,7 +73,7 @@ struct FuseElementwiseActivationPass final
           if (explain)
             consumer->emitRemark()
                 << "not fused with '" << producer->getName() << "' ("
-                << kKind << "): " << decision.reason();
+                << kindName(kKind) << "): " << decision.reason();
           continue;
         }
         pairs.push_back({producer, consumer});

@@ -69,12 +69,12 @@ struct FuseGemmEpiloguePass final
         Operation *producer = op->getOperand(0).getDefiningOp();
         if (isa_and_nonnull<LinearOp>(producer)) {
           // cuBLASLt writes the pre-activation as its auxiliary output.
-          groups.consider({producer, op}, "gemm_bias_act",
+          groups.consider({producer, op}, ::dlc::rt::FusionKind::kGemmBiasAct,
                           canFuseProducerIntoConsumer(producer, op, /*allowMultiOutput=*/true),
                           op);
         } else if (auto conv = dyn_cast_or_null<Conv2dOp>(producer);
                    conv && conv.getBias() && isa<ReluOp>(op)) {
-          groups.consider({conv, op}, "conv_bias_act",
+          groups.consider({conv, op}, ::dlc::rt::FusionKind::kConvBiasAct,
                           canFuseProducerIntoConsumer(conv, op, /*allowMultiOutput=*/false),
                           op);
         }
@@ -97,7 +97,7 @@ struct FuseGemmEpiloguePass final
           bias->moveAfter(op);
           ops.push_back(bias);
         }
-        groups.consider(ops, "gemm_dact_bgrad", decision, op);
+        groups.consider(ops, ::dlc::rt::FusionKind::kGemmDactBgrad, decision, op);
       }
     });
     numGroups += groups.createAll(kStrategy);

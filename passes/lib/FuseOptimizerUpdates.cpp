@@ -29,7 +29,7 @@ using namespace mlir::dlc::train;
 
 namespace {
 
-constexpr llvm::StringLiteral kKind = "optimizer_horizontal";
+constexpr ::dlc::rt::FusionKind kKind = ::dlc::rt::FusionKind::kOptimizerHorizontal;
 
 struct FuseOptimizerUpdatesPass final
     : mlir::dlc::impl::FuseOptimizerUpdatesPassBase<FuseOptimizerUpdatesPass> {
@@ -39,7 +39,7 @@ struct FuseOptimizerUpdatesPass final
     // Updates by block, in order; each block's updates form one group.
     llvm::MapVector<Block *, SmallVector<Operation *>> byBlock;
     getOperation().walk([&](Operation *op) {
-      if (isa<SgdUpdateOp, AdamWUpdateOp>(op) && !op->getParentOfType<FusedOp>())
+      if (getOpClass(op) == ::dlc::rt::OpClass::kOptimizer && !op->getParentOfType<FusedOp>())
         byBlock[op->getBlock()].push_back(op);
     });
     for (auto &[block, updates] : byBlock) {
@@ -48,7 +48,7 @@ struct FuseOptimizerUpdatesPass final
       FusionDecision decision = canFuseHorizontally(updates);
       if (!decision) {
         updates.back()->emitRemark()
-            << "optimizer updates not fused (" << kKind << "): " << decision.reason();
+            << "optimizer updates not fused (" << kindName(kKind) << "): " << decision.reason();
         continue;
       }
       // Mixed precision: the cast of each half-precision gradient to its
@@ -63,7 +63,7 @@ struct FuseOptimizerUpdatesPass final
             ops.push_back(cast);
         llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
         if (FusionDecision withCasts = canFormGroup(ops); !withCasts) {
-          updates.back()->emitRemark() << "gradient casts not fused (" << kKind
+          updates.back()->emitRemark() << "gradient casts not fused (" << kindName(kKind)
                                        << "): " << withCasts.reason();
           ops.assign(updates.begin(), updates.end());
         }

@@ -31,7 +31,7 @@ using namespace mlir::dlc::train;
 
 namespace {
 
-constexpr llvm::StringLiteral kKind = "cast_horizontal";
+constexpr ::dlc::rt::FusionKind kKind = ::dlc::rt::FusionKind::kCastHorizontal;
 constexpr llvm::StringLiteral kStrategy = "xla";
 
 struct FuseParameterCastsPass final
@@ -55,7 +55,7 @@ struct FuseParameterCastsPass final
       if (!decision) {
         if (explain)
           casts.back()->emitRemark()
-              << "parameter casts not fused (" << kKind << "): " << decision.reason();
+              << "parameter casts not fused (" << kindName(kKind) << "): " << decision.reason();
         continue;
       }
       createFusedGroup(casts, kKind, kStrategy);

@@ -93,7 +93,7 @@ struct FuseProducerConsumerPass final
       bool reduces = llvm::any_of(group, [](Operation *op) {
         return classifyForFusion(op) != FusionClass::kElementwise;
       });
-      createFusedGroup(group, reduces ? "input" : "loop", kStrategy);
+      createFusedGroup(group, reduces ? ::dlc::rt::FusionKind::kInput : ::dlc::rt::FusionKind::kLoop, kStrategy);
       ++numGroups;
       numFusedOps += group.size();
     }

@@ -9,7 +9,7 @@ using namespace mlir;
 using namespace mlir::dlc;
 using namespace mlir::dlc::train;
 
-FusedOp mlir::dlc::createFusedGroup(ArrayRef<Operation *> ops, StringRef kind,
+FusedOp mlir::dlc::createFusedGroup(ArrayRef<Operation *> ops, ::dlc::rt::FusionKind kind,
                                     StringRef strategy) {
   auto inside = [&](Operation *op) { return llvm::is_contained(ops, op); };
   SmallVector<Value> inputs, exported;
@@ -24,7 +24,7 @@ FusedOp mlir::dlc::createFusedGroup(ArrayRef<Operation *> ops, StringRef kind,
   Operation *last = ops.back();
   OpBuilder b(last);
   auto fused = FusedOp::create(b, last->getLoc(), ValueRange(exported).getTypes(),
-                               inputs, b.getStringAttr(kind),
+                               inputs, b.getStringAttr(kindName(kind)),
                                b.getStringAttr(strategy));
   Block *body = b.createBlock(&fused.getBody());
   IRMapping map;
@@ -46,7 +46,7 @@ FusedOp mlir::dlc::createFusedGroup(ArrayRef<Operation *> ops, StringRef kind,
   return fused;
 }
 
-bool GroupCandidates::consider(SmallVector<Operation *> ops, StringRef kind,
+bool GroupCandidates::consider(SmallVector<Operation *> ops, ::dlc::rt::FusionKind kind,
                                FusionDecision decision, Operation *at) {
   for (Operation *op : ops)
     if (decision && taken.contains(op))
@@ -55,11 +55,11 @@ bool GroupCandidates::consider(SmallVector<Operation *> ops, StringRef kind,
     decision = canFormGroup(ops);
   if (!decision) {
     if (explain)
-      at->emitRemark() << "not fused (" << kind << "): " << decision.reason();
+      at->emitRemark() << "not fused (" << kindName(kind) << "): " << decision.reason();
     return false;
   }
   taken.insert(ops.begin(), ops.end());
-  kept.push_back({std::move(ops), kind.str()});
+  kept.push_back({std::move(ops), kind});
   return true;
 }
 

@@ -9,8 +9,7 @@ using namespace mlir::dlc;
 using namespace mlir::dlc::train;
 
 bool mlir::dlc::isFusibleActivation(Operation *op) {
-  return isa<ReluOp, TanhOp, SigmoidOp, GeluOp, ScaleOp, ReluBackwardOp,
-             TanhBackwardOp, SigmoidBackwardOp, GeluBackwardOp>(op);
+  return op->hasTrait<Activation>();
 }
 
 bool mlir::dlc::isFusibleElementwise(Operation *op) {
@@ -18,16 +17,26 @@ bool mlir::dlc::isFusibleElementwise(Operation *op) {
 }
 
 FusionClass mlir::dlc::classifyForFusion(Operation *op) {
-  if (isa<ReluOp, TanhOp, SigmoidOp, GeluOp, ScaleOp, DropoutOp, AddOp, SubOp,
-          MulOp, DivOp, CastOp, ReluBackwardOp, TanhBackwardOp,
-          SigmoidBackwardOp, GeluBackwardOp, BroadcastToOp, TransposeOp,
-          SliceOp, SliceBackwardOp, ConcatOp>(op))
+  using ::dlc::rt::OpClass;
+  std::optional<OpClass> opClass = getOpClass(op);
+  if (!opClass)
+    return FusionClass::kOpaque;
+  switch (*opClass) {
+  case OpClass::kElementwise:
+  case OpClass::kRandom:
+  case OpClass::kDataMovement:
     return FusionClass::kElementwise;
-  if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SumToShapeOp, GlobalAvgPoolOp>(op))
+  case OpClass::kReduction:
     return FusionClass::kReduction;
-  if (isa<SoftmaxOp, SoftmaxBackwardOp, LayerNormOp, LayerNormBackwardOp,
-          BatchNormOp, BatchNormBackwardOp>(op))
+  case OpClass::kRowNormalization:
+  case OpClass::kBatchNormalization:
     return FusionClass::kNormalization;
+  case OpClass::kOpaque:
+  case OpClass::kContraction:
+  case OpClass::kOptimizer:
+  case OpClass::kCollective:
+    return FusionClass::kOpaque;
+  }
   return FusionClass::kOpaque;
 }
 

@@ -70,7 +70,7 @@ struct LossScalingPass final
     }
     SmallVector<Operation *> updates;
     for (Operation &op : body)
-      if (isa<SgdUpdateOp, AdamWUpdateOp>(op))
+      if (getOpClass(&op) == ::dlc::rt::OpClass::kOptimizer)
         updates.push_back(&op);
     if (updates.empty()) {
       step.emitOpError() << "has no optimizer update to unscale";

@@ -14,12 +14,8 @@ namespace dlc::rt {
 int64_t planRanks(const Plan &plan) {
   int64_t ranks = 1;
   for (const PlanKernel &k : plan.kernels) {
-    if (k.op != "all_reduce")
-      continue;
-    auto it = k.attrs.find("ranks");
-    if (it != k.attrs.end())
-      if (const auto *value = std::get_if<int64_t>(&it->second))
-        ranks = std::max(ranks, *value);
+    if (k.opClass == OpClass::kCollective)
+      ranks = std::max(ranks, k.intAttr("ranks", 1));
   }
   return ranks;
 }
@@ -29,7 +25,7 @@ std::vector<int64_t> allReduceWaitPoints(const Plan &plan) {
   std::vector<int64_t> waitAt(n, -1);
   for (int64_t k = 0; k < n; ++k) {
     const PlanKernel &reduce = plan.kernels[k];
-    if (reduce.op != "all_reduce")
+    if (reduce.opClass != OpClass::kCollective)
       continue;
     // The operands' bytes, merged into sorted disjoint ranges.
     std::vector<std::pair<int64_t, int64_t>> ranges;

@@ -9,23 +9,18 @@ namespace dlc::rt {
 
 namespace {
 
+/// A float or an integer attribute (a model file writes `a = 0` or `a = 0.5`).
 double number(const PlanAttrs &attrs, const std::string &key, double fallback) {
-  auto it = attrs.find(key);
-  if (it == attrs.end())
-    return fallback;
-  if (auto *f = std::get_if<double>(&it->second))
+  if (const double *f = findAttr<double>(attrs, key))
     return *f;
-  if (auto *i = std::get_if<int64_t>(&it->second))
+  if (const int64_t *i = findAttr<int64_t>(attrs, key))
     return static_cast<double>(*i);
   return fallback;
 }
 
 std::string text(const PlanAttrs &attrs, const std::string &key,
                  const std::string &fallback) {
-  auto it = attrs.find(key);
-  if (it == attrs.end())
-    return fallback;
-  auto *s = std::get_if<std::string>(&it->second);
+  const std::string *s = findAttr<std::string>(attrs, key);
   return s ? *s : fallback;
 }
 
@@ -129,9 +124,7 @@ int64_t integerRangeOf(const Plan &plan, int32_t bufferId) {
     if (k.op == "softmax_cross_entropy" && k.inputs.size() == 2 &&
         k.inputs[1] == bufferId) {
       const std::vector<int64_t> &logits = plan.buffers[k.inputs[0]].shape;
-      int64_t axis = 1;
-      if (auto it = k.attrs.find("class_axis"); it != k.attrs.end())
-        axis = std::get<int64_t>(it->second);
+      int64_t axis = k.intAttr("class_axis", 1);
       if (axis < 0)
         axis += static_cast<int64_t>(logits.size());
       return logits[axis];

@@ -184,17 +184,11 @@ int64_t PlanBuffer::numElements() const {
 }
 
 std::string kernelLayout(const PlanKernel &kernel) {
-  auto it = kernel.attrs.find("layout");
-  const std::string *v =
-      it == kernel.attrs.end() ? nullptr : std::get_if<std::string>(&it->second);
-  return v ? *v : "NCHW";
+  return kernel.stringAttr("layout", "NCHW");
 }
 
 std::vector<int64_t> storagePermutation(const PlanBuffer &buffer) {
-  auto it = buffer.init.find("storage");
-  if (it == buffer.init.end())
-    return {};
-  const auto *perm = std::get_if<std::vector<int64_t>>(&it->second);
+  const auto *perm = findAttr<std::vector<int64_t>>(buffer.init, "storage");
   return perm ? *perm : std::vector<int64_t>{};
 }
 
@@ -314,14 +308,12 @@ Status validatePlan(const Plan &plan) {
           return invalid("kernel #" + std::to_string(k) + " (" + kernel.op +
                          ") names buffer #" + std::to_string(id) + " of " +
                          std::to_string(plan.buffers.size()));
-    if (kernel.op != "all_reduce")
+    if (kernel.opClass != OpClass::kCollective)
       continue;
     // Data parallelism: every all-reduce for the same ranks, each output
     // the shape and type of its input.
     std::string where = "kernel #" + std::to_string(k) + " (all_reduce)";
-    auto ranks = kernel.attrs.find("ranks");
-    const int64_t *count =
-        ranks == kernel.attrs.end() ? nullptr : std::get_if<int64_t>(&ranks->second);
+    const int64_t *count = findAttr<int64_t>(kernel.attrs, "ranks");
     if (!count || *count < 2)
       return invalid(where + " has no integer 'ranks' >= 2");
     if (*count != ranksOfPlan)
@@ -366,6 +358,8 @@ std::string serializePlan(const Plan &plan) {
     payload.ints(std::vector<int64_t>(k.inputs.begin(), k.inputs.end()));
     payload.ints(std::vector<int64_t>(k.outputs.begin(), k.outputs.end()));
     writeAttrs(payload, k.attrs);
+    payload.pod(static_cast<uint8_t>(k.opClass));
+    payload.pod(static_cast<uint8_t>(k.fusionKind));
   }
 
   Writer file;
@@ -453,6 +447,14 @@ StatusOr<Plan> deserializePlan(std::string_view bytes,
         return error(StatusCode::kDataLoss,
                      "corrupt plan file: kernel #" + std::to_string(k) +
                          " has an attribute of unknown kind");
+      kernel.opClass = static_cast<OpClass>(in.pod<uint8_t>());
+      kernel.fusionKind = static_cast<FusionKind>(in.pod<uint8_t>());
+      if (static_cast<uint8_t>(kernel.opClass) > static_cast<uint8_t>(OpClass::kCollective) ||
+          static_cast<uint8_t>(kernel.fusionKind) >
+              static_cast<uint8_t>(FusionKind::kCastHorizontal))
+        return error(StatusCode::kDataLoss,
+                     "corrupt plan file: kernel #" + std::to_string(k) + " (" + kernel.op +
+                         ") has an unknown op class or fusion kind");
       plan.kernels.push_back(std::move(kernel));
     }
   if (!in.ok() || !in.atEnd())

@@ -19,10 +19,6 @@ int64_t kernelMacs(const Plan &plan, const PlanKernel &k) {
   auto shape = [&](int32_t id) -> const std::vector<int64_t> & {
     return plan.buffers[id].shape;
   };
-  auto flag = [&](const char *name) {
-    auto it = k.attrs.find(name);
-    return it != k.attrs.end() && std::get<int64_t>(it->second) != 0;
-  };
   // Each output element of a convolution sums C/groups x KH x KW products;
   // both gradients do the same work as the forward convolution.
   if (k.op == "conv2d")
@@ -33,42 +29,13 @@ int64_t kernelMacs(const Plan &plan, const PlanKernel &k) {
     return product(shape(k.inputs[0]), 0) * product(shape(k.outputs[0]), 1);
   if (k.op == "matmul") {
     const std::vector<int64_t> &lhs = shape(k.inputs[0]);
-    int64_t contracted = flag("transpose_lhs") ? lhs[lhs.size() - 2] : lhs.back();
+    int64_t contracted = k.flag("transpose_lhs") ? lhs[lhs.size() - 2] : lhs.back();
     return product(shape(k.outputs[0]), 0) * contracted;
   }
   if (k.op == "linear")
     return product(shape(k.outputs[0]), 0) * shape(k.inputs[0]).back();
   return 0;
 }
-
-const char *kernelImplementation(const std::string &op) {
-  static const char *const library[] = {
-      "conv2d", "conv2d_backward_data", "conv2d_backward_filter", "matmul",
-      "linear", "batch_norm", "batch_norm_backward"};
-  static const char *const generated[] = {
-      "relu", "tanh", "sigmoid", "gelu", "scale", "add", "sub", "mul", "div",
-      "relu_backward", "tanh_backward", "sigmoid_backward", "gelu_backward",
-      "cast", "transpose", "concat", "slice", "slice_backward", "broadcast_to",
-      "sum_to_shape", "reduce_sum", "reduce_mean", "reduce_max",
-      "global_avg_pool"};
-  if (op == "all_reduce")
-    return "collective";
-  for (const char *name : library)
-    if (op == name)
-      return "library";
-  for (const char *name : generated)
-    if (op == name)
-      return "generated";
-  return "hand-written";
-}
-
-namespace {
-/// The fused group a kernel belongs to, or -1.
-int64_t groupOf(const PlanKernel &k) {
-  auto it = k.attrs.find("fusion.group");
-  return it == k.attrs.end() ? -1 : std::get<int64_t>(it->second);
-}
-} // namespace
 
 PlanSummary summarizePlan(const Plan &plan) {
   PlanSummary summary;
@@ -93,18 +60,17 @@ PlanSummary summarizePlan(const Plan &plan) {
   std::vector<int64_t> launchOf(plan.kernels.size());
   int64_t launch = -1, previousGroup = -2;
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
-    int64_t group = groupOf(plan.kernels[i]);
+    int64_t group = plan.kernels[i].fusionGroup();
     if (group < 0 || group != previousGroup) {
       ++launch;
       if (group >= 0) {
-        ++summary.groupsByKind[std::get<std::string>(
-            plan.kernels[i].attrs.at("fusion.kind"))];
+        ++summary.groupsByKind[std::string(fusionKindName(plan.kernels[i].fusionKind))];
         bool library = false;
-        for (size_t j = i; j < plan.kernels.size() && groupOf(plan.kernels[j]) == group; ++j)
-          library |= std::string(kernelImplementation(plan.kernels[j].op)) == "library";
+        for (size_t j = i; j < plan.kernels.size() && plan.kernels[j].fusionGroup() == group; ++j)
+          library |= std::string(implementationOf(plan.kernels[j].opClass)) == "library";
         ++summary.launchesByKind[library ? "library" : "generated"];
       } else {
-        ++summary.launchesByKind[kernelImplementation(plan.kernels[i].op)];
+        ++summary.launchesByKind[implementationOf(plan.kernels[i].opClass)];
       }
     }
     previousGroup = group;

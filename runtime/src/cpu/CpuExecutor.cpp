@@ -31,38 +31,8 @@ int64_t TensorRef::dim(int64_t i) const {
   return (*shape)[i < 0 ? i + rank() : i];
 }
 
-namespace {
-template <typename T>
-const T *findAttr(const PlanKernel &kernel, const std::string &name) {
-  auto it = kernel.attrs.find(name);
-  return it == kernel.attrs.end() ? nullptr : std::get_if<T>(&it->second);
-}
-} // namespace
-
-int64_t KernelContext::getInt(const std::string &name, int64_t fallback) const {
-  const int64_t *v = findAttr<int64_t>(kernel, name);
-  return v ? *v : fallback;
-}
-
-double KernelContext::getFloat(const std::string &name, double fallback) const {
-  const double *v = findAttr<double>(kernel, name);
-  return v ? *v : fallback;
-}
-
-std::string KernelContext::getString(const std::string &name,
-                                     const std::string &fallback) const {
-  const std::string *v = findAttr<std::string>(kernel, name);
-  return v ? *v : fallback;
-}
-
-std::vector<int64_t> KernelContext::getInts(const std::string &name,
-                                            std::vector<int64_t> fallback) const {
-  const std::vector<int64_t> *v = findAttr<std::vector<int64_t>>(kernel, name);
-  return v ? *v : fallback;
-}
-
 Status KernelContext::error(const std::string &message) const {
-  return Status(StatusCode::kInvalidArgument, "kernel '" + kernel.op + "': " + message);
+  return Status(StatusCode::kInvalidArgument, "kernel '" + kernel_.op + "': " + message);
 }
 
 std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
@@ -345,7 +315,7 @@ Status CpuExecutor::step() {
     return first;
   };
   for (size_t k = 0; k < plan_.kernels.size(); ++k) {
-    bool collective = plan_.kernels[k].op == "all_reduce";
+    bool collective = plan_.kernels[k].opClass == OpClass::kCollective;
     bool async = overlap_ && collective && communicator_;
     // An all-reduce in its place waits for those under way.
     if (Status s = finish([&](auto &p) {

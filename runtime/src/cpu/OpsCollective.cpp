@@ -14,7 +14,7 @@ namespace dlc::rt::cpu {
 namespace {
 
 Status allReduce(const KernelContext &c) {
-  int64_t ranks = c.getInt("ranks", 0);
+  int64_t ranks = c.kernel().intAttr("ranks", 0);
   Communicator *comm = c.communicator();
   if (!comm)
     return c.error(runsAloneMessage(ranks));

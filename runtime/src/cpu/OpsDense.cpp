@@ -25,7 +25,7 @@ constexpr double kInvSqrt2Pi = 0.3989422804014327;
 
 int64_t axisOf(const KernelContext &c, const char *name, int64_t fallback,
                int64_t rank) {
-  int64_t axis = c.getInt(name, fallback);
+  int64_t axis = c.kernel().intAttr(name, fallback);
   return axis < 0 ? axis + rank : axis;
 }
 
@@ -81,7 +81,7 @@ template <typename F> Status binary(const KernelContext &c, F f) {
 }
 
 bool isExactGelu(const KernelContext &c) {
-  return c.getString("approximate", "none") != "tanh";
+  return c.kernel().stringAttr("approximate", "none") != "tanh";
 }
 
 float gelu(float x, bool exact) {
@@ -117,10 +117,10 @@ bool keepElement(uint64_t seed, uint64_t step, uint64_t index, double rate) {
 }
 
 Status dropout(const KernelContext &c) {
-  double rate = c.getFloat("rate", 0);
+  double rate = c.kernel().floatAttr("rate", 0);
   if (rate < 0 || rate >= 1)
     return c.error("rate must be in [0, 1)");
-  uint64_t seed = static_cast<uint64_t>(c.getInt("seed", 0));
+  uint64_t seed = static_cast<uint64_t>(c.kernel().intAttr("seed", 0));
   // Data-parallel ranks draw their own masks (Collective.h).
   seed += dropoutSeedOffset(c.rank());
   uint64_t step = static_cast<uint64_t>(c.step());
@@ -143,7 +143,7 @@ Status reduce(const KernelContext &c, Reduce kind) {
   const std::vector<int64_t> &in = *c.in(0).shape;
   int64_t rank = static_cast<int64_t>(in.size());
   std::vector<bool> reduced(rank, false);
-  for (int64_t a : c.getInts("axes", {}))
+  for (int64_t a : c.kernel().intsAttr("axes", {}))
     reduced[a < 0 ? a + rank : a] = true;
   std::vector<int64_t> strides = rowMajorStrides(in), keptShape, keptStrides,
                        redShape, redStrides;
@@ -177,7 +177,7 @@ Status reduce(const KernelContext &c, Reduce kind) {
 
 Status matmul(const KernelContext &c) {
   const TensorRef &a = c.in(0), &b = c.in(1), &y = c.out(0);
-  bool ta = c.getInt("transpose_lhs", 0), tb = c.getInt("transpose_rhs", 0);
+  bool ta = c.kernel().intAttr("transpose_lhs", 0), tb = c.kernel().intAttr("transpose_rhs", 0);
   int64_t ra = a.dim(-2), ca = a.dim(-1), rb = b.dim(-2), cb = b.dim(-1);
   int64_t m = ta ? ca : ra, k = ta ? ra : ca, n = tb ? rb : cb;
   // Batch dimensions broadcast: map each output batch to its operands'.
@@ -252,8 +252,8 @@ Status softmax(const KernelContext &c) {
   int64_t rank = x.rank(), axis = axisOf(c, "axis", -1, rank);
   int64_t outer, n, inner;
   splitAround(*x.shape, axis, outer, n, inner);
-  double scale = c.getFloat("scale", 1.0);
-  bool causal = c.getInt("causal", 0);
+  double scale = c.kernel().floatAttr("scale", 1.0);
+  bool causal = c.kernel().intAttr("causal", 0);
   // The additive mask, broadcast to the input once.
   std::vector<float> mask;
   if (c.numInputs() > 1) {
@@ -294,7 +294,7 @@ Status softmaxBackward(const KernelContext &c) {
   int64_t axis = axisOf(c, "axis", -1, dy.rank());
   int64_t outer, n, inner;
   splitAround(*dy.shape, axis, outer, n, inner);
-  double scale = c.getFloat("scale", 1.0);
+  double scale = c.kernel().floatAttr("scale", 1.0);
   const float *DY = dy.f32(), *Y = c.in(1).f32();
   float *DX = c.out(0).f32();
   parallelFor(0, outer * inner, [&](int64_t line) {
@@ -312,7 +312,7 @@ Status softmaxBackward(const KernelContext &c) {
 
 Status layerNorm(const KernelContext &c) {
   int64_t d = c.in(0).dim(-1), rows = c.in(0).numElements() / d;
-  double eps = c.getFloat("epsilon", 1e-5);
+  double eps = c.kernel().floatAttr("epsilon", 1e-5);
   const float *X = c.in(0).f32(), *G = c.in(1).f32(), *B = c.in(2).f32();
   float *Y = c.out(0).f32();
   parallelFor(0, rows, [&](int64_t r) {
@@ -332,7 +332,7 @@ Status layerNorm(const KernelContext &c) {
 
 Status layerNormBackward(const KernelContext &c) {
   int64_t d = c.in(1).dim(-1), rows = c.in(1).numElements() / d;
-  double eps = c.getFloat("epsilon", 1e-5);
+  double eps = c.kernel().floatAttr("epsilon", 1e-5);
   const float *DY = c.in(0).f32(), *X = c.in(1).f32(), *G = c.in(2).f32();
   float *DX = c.out(0).f32(), *DG = c.out(1).f32(), *DB = c.out(2).f32();
   std::vector<double> mean(rows), rstd(rows);
@@ -417,7 +417,7 @@ CrossEntropyShape crossEntropyShape(const KernelContext &c, const TensorRef &log
   CrossEntropyShape s;
   splitAround(*logits.shape, axisOf(c, "class_axis", 1, logits.rank()), s.outer,
               s.classes, s.inner);
-  s.ignore = c.getInt("ignore_index", -100);
+  s.ignore = c.kernel().intAttr("ignore_index", -100);
   return s;
 }
 
@@ -508,9 +508,9 @@ Status keepAsIs(const KernelContext &c, size_t count) {
 }
 
 Status sgdUpdate(const KernelContext &c) {
-  double lr = c.getFloat("lr", 0), momentum = c.getFloat("momentum", 0),
-         decay = c.getFloat("weight_decay", 0);
-  bool nesterov = c.getInt("nesterov", 0), first = c.step() == 0;
+  double lr = c.kernel().floatAttr("lr", 0), momentum = c.kernel().floatAttr("momentum", 0),
+         decay = c.kernel().floatAttr("weight_decay", 0);
+  bool nesterov = c.kernel().intAttr("nesterov", 0), first = c.step() == 0;
   Unscale unscale = unscaleOf(c, 3);
   if (unscale.skip)
     return keepAsIs(c, 2);
@@ -530,9 +530,9 @@ Status sgdUpdate(const KernelContext &c) {
 }
 
 Status adamwUpdate(const KernelContext &c) {
-  double lr = c.getFloat("lr", 0), b1 = c.getFloat("beta1", 0.9),
-         b2 = c.getFloat("beta2", 0.999), eps = c.getFloat("epsilon", 1e-8),
-         decay = c.getFloat("weight_decay", 0.01);
+  double lr = c.kernel().floatAttr("lr", 0), b1 = c.kernel().floatAttr("beta1", 0.9),
+         b2 = c.kernel().floatAttr("beta2", 0.999), eps = c.kernel().floatAttr("epsilon", 1e-8),
+         decay = c.kernel().floatAttr("weight_decay", 0.01);
   double t = static_cast<double>(c.step() + 1);
   double correction1 = 1 - std::pow(b1, t), correction2 = 1 - std::pow(b2, t);
   Unscale unscale = unscaleOf(c, 4);
@@ -574,12 +574,12 @@ Status lossScaleStatus(const KernelContext &c) {
 Status updateLossScale(const KernelContext &c) {
   float scale = c.in(0).f32()[0], good = c.in(1).f32()[0];
   bool overflow = c.in(2).f32()[1] != 0;
-  int64_t interval = c.getInt("growth_interval", 2000);
+  int64_t interval = c.kernel().intAttr("growth_interval", 2000);
   if (overflow) {
-    scale *= static_cast<float>(c.getFloat("backoff_factor", 0.5));
+    scale *= static_cast<float>(c.kernel().floatAttr("backoff_factor", 0.5));
     good = 0;
   } else if (good + 1 >= static_cast<float>(interval)) {
-    scale *= static_cast<float>(c.getFloat("growth_factor", 2.0));
+    scale *= static_cast<float>(c.kernel().floatAttr("growth_factor", 2.0));
     good = 0;
   } else {
     good += 1;
@@ -639,8 +639,8 @@ void registerDenseKernels(KernelRegistry &r) {
     return unary(c, [exact](float x) { return gelu(x, exact); });
   };
   r["scale"] = [](const KernelContext &c) {
-    float s = static_cast<float>(c.getFloat("scale", 1)),
-          b = static_cast<float>(c.getFloat("bias", 0));
+    float s = static_cast<float>(c.kernel().floatAttr("scale", 1)),
+          b = static_cast<float>(c.kernel().floatAttr("bias", 0));
     return unary(c, [s, b](float x) { return x * s + b; });
   };
   r["dropout"] = dropout;

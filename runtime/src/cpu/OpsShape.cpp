@@ -18,7 +18,7 @@ namespace dlc::rt::cpu {
 namespace {
 
 Status transpose(const KernelContext &c) {
-  std::vector<int64_t> perm = c.getInts("permutation", {});
+  std::vector<int64_t> perm = c.kernel().intsAttr("permutation", {});
   std::vector<int64_t> inStrides = rowMajorStrides(*c.in(0).shape), strides;
   for (int64_t p : perm)
     strides.push_back(inStrides[p]);
@@ -35,10 +35,10 @@ int64_t normalized(int64_t axis, int64_t rank) {
 
 Status slice(const KernelContext &c) {
   const TensorRef &in = c.in(0);
-  int64_t axis = normalized(c.getInt("axis", 0), in.rank());
+  int64_t axis = normalized(c.kernel().intAttr("axis", 0), in.rank());
   std::vector<int64_t> strides = rowMajorStrides(*in.shape);
-  int64_t offset = c.getInt("start", 0) * strides[axis];
-  strides[axis] *= c.getInt("step", 1);
+  int64_t offset = c.kernel().intAttr("start", 0) * strides[axis];
+  strides[axis] *= c.kernel().intAttr("step", 1);
   const float *x = in.f32();
   float *y = c.out(0).f32();
   forEachMapped(*c.out(0).shape, strides, offset,
@@ -48,11 +48,11 @@ Status slice(const KernelContext &c) {
 
 Status sliceBackward(const KernelContext &c) {
   const TensorRef &out = c.out(0);
-  int64_t axis = normalized(c.getInt("axis", 0), out.rank());
+  int64_t axis = normalized(c.kernel().intAttr("axis", 0), out.rank());
   std::memset(out.data, 0, out.numElements() * sizeof(float));
   std::vector<int64_t> strides = rowMajorStrides(*out.shape);
-  int64_t offset = c.getInt("start", 0) * strides[axis];
-  strides[axis] *= c.getInt("step", 1);
+  int64_t offset = c.kernel().intAttr("start", 0) * strides[axis];
+  strides[axis] *= c.kernel().intAttr("step", 1);
   // Scatter dy into the slice's positions; each dx element gets at most one.
   const float *dy = c.in(0).f32();
   float *dx = out.f32();
@@ -63,7 +63,7 @@ Status sliceBackward(const KernelContext &c) {
 
 Status concat(const KernelContext &c) {
   const TensorRef &out = c.out(0);
-  int64_t axis = normalized(c.getInt("axis", 0), out.rank());
+  int64_t axis = normalized(c.kernel().intAttr("axis", 0), out.rank());
   std::vector<int64_t> outStrides = rowMajorStrides(*out.shape);
   int64_t offset = 0;
   for (size_t k = 0; k < c.numInputs(); ++k) {

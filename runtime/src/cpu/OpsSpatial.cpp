@@ -22,16 +22,16 @@ namespace {
 /// stride / padding / dilation / groups attributes.
 Conv2dParams convParams(const KernelContext &c, const std::vector<int64_t> &x,
                         const std::vector<int64_t> &w) {
-  std::vector<int64_t> stride = c.getInts("stride", {1, 1}),
-                       pad = c.getInts("padding", {0, 0}),
-                       dil = c.getInts("dilation", {1, 1});
+  std::vector<int64_t> stride = c.kernel().intsAttr("stride", {1, 1}),
+                       pad = c.kernel().intsAttr("padding", {0, 0}),
+                       dil = c.kernel().intsAttr("dilation", {1, 1});
   Conv2dParams p;
   p.n = x[0], p.c = x[1], p.h = x[2], p.w = x[3];
   p.k = w[0], p.kh = w[2], p.kw = w[3];
   p.strideH = stride[0], p.strideW = stride[1];
   p.padH = pad[0], p.padW = pad[1];
   p.dilationH = dil[0], p.dilationW = dil[1];
-  p.groups = c.getInt("groups", 1);
+  p.groups = c.kernel().intAttr("groups", 1);
   return p;
 }
 
@@ -60,8 +60,8 @@ Status conv2dBackwardFilterKernel(const KernelContext &c) {
 BatchNormParams batchNormParams(const KernelContext &c, const TensorRef &x) {
   BatchNormParams p;
   p.n = x.dim(0), p.c = x.dim(1), p.spatial = x.numElements() / (p.n * p.c);
-  p.eps = c.getFloat("epsilon", 1e-5);
-  p.momentum = c.getFloat("momentum", 0.1);
+  p.eps = c.kernel().floatAttr("epsilon", 1e-5);
+  p.momentum = c.kernel().floatAttr("momentum", 0.1);
   return p;
 }
 
@@ -138,7 +138,7 @@ void permuteNhwc(const float *from, const std::vector<int64_t> &fromShape, float
 /// which is what makes the CPU backend the layout pass's reference.
 KernelFn layoutAware(KernelFn nchw) {
   return [nchw = std::move(nchw)](const KernelContext &c) -> Status {
-    std::string layout = c.getString("layout", "NCHW");
+    std::string layout = c.kernel().stringAttr("layout", "NCHW");
     if (layout == "NCHW")
       return nchw(c);
     if (layout != "NHWC")
@@ -183,15 +183,15 @@ KernelFn layoutAware(KernelFn nchw) {
 }
 
 Pool2dParams poolParams(const KernelContext &c, const std::vector<int64_t> &in) {
-  std::vector<int64_t> k = c.getInts("kernel_size", {1, 1}),
-                       s = c.getInts("stride", {1, 1}),
-                       pad = c.getInts("padding", {0, 0});
+  std::vector<int64_t> k = c.kernel().intsAttr("kernel_size", {1, 1}),
+                       s = c.kernel().intsAttr("stride", {1, 1}),
+                       pad = c.kernel().intsAttr("padding", {0, 0});
   Pool2dParams p;
   p.n = in[0], p.c = in[1], p.h = in[2], p.w = in[3];
   p.kh = k[0], p.kw = k[1], p.strideH = s[0], p.strideW = s[1];
   p.padH = pad[0], p.padW = pad[1];
-  p.ceilMode = c.getInt("ceil_mode", 0);
-  p.countIncludePad = c.getInt("count_include_pad", 1);
+  p.ceilMode = c.kernel().intAttr("ceil_mode", 0);
+  p.countIncludePad = c.kernel().intAttr("count_include_pad", 1);
   return p;
 }
 
@@ -228,7 +228,7 @@ ResizeParams resizeParams(const KernelContext &c, const TensorRef &in,
   ResizeParams p;
   p.n = in.dim(0), p.c = in.dim(1), p.inH = in.dim(2), p.inW = in.dim(3);
   p.outH = out.dim(2), p.outW = out.dim(3);
-  p.alignCorners = c.getInt("align_corners", 0);
+  p.alignCorners = c.kernel().intAttr("align_corners", 0);
   return p;
 }
 

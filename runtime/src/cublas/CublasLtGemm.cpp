@@ -103,16 +103,11 @@ Status Gemm::plan(cublasLtHandle_t handle, const Plan &plan, const PlanKernel &k
     refusal = "an operand of rank below 2";
     return Status::ok();
   }
-  auto intAttr = [&](const char *name) {
-    auto it = kernel.attrs.find(name);
-    const int64_t *v = it == kernel.attrs.end() ? nullptr : std::get_if<int64_t>(&it->second);
-    return v && *v != 0;
-  };
 
   // Row-major sizes: Y[m, n] = op(L)[m, k] op(R)[k, n], `batches` times.
   // Linear: Y[rows, out] = X[rows, in] W[out, in]^T.
-  bool ta = !linear && intAttr("transpose_lhs");
-  bool tb = linear || intAttr("transpose_rhs");
+  bool ta = !linear && kernel.flag("transpose_lhs");
+  bool tb = linear || kernel.flag("transpose_rhs");
   int64_t lr = lhs.shape[lhs.shape.size() - 2], lc = lhs.shape.back();
   int64_t rr = rhs.shape[rhs.shape.size() - 2], rc = rhs.shape.back();
   int64_t m, k, n, batches = 1, lStride = 0, rStride = 0, dStride = 0;

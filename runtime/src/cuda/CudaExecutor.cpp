@@ -505,7 +505,7 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
         }
       }
     } else {
-      if (kernel.op.rfind("batch_norm", 0) == 0)
+      if (kernel.opClass == OpClass::kBatchNormalization)
         DLC_RETURN_IF_ERROR(cudnn::BatchNorm::plan(p, kernel, where, step.bn, refusal));
       else
         DLC_RETURN_IF_ERROR(cudnn::Conv::plan(dnn, p, kernel, options.allowTf32, where,

@@ -113,40 +113,11 @@ uint64_t hashText(const std::string &s) {
   return h;
 }
 
-template <typename T>
-const T *attr(const PlanKernel &k, const std::string &name) {
-  auto it = k.attrs.find(name);
-  return it == k.attrs.end() ? nullptr : std::get_if<T>(&it->second);
-}
-double floatAttr(const PlanKernel &k, const std::string &name, double fallback) {
-  const double *v = attr<double>(k, name);
-  return v ? *v : fallback;
-}
-int64_t intAttr(const PlanKernel &k, const std::string &name, int64_t fallback) {
-  const int64_t *v = attr<int64_t>(k, name);
-  return v ? *v : fallback;
-}
-
-bool isReduction(const std::string &op) {
-  return op == "sum_to_shape" || op == "reduce_sum" || op == "reduce_mean" ||
-         op == "reduce_max" || op == "global_avg_pool";
-}
-bool isOptimizer(const std::string &op) {
-  return op == "sgd_update" || op == "adamw_update";
-}
-/// Ops the elemental emitter computes at an index.
-bool isElemental(const std::string &op) {
-  static const std::set<std::string> ops = {
-      "relu", "tanh", "sigmoid", "gelu", "scale", "add", "sub", "mul", "div",
-      "relu_backward", "tanh_backward", "sigmoid_backward", "gelu_backward",
-      "cast", "broadcast_to", "transpose", "slice", "slice_backward", "concat",
-      "dropout"};
-  return ops.count(op) > 0;
-}
-/// Ops the row form computes: statistics over the last axis, then an
+/// The ops the row form computes: statistics over the last axis, then an
 /// element-wise pass over the same row that uses them.
-bool isRowOp(const std::string &op) {
-  return op == "softmax" || op == "layer_norm" || op == "softmax_backward";
+bool isRowOp(const PlanKernel &k) {
+  return k.opClass == OpClass::kRowNormalization &&
+         (k.op == "softmax" || k.op == "layer_norm" || k.op == "softmax_backward");
 }
 
 /// What a reduction does to its input: which input dimensions it sums.
@@ -177,7 +148,7 @@ StatusOr<ReductionShape> reductionShape(const Plan &plan, const PlanKernel &k) {
     r.reduced[2] = r.reduced[3] = true;
     r.mean = true;
   } else {
-    const std::vector<int64_t> *axes = attr<std::vector<int64_t>>(k, "axes");
+    const std::vector<int64_t> *axes = findAttr<std::vector<int64_t>>(k.attrs, "axes");
     if (!axes)
       return Status(StatusCode::kInvalidArgument, k.op + " without 'axes'");
     for (int64_t a : *axes) {
@@ -436,9 +407,7 @@ std::string Emitter::value(int32_t buffer, const std::string &idx) {
     // A half-precision result is rounded as the CPU stores it, so that a
     // later op of the launch reads what it would read from memory (a cast
     // rounds itself).
-    static const std::set<std::string> exact = {"cast", "broadcast_to", "transpose", "slice",
-                                                "slice_backward", "concat"};
-    bool rounds = !exact.count(k.op);
+    bool rounds = k.opClass != OpClass::kDataMovement && k.op != "cast";
     if (rounds && b.dtype == DType::kF16)
       reg = temp("v", "float", "dlc_round_f16(" + reg + ")");
     else if (rounds && b.dtype == DType::kBF16)
@@ -464,7 +433,7 @@ std::string Emitter::emitOp(const PlanKernel &k, int32_t result, const std::stri
     return true;
   };
   bool tanhGelu = [&] {
-    const std::string *a = attr<std::string>(k, "approximate");
+    const std::string *a = findAttr<std::string>(k.attrs, "approximate");
     return a && *a == "tanh";
   }();
   static const std::map<std::string, const char *> unary = {
@@ -494,8 +463,8 @@ std::string Emitter::emitOp(const PlanKernel &k, int32_t result, const std::stri
   if (op == "scale") {
     if (!arity(1))
       return "0.f";
-    return temp("v", "float", operand(0) + " * " + floatLiteral(floatAttr(k, "scale", 1)) +
-                                  " + " + floatLiteral(floatAttr(k, "bias", 0)));
+    return temp("v", "float", operand(0) + " * " + floatLiteral(k.floatAttr("scale", 1)) +
+                                  " + " + floatLiteral(k.floatAttr("bias", 0)));
   }
   if (auto b = binary.find(op); b != binary.end()) {
     if (!arity(2))
@@ -528,7 +497,7 @@ std::string Emitter::emitOp(const PlanKernel &k, int32_t result, const std::stri
   if (op == "transpose") {
     if (!arity(1))
       return "0.f";
-    const std::vector<int64_t> *perm = attr<std::vector<int64_t>>(k, "permutation");
+    const std::vector<int64_t> *perm = findAttr<std::vector<int64_t>>(k.attrs, "permutation");
     const Shape &in = plan.buffers[k.inputs[0]].shape;
     if (!perm || perm->size() != out.size()) {
       fail("transpose without a permutation of rank " + std::to_string(out.size()));
@@ -547,14 +516,14 @@ std::string Emitter::emitOp(const PlanKernel &k, int32_t result, const std::stri
       return "0.f";
     const Shape &in = plan.buffers[k.inputs[0]].shape;
     int64_t rank = static_cast<int64_t>(in.size());
-    int64_t axis = intAttr(k, "axis", 0);
+    int64_t axis = k.intAttr("axis", 0);
     axis = axis < 0 ? axis + rank : axis;
     Shape strides = rowMajorStrides(in);
-    std::string expr = std::to_string(intAttr(k, "start", 0) * strides[axis]) + "LL";
+    std::string expr = std::to_string(k.intAttr("start", 0) * strides[axis]) + "LL";
     for (int64_t d = 0; d < rank; ++d)
       if (out[d] != 1)
         expr += " + " + coord(idx, out, d) + " * " +
-                std::to_string(strides[d] * (d == axis ? intAttr(k, "step", 1) : 1)) + "LL";
+                std::to_string(strides[d] * (d == axis ? k.intAttr("step", 1) : 1)) + "LL";
     return value(k.inputs[0], temp("j", "long long", expr));
   }
   if (op == "slice_backward") {
@@ -563,9 +532,9 @@ std::string Emitter::emitOp(const PlanKernel &k, int32_t result, const std::stri
       return "0.f";
     const Shape &dy = plan.buffers[k.inputs[0]].shape;
     int64_t rank = static_cast<int64_t>(out.size());
-    int64_t axis = intAttr(k, "axis", 0);
+    int64_t axis = k.intAttr("axis", 0);
     axis = axis < 0 ? axis + rank : axis;
-    int64_t start = intAttr(k, "start", 0), step = intAttr(k, "step", 1);
+    int64_t start = k.intAttr("start", 0), step = k.intAttr("step", 1);
     Shape strides = rowMajorStrides(dy);
     std::string c = coord(idx, out, axis), expr;
     for (int64_t d = 0; d < rank; ++d)
@@ -588,7 +557,7 @@ std::string Emitter::emitOp(const PlanKernel &k, int32_t result, const std::stri
       return "0.f";
     }
     int64_t rank = static_cast<int64_t>(out.size());
-    int64_t axis = intAttr(k, "axis", 0);
+    int64_t axis = k.intAttr("axis", 0);
     axis = axis < 0 ? axis + rank : axis;
     std::string c = coord(idx, out, axis);
     std::vector<std::string> coords(rank);
@@ -621,7 +590,7 @@ std::string Emitter::emitOp(const PlanKernel &k, int32_t result, const std::stri
     // element's index in y (the same as x's).
     if (!arity(1))
       return "0.f";
-    double rate = floatAttr(k, "rate", 0);
+    double rate = k.floatAttr("rate", 0);
     if (!(rate >= 0 && rate < 1)) {
       fail("dropout with rate " + std::to_string(rate) + ", not in [0, 1)");
       return "0.f";
@@ -634,23 +603,23 @@ std::string Emitter::emitOp(const PlanKernel &k, int32_t result, const std::stri
     usesStep = true;
     std::string x = operand(0);
     return temp("v", "float",
-                "dlc_keep(" + std::to_string(static_cast<uint64_t>(intAttr(k, "seed", 0))) +
+                "dlc_keep(" + std::to_string(static_cast<uint64_t>(k.intAttr("seed", 0))) +
                     "ull, dlc_step, " + idx + ", " + doubleLiteral(rate) + ") ? " + x + " * " +
                     floatLiteral(1.0 / (1.0 - rate)) + " : 0.f");
   }
-  if (isRowOp(op)) {
+  if (isRowOp(k)) {
     fail("the result of " + op + " is needed at an index other than its row's (a later op "
          "of the launch reads it broadcast or remapped)");
     return "0.f";
   }
-  if (isReduction(op)) {
+  if (k.opClass == OpClass::kReduction) {
     fail("the result of " + op + " is needed at an index its reduction did not "
          "compute (a reduction feeding the same reduction's loop, or its result "
          "read at a remapped index)");
     return "0.f";
   }
   fail(op + " is not an element-wise, broadcast, data-movement or reduction op "
-            "(its launch takes the " + std::string(kernelImplementation(op)) + " path)");
+            "(its launch takes the " + std::string(implementationOf(k.opClass)) + " path)");
   return "0.f";
 }
 
@@ -935,7 +904,7 @@ std::optional<StatusOr<GeneratedKernel>> generateTranspose(const Plan &plan,
   if (launch.kernels.size() != 1 || flow.inputs.size() != 1 || flow.exported.size() != 1)
     return std::nullopt;
   const PlanKernel &k = plan.kernels[launch.kernels[0]];
-  const std::vector<int64_t> *perm = attr<std::vector<int64_t>>(k, "permutation");
+  const std::vector<int64_t> *perm = findAttr<std::vector<int64_t>>(k.attrs, "permutation");
   if (k.op != "transpose" || !perm || k.inputs.size() != 1 || k.outputs.size() != 1)
     return std::nullopt;
   const PlanBuffer &in = plan.buffers[flow.inputs[0]], &out = plan.buffers[flow.exported[0]];
@@ -1214,12 +1183,12 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
     return refuse("of a scalar or empty input");
   int64_t d = space.back(), rows = numel(space) / d;
   if (!norm) {
-    int64_t axis = intAttr(k, "axis", -1);
+    int64_t axis = k.intAttr("axis", -1);
     if (axis != -1 && axis != rank - 1)
       return refuse("over axis " + std::to_string(axis) + " of a rank-" + std::to_string(rank) +
                     " input: the row form normalizes the last axis only");
   }
-  bool causal = softmax && intAttr(k, "causal", 0) != 0;
+  bool causal = softmax && k.intAttr("causal", 0) != 0;
   if (causal && rank < 2)
     return refuse("with causal masking of a rank-1 input");
   for (int32_t id : {k.outputs[0], backward ? k.inputs[1] : k.outputs[0]})
@@ -1272,7 +1241,7 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
              ", smem);");
     };
     // softmax's logit at i: scale * x + mask, in double.
-    double scale = floatAttr(k, "scale", 1.0);
+    double scale = k.floatAttr("scale", 1.0);
     auto logit = [&] {
       std::string z = "(" + doubleLiteral(scale) + " * (double)" + e.value(k.inputs[0], "i");
       if (k.inputs.size() > 1)
@@ -1315,7 +1284,7 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
       });
       reduce("var", false);
       e.line("const double rstd = 1.0 / sqrt(var / (double)d + " +
-             doubleLiteral(floatAttr(k, "epsilon", 1e-5)) + ");");
+             doubleLiteral(k.floatAttr("epsilon", 1e-5)) + ");");
       last = [&] {
         return e.temp("y", "float",
                       "(float)(((double)" + e.value(k.inputs[0], "i") +
@@ -1586,13 +1555,13 @@ StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &laun
       seg.newState2 = kernel.outputs[2];
     }
     seg.elements = plan.buffers[seg.param].numElements();
-    seg.lr = floatAttr(kernel, "lr", 0);
-    seg.momentum = floatAttr(kernel, "momentum", 0);
-    seg.weightDecay = floatAttr(kernel, "weight_decay", seg.adamw ? 0.01 : 0);
-    seg.beta1 = floatAttr(kernel, "beta1", 0.9);
-    seg.beta2 = floatAttr(kernel, "beta2", 0.999);
-    seg.epsilon = floatAttr(kernel, "epsilon", 1e-8);
-    seg.nesterov = intAttr(kernel, "nesterov", 0) != 0;
+    seg.lr = kernel.floatAttr("lr", 0);
+    seg.momentum = kernel.floatAttr("momentum", 0);
+    seg.weightDecay = kernel.floatAttr("weight_decay", seg.adamw ? 0.01 : 0);
+    seg.beta1 = kernel.floatAttr("beta1", 0.9);
+    seg.beta2 = kernel.floatAttr("beta2", 0.999);
+    seg.epsilon = kernel.floatAttr("epsilon", 1e-8);
+    seg.nesterov = kernel.intAttr("nesterov", 0) != 0;
     g.segments.push_back(seg);
     g.work += seg.elements;
   }
@@ -1875,19 +1844,18 @@ std::vector<Launch> planLaunches(const Plan &plan) {
   int64_t previous = -2;
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     const PlanKernel &k = plan.kernels[i];
-    const int64_t *group = attr<int64_t>(k, "fusion.group");
-    int64_t g = group ? *group : -1;
+    int64_t g = k.fusionGroup();
     if (g < 0 || g != previous) {
       Launch l;
       l.index = launches.size();
       l.group = g;
       if (g >= 0) {
-        const std::string *kind = attr<std::string>(k, "fusion.kind");
-        l.kind = kind ? *kind : "fused";
+        l.fusion = k.fusionKind;
+        l.kind = k.fusionKind == FusionKind::kNone ? "fused" : std::string(fusionKindName(k.fusionKind));
         l.implementation = "generated";
       } else {
         l.kind = k.op;
-        l.implementation = kernelImplementation(k.op);
+        l.implementation = implementationOf(k.opClass);
       }
       launches.push_back(std::move(l));
     }
@@ -1903,7 +1871,7 @@ namespace {
 bool onlyUpdatesAndTheirGradientCasts(const Launch &launch, const Plan &plan) {
   for (size_t k : launch.kernels) {
     const PlanKernel &kernel = plan.kernels[k];
-    if (isOptimizer(kernel.op))
+    if (kernel.opClass == OpClass::kOptimizer)
       continue;
     if (kernel.op != "cast")
       return false;
@@ -1912,7 +1880,7 @@ bool onlyUpdatesAndTheirGradientCasts(const Launch &launch, const Plan &plan) {
       const PlanKernel &reader = plan.kernels[j];
       for (size_t i = 0; i < reader.inputs.size(); ++i)
         if (reader.inputs[i] == out &&
-            (!isOptimizer(reader.op) || i != 1 ||
+            (reader.opClass != OpClass::kOptimizer || i != 1 ||
              std::find(launch.kernels.begin(), launch.kernels.end(), j) ==
                  launch.kernels.end()))
           return false;
@@ -1928,18 +1896,21 @@ StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
   bool allOptimizer = true, anyOptimizer = false;
   std::vector<size_t> reductions, rowOps;
   for (size_t k : launch.kernels) {
-    const std::string &op = plan.kernels[k].op;
-    if (!isElemental(op) && !isReduction(op) && !isOptimizer(op) && !isRowOp(op))
+    const PlanKernel &kernel = plan.kernels[k];
+    const std::string &op = kernel.op;
+    bool optimizer = kernel.opClass == OpClass::kOptimizer;
+    bool reduction = kernel.opClass == OpClass::kReduction;
+    if (!isElemental(kernel.opClass) && !reduction && !optimizer && !isRowOp(kernel))
       return Status(StatusCode::kInvalidArgument,
-                    op + " is a " + kernelImplementation(op) +
+                    op + " is a " + implementationOf(kernel.opClass) +
                         " op, not one the generator covers (element-wise, broadcast, "
                         "data movement, dropout, reductions, softmax / layer_norm / "
                         "softmax_backward rows, optimizer updates)");
-    allOptimizer &= isOptimizer(op);
-    anyOptimizer |= isOptimizer(op);
-    if (isReduction(op))
+    allOptimizer &= optimizer;
+    anyOptimizer |= optimizer;
+    if (reduction)
       reductions.push_back(k);
-    if (isRowOp(op))
+    if (isRowOp(kernel))
       rowOps.push_back(k);
   }
   // Mixed precision: a horizontal update group may hold the casts of its

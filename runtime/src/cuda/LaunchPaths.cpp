@@ -12,15 +12,9 @@ namespace dlc::rt::cuda {
 
 namespace {
 
-bool isBatchNormGroupKind(const std::string &kind) {
-  return kind == "bn_act" || kind == "bn_add_act" || kind == "bn_act_grad" ||
-         kind == "bn_add_act_grad";
-}
-
 /// cuDNN 9's CUDNN_BN_MIN_EPSILON is 0: any epsilon the op allows.
 std::string epsilonRefusal(const PlanKernel &kernel) {
-  auto it = kernel.attrs.find("epsilon");
-  const double *epsilon = it == kernel.attrs.end() ? nullptr : std::get_if<double>(&it->second);
+  const double *epsilon = findAttr<double>(kernel.attrs, "epsilon");
   if (epsilon && !(*epsilon > 0))
     return "epsilon " + std::to_string(*epsilon) + ", not positive";
   return "";
@@ -36,13 +30,13 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
   std::string reason;
   // A GEMM-epilogue group (not a run split out of one: those lack the GEMM).
   const std::string &first = plan.kernels[launch.kernels.front()].op;
-  if (first == "all_reduce") {
+  if (plan.kernels[launch.kernels.front()].opClass == OpClass::kCollective) {
     d.path = "nccl";
     d.reason = "a gradient all-reduce over data-parallel ranks";
     return d;
   }
   if (launch.kernels.size() > 1 && (first == "matmul" || first == "linear") &&
-      (launch.kind == "gemm_bias_act" || launch.kind == "gemm_dact_bgrad")) {
+      (launch.fusion == FusionKind::kGemmBiasAct || launch.fusion == FusionKind::kGemmDactBgrad)) {
     auto epilogue = gemmEpilogueFor(plan, launch);
     std::string refusal = epilogue.isOk()
                               ? gemmRefusal(plan, plan.kernels[epilogue->gemm])
@@ -58,9 +52,9 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
   // A whole paddle batch-norm group (a part split from one, such as its add
   // and relu, takes the paths below).
   bool holdsBatchNorm = std::any_of(launch.kernels.begin(), launch.kernels.end(), [&](size_t k) {
-    return plan.kernels[k].op.rfind("batch_norm", 0) == 0;
+    return plan.kernels[k].opClass == OpClass::kBatchNormalization;
   });
-  if (launch.kernels.size() > 1 && holdsBatchNorm && isBatchNormGroupKind(launch.kind)) {
+  if (launch.kernels.size() > 1 && holdsBatchNorm && isFusedBatchNorm(launch.fusion)) {
     auto fused = fusedBatchNormFor(plan, launch, launches);
     if (fused.isOk()) {
       d.path = "cudnn";
@@ -93,7 +87,7 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
         return d;
       }
       reason = "cuDNN refuses it: " + refusal;
-    } else if (kernel.op == "batch_norm" || kernel.op == "batch_norm_backward") {
+    } else if (kernel.opClass == OpClass::kBatchNormalization) {
       std::string refusal = batchNormRefusal(plan, kernel);
       if (refusal.empty()) {
         d.path = "cudnn";
@@ -220,19 +214,11 @@ std::string batchNormRefusal(const Plan &plan, const PlanKernel &kernel) {
 namespace {
 Status noEpilogue(const std::string &why) { return Status(StatusCode::kInvalidArgument, why); }
 
-std::string stringAttr(const PlanKernel &k, const char *name, const std::string &fallback) {
-  auto it = k.attrs.find(name);
-  const std::string *v = it == k.attrs.end() ? nullptr : std::get_if<std::string>(&it->second);
-  return v ? *v : fallback;
-}
-
 /// A matmul cuBLASLt runs as several GEMMs: its right operand has batch
 /// dimensions, or its left one is transposed (so stacked rows cannot fold
 /// the batches into one GEMM; CublasLtGemm.cpp).
 bool batchedGemm(const Plan &plan, const PlanKernel &matmul) {
-  auto it = matmul.attrs.find("transpose_lhs");
-  bool ta = it != matmul.attrs.end() && std::get_if<int64_t>(&it->second) &&
-            std::get<int64_t>(it->second) != 0;
+  bool ta = matmul.flag("transpose_lhs");
   const PlanBuffer &lhs = plan.buffers[matmul.inputs[0]];
   return plan.buffers[matmul.inputs[1]].shape.size() != 2 || (ta && lhs.shape.size() > 2);
 }
@@ -283,15 +269,15 @@ std::string fusedBatchNormDataRefusal(const Plan &plan, const PlanKernel &bn, in
 
 StatusOr<FusedBatchNormGroup> fusedBatchNormFor(const Plan &plan, const Launch &launch,
                                                 const std::vector<Launch> &launches) {
-  if (!isBatchNormGroupKind(launch.kind))
+  if (!isFusedBatchNorm(launch.fusion))
     return notFused("a " + launch.kind + " launch, not a batch-norm + relu group");
   const std::vector<size_t> &ks = launch.kernels;
   std::vector<std::string> ops;
   for (size_t k : ks)
     ops.push_back(plan.kernels[k].op);
   FusedBatchNormGroup g;
-  g.backward = launch.kind.size() > 5 && launch.kind.substr(launch.kind.size() - 5) == "_grad";
-  g.add = launch.kind.find("add") != std::string::npos;
+  g.backward = launch.fusion == FusionKind::kBnActGrad || launch.fusion == FusionKind::kBnAddActGrad;
+  g.add = launch.fusion == FusionKind::kBnAddAct || launch.fusion == FusionKind::kBnAddActGrad;
   // The values the call writes; anything else of the group read outside it
   // would be lost.
   std::vector<int32_t> written;
@@ -362,7 +348,8 @@ StatusOr<FusedBatchNormGroup> fusedBatchNormFor(const Plan &plan, const Launch &
     for (auto l = launches.rbegin(); l != launches.rend() && !found; ++l) {
       if (l->index >= launch.index)
         continue;
-      if ((l->kind != "bn_act" && l->kind != "bn_add_act") || (l->kind == "bn_add_act") != g.add)
+      if ((l->fusion != FusionKind::kBnAct && l->fusion != FusionKind::kBnAddAct) ||
+          (l->fusion == FusionKind::kBnAddAct) != g.add)
         continue;
       const PlanKernel &first = plan.kernels[l->kernels.front()];
       if (first.op != "batch_norm" || first.inputs.empty() || first.inputs[0] != g.x)
@@ -403,7 +390,7 @@ StatusOr<FusedBatchNormGroup> fusedBatchNormFor(const Plan &plan, const Launch &
 StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch) {
   const std::vector<size_t> &ks = launch.kernels;
   GemmEpilogue e;
-  if (launch.kind == "gemm_bias_act") {
+  if (launch.fusion == FusionKind::kGemmBiasAct) {
     // linear / matmul -> relu | gelu
     if (ks.size() != 2)
       return noEpilogue("a gemm_bias_act group of " + std::to_string(ks.size()) + " kernels");
@@ -423,13 +410,13 @@ StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch) {
                           "a bitmask of it");
       e.epilogue = bias ? "relu_bias" : "relu";
     } else {
-      if (stringAttr(act, "approximate", "none") != "tanh")
+      if (act.stringAttr("approximate", "none") != "tanh")
         return noEpilogue("an exact (erf) GELU; cuBLASLt's GELU epilogue is the tanh form");
       e.epilogue = std::string(preNeeded ? "gelu_aux" : "gelu") + (bias ? "_bias" : "");
       if (preNeeded)
         e.aux = gemm.outputs[0];
     }
-  } else if (launch.kind == "gemm_dact_bgrad") {
+  } else if (launch.fusion == FusionKind::kGemmDactBgrad) {
     // matmul -> gelu_backward(., pre) [-> sum_to_shape]
     if (ks.size() != 2 && ks.size() != 3)
       return noEpilogue("a gemm_dact_bgrad group of " + std::to_string(ks.size()) + " kernels");
@@ -439,9 +426,9 @@ StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch) {
     if (dact.op == "relu_backward")
       return noEpilogue("DRELU needs the forward's RELU_AUX bitmask, which the forward "
                         "does not keep");
-    if (dact.op != "gelu_backward" || stringAttr(dact, "approximate", "none") != "tanh")
+    if (dact.op != "gelu_backward" || dact.stringAttr("approximate", "none") != "tanh")
       return noEpilogue(dact.op + " with approximate = '" +
-                        stringAttr(dact, "approximate", "none") +
+                        dact.stringAttr("approximate", "none") +
                         "'; cuBLASLt's DGELU is the tanh form's gradient");
     if (readOutside(plan, launch, gemm.outputs[0]))
       return noEpilogue("the GEMM's own result is read later");
@@ -488,8 +475,8 @@ std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan) {
   std::vector<Launch> launches;
   std::vector<std::string> splitReason;
   auto generatedOp = [&](size_t k) {
-    const std::string &op = plan.kernels[k].op;
-    return std::string(kernelImplementation(op)) == "generated" || op == "dropout";
+    OpClass c = plan.kernels[k].opClass;
+    return isElemental(c) || c == OpClass::kReduction;
   };
   for (const Launch &launch : original) {
     DeviceLaunch whole = launch.kernels.size() > 1 ? choose(plan, launch, original) : DeviceLaunch();
@@ -507,7 +494,7 @@ std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan) {
           part.kernels.push_back(launch.kernels[i++]);
       part.implementation = part.kernels.size() > 1
                                 ? "generated"
-                                : kernelImplementation(plan.kernels[part.kernels[0]].op);
+                                : implementationOf(plan.kernels[part.kernels[0]].opClass);
       launches.push_back(std::move(part));
       splitReason.push_back(why);
     }
@@ -529,7 +516,7 @@ std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan) {
       for (size_t j = 0; j < run.kernels.size(); ++j) {
         Launch part = run;
         part.kernels = {run.kernels[j]};
-        part.implementation = kernelImplementation(plan.kernels[run.kernels[j]].op);
+        part.implementation = implementationOf(plan.kernels[run.kernels[j]].opClass);
         launches.insert(launches.begin() + i + j, part);
         splitReason.insert(splitReason.begin() + i + j, why);
       }

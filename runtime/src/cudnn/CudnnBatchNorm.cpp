@@ -9,13 +9,8 @@
 namespace dlc::rt::cudnn {
 
 void batchNormHyperParameters(const PlanKernel &kernel, double &epsilon, double &momentum) {
-  auto get = [&](const char *name, double fallback) {
-    auto it = kernel.attrs.find(name);
-    const double *v = it == kernel.attrs.end() ? nullptr : std::get_if<double>(&it->second);
-    return v ? *v : fallback;
-  };
-  epsilon = get("epsilon", 1e-5);
-  momentum = get("momentum", 0.1);
+  epsilon = kernel.floatAttr("epsilon", 1e-5);
+  momentum = kernel.floatAttr("momentum", 0.1);
 }
 
 Status copyRunningStatistics(unsigned char *oldMean, unsigned char *newMean,

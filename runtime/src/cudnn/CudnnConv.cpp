@@ -36,15 +36,6 @@ bool toCudnnType(DType dtype, cudnnDataType_t &type) {
   }
 }
 
-std::vector<int64_t> intsAttr(const PlanKernel &k, const char *name,
-                              std::vector<int64_t> fallback) {
-  auto it = k.attrs.find(name);
-  if (it == k.attrs.end())
-    return fallback;
-  const auto *v = std::get_if<std::vector<int64_t>>(&it->second);
-  return v ? *v : fallback;
-}
-
 std::string shapeText(const std::vector<int64_t> &shape) {
   std::string text;
   for (int64_t d : shape)
@@ -118,13 +109,10 @@ Status Conv::plan(cudnnHandle_t handle, const Plan &plan, const PlanKernel &kern
     refusal = why;
     return Status::ok();
   }
-  std::vector<int64_t> stride = intsAttr(kernel, "stride", {1, 1}),
-                       pad = intsAttr(kernel, "padding", {0, 0}),
-                       dilation = intsAttr(kernel, "dilation", {1, 1});
-  int64_t groups = 1;
-  if (auto it = kernel.attrs.find("groups"); it != kernel.attrs.end())
-    if (const auto *g = std::get_if<int64_t>(&it->second))
-      groups = *g;
+  std::vector<int64_t> stride = kernel.intsAttr("stride", {1, 1}),
+                       pad = kernel.intsAttr("padding", {0, 0}),
+                       dilation = kernel.intsAttr("dilation", {1, 1});
+  int64_t groups = kernel.intAttr("groups", 1);
   if (stride.size() != 2 || pad.size() != 2 || dilation.size() != 2) {
     refusal = "stride, padding or dilation not of two values";
     return Status::ok();

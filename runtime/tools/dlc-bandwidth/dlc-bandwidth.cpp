@@ -48,9 +48,11 @@ struct Case {
     plan.buffers.push_back(std::move(b));
     return static_cast<int32_t>(plan.buffers.size() - 1);
   }
+  /// Every case times element-wise ops, alone or in a group of `kind`.
   void kernel(const std::string &op, std::vector<int32_t> in, std::vector<int32_t> out,
-              PlanAttrs attrs = {}) {
-    plan.kernels.push_back(PlanKernel{op, std::move(in), std::move(out), std::move(attrs)});
+              PlanAttrs attrs = {}, FusionKind kind = FusionKind::kNone) {
+    plan.kernels.push_back(PlanKernel{op, std::move(in), std::move(out), std::move(attrs),
+                                      OpClass::kElementwise, kind});
   }
 };
 
@@ -82,11 +84,10 @@ std::vector<Case> cases(int64_t elements) {
   {
     Case &c = make("add + relu fused f32");
     int32_t s = c.buffer("s", f32, {rows, 1024}, BufferRole::kTemporary);
-    PlanAttrs group = {{"fusion.group", int64_t(0)},
-                       {"fusion.kind", std::string("elewise_act")}};
+    PlanAttrs group = {{"fusion.group", int64_t(0)}};
     c.kernel("add", {c.buffer("a", f32, {rows, 1024}, in), c.buffer("b", f32, {rows, 1024}, in)},
-             {s}, group);
-    c.kernel("relu", {s}, {c.buffer("y", f32, {rows, 1024}, out)}, group);
+             {s}, group, FusionKind::kElewiseAct);
+    c.kernel("relu", {s}, {c.buffer("y", f32, {rows, 1024}, out)}, group, FusionKind::kElewiseAct);
     c.bytesMoved = 3 * rows * 1024 * 4;
   }
   {

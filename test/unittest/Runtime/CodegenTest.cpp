@@ -48,14 +48,10 @@ struct PlanBuilder {
   }
   PlanKernel &kernel(const std::string &op, std::vector<int32_t> in, std::vector<int32_t> out,
                      int64_t group = -1, PlanAttrs attrs = {}) {
-    PlanKernel k;
-    k.op = op;
-    k.inputs = std::move(in);
-    k.outputs = std::move(out);
-    k.attrs = std::move(attrs);
+    PlanKernel k = dlc_test::makeKernel(op, std::move(in), std::move(out), std::move(attrs));
     if (group >= 0) {
       k.attrs["fusion.group"] = group;
-      k.attrs["fusion.kind"] = std::string("test_group");
+      k.fusionKind = FusionKind::kLoop;
       k.attrs["fusion.strategy"] = std::string("test");
     }
     plan.kernels.push_back(std::move(k));
@@ -212,7 +208,7 @@ Plan castsPlan() {
     int32_t out = p.buffer("w" + std::to_string(i) + ".cast", c.shape, BufferRole::kTemporary,
                            c.to);
     p.kernel("cast", {in}, {out}, 0, {{"to", std::string(dtypeName(c.to))}})
-        .attrs["fusion.kind"] = std::string("cast_horizontal");
+        .fusionKind = FusionKind::kCastHorizontal;
     results.push_back(out);
   }
   for (int32_t id : results)
@@ -302,7 +298,7 @@ TEST(Codegen, LibraryOpsInAGroupTakeTheLibraryPath) {
       << decision.reason;
   auto kernel = generateKernel(p.plan, launches[0]);
   ASSERT_FALSE(kernel.isOk());
-  EXPECT_NE(kernel.status().message().find("launch #0 (test_group, group 0"), std::string::npos)
+  EXPECT_NE(kernel.status().message().find("launch #0 (loop, group 0"), std::string::npos)
       << kernel.status().message();
 }
 
@@ -819,7 +815,7 @@ namespace {
 void inputGroup(PlanBuilder &p, size_t first, int64_t group) {
   for (size_t k = first; k < p.plan.kernels.size(); ++k) {
     p.plan.kernels[k].attrs["fusion.group"] = group;
-    p.plan.kernels[k].attrs["fusion.kind"] = std::string("input");
+    p.plan.kernels[k].fusionKind = FusionKind::kInput;
   }
 }
 

@@ -68,7 +68,7 @@ struct Case {
   }
   void kernel(const std::string &op, std::vector<int32_t> in, std::vector<int32_t> out,
               PlanAttrs attrs = {}) {
-    plan.kernels.push_back(PlanKernel{op, std::move(in), std::move(out), std::move(attrs)});
+    plan.kernels.push_back(dlc_test::makeKernel(op, std::move(in), std::move(out), std::move(attrs)));
   }
   const PlanKernel &theKernel() const { return plan.kernels.front(); }
 };

@@ -46,8 +46,11 @@ Plan samplePlan() {
   conv.attrs["groups"] = int64_t{1};
   conv.attrs["alpha"] = 0.5;
   conv.attrs["kind"] = std::string("library");
+  conv.opClass = OpClass::kContraction;
+  conv.fusionKind = FusionKind::kConvBiasAct;
   PlanKernel relu;
   relu.op = "relu";
+  relu.opClass = OpClass::kElementwise;
   relu.inputs = {2};
   relu.outputs = {3};
   plan.kernels = {conv, relu};
@@ -79,8 +82,21 @@ TEST(PlanFile, RoundTripKeepsEveryField) {
             (std::vector<int64_t>{1, 1}));
   EXPECT_EQ(std::get<double>(conv.attrs.at("alpha")), 0.5);
   EXPECT_EQ(std::get<std::string>(conv.attrs.at("kind")), "library");
+  EXPECT_EQ(conv.opClass, OpClass::kContraction);
+  EXPECT_EQ(conv.fusionKind, FusionKind::kConvBiasAct);
+  EXPECT_EQ(back->kernels[1].opClass, OpClass::kElementwise);
+  EXPECT_EQ(back->kernels[1].fusionKind, FusionKind::kNone);
   // Serializing again gives the same bytes: the format is canonical.
   EXPECT_EQ(serializePlan(*back), bytes);
+}
+
+TEST(PlanFile, UnknownOpClassIsRefused) {
+  Plan plan = samplePlan();
+  plan.kernels[1].opClass = static_cast<OpClass>(200);
+  auto back = deserializePlan(serializePlan(plan), "odd.plan");
+  ASSERT_FALSE(back.isOk());
+  EXPECT_EQ(back.status().message(),
+            "odd.plan: corrupt plan file: kernel #1 (relu) has an unknown op class or fusion kind");
 }
 
 TEST(PlanFile, WritesAndReadsFiles) {

@@ -57,7 +57,7 @@ protected:
 TEST_F(SpecializeBatchTest, EveryShapeBecomesStatic) {
   auto module = parse(kMlp);
   ASSERT_TRUE(module);
-  auto result = dlc::specializeBatch(forward(*module), 4);
+  auto result = mlir::dlc::specializeBatch(forward(*module), 4);
   ASSERT_TRUE(succeeded(result));
   EXPECT_EQ(result->numArgs, 2u); // %x and %y
   EXPECT_EQ(result->numOps, 8u);
@@ -67,7 +67,7 @@ TEST_F(SpecializeBatchTest, EveryShapeBecomesStatic) {
           << op->getName().getStringRef().str();
   });
   // 4 samples of 10 logits regroup into 2 rows of 20.
-  auto reshapes = llvm::to_vector(forward(*module).getOps<dlc::train::ReshapeOp>());
+  auto reshapes = llvm::to_vector(forward(*module).getOps<mlir::dlc::train::ReshapeOp>());
   ASSERT_EQ(reshapes.size(), 3u);
   EXPECT_EQ(cast<ShapedType>(reshapes[0].getType()).getShape(),
             ArrayRef<int64_t>({4, 4, 8}));
@@ -83,7 +83,7 @@ TEST_F(SpecializeBatchTest, BatchThatBreaksAReshapeIsReportedOnTheOp) {
   ASSERT_TRUE(module);
   dlc_test::DiagnosticCollector diags(context.get());
   // 3 samples of 10 logits do not regroup into rows of 20.
-  EXPECT_TRUE(failed(dlc::specializeBatch(forward(*module), 3)));
+  EXPECT_TRUE(failed(mlir::dlc::specializeBatch(forward(*module), 3)));
   EXPECT_NE(diags.str().find("'train.reshape' op cannot reshape [3, 10] "
                              "(30 elements) to [-1, 20]"),
             std::string::npos)
@@ -94,7 +94,7 @@ TEST_F(SpecializeBatchTest, PassRunsThroughThePassManager) {
   auto module = parse(kMlp);
   ASSERT_TRUE(module);
   PassManager pm(context.get());
-  pm.addPass(dlc::createSpecializeBatchPass({/*batchSize=*/8}));
+  pm.addPass(mlir::dlc::createSpecializeBatchPass({/*batchSize=*/8}));
   ASSERT_TRUE(succeeded(pm.run(*module)));
   EXPECT_EQ(forward(*module).getArgumentTypes()[0],
             RankedTensorType::get({8, 16}, Float32Type::get(context.get())));
@@ -111,7 +111,7 @@ TEST_F(SpecializeBatchTest, NonBatchDynamicDimensionIsRefused) {
   ASSERT_TRUE(module);
   dlc_test::DiagnosticCollector diags(context.get());
   auto func = module->lookupSymbol<func::FuncOp>("f");
-  EXPECT_TRUE(failed(dlc::specializeBatch(func, 2)));
+  EXPECT_TRUE(failed(mlir::dlc::specializeBatch(func, 2)));
   EXPECT_NE(diags.str().find("argument #0 has a dynamic dimension other than "
                              "the batch (0)"),
             std::string::npos)
@@ -122,7 +122,7 @@ TEST_F(SpecializeBatchTest, ZeroBatchIsRefused) {
   auto module = parse(kMlp);
   ASSERT_TRUE(module);
   dlc_test::DiagnosticCollector diags(context.get());
-  EXPECT_TRUE(failed(dlc::specializeBatch(forward(*module), 0)));
+  EXPECT_TRUE(failed(mlir::dlc::specializeBatch(forward(*module), 0)));
   EXPECT_NE(diags.str().find("expects a batch size >= 1, got 0"),
             std::string::npos);
 }

@@ -84,6 +84,7 @@ private:
   std::vector<bool> persistent;
   /// The fused group being lowered, if any, and the next group's number.
   std::optional<rt::PlanAttrs> groupAttrs;
+  rt::FusionKind groupKind = rt::FusionKind::kNone;
   int64_t nextGroup = 0;
   /// Each fused group's first and last kernel.
   std::vector<std::pair<int64_t, int64_t>> groupRanges;
@@ -196,6 +197,12 @@ LogicalResult PlanBuilder::addKernel(Operation *op) {
   int64_t index = static_cast<int64_t>(plan->kernels.size());
   rt::PlanKernel kernel;
   kernel.op = opName.str();
+  std::optional<rt::OpClass> opClass = train::getOpClass(op);
+  if (!opClass)
+    return op->emitOpError() << "has no op class (Train_OpClass in ODS): the runtime "
+                                "cannot tell how to run it";
+  kernel.opClass = *opClass;
+  kernel.fusionKind = groupKind;
   for (Value operand : op->getOperands()) {
     int32_t id = bufferOf.lookup(operand);
     kernel.inputs.push_back(id);
@@ -236,16 +243,22 @@ LogicalResult PlanBuilder::addFusedGroup(train::FusedOp fused) {
   Block &body = fused.getBody().front();
   for (auto [arg, input] : llvm::zip(body.getArguments(), fused.getInputs()))
     bufferOf[arg] = bufferOf.lookup(input);
+  std::optional<rt::FusionKind> kind = rt::parseFusionKind(fused.getKind().str());
+  if (!kind)
+    return fused.emitOpError() << "has fusion kind '" << fused.getKind()
+                               << "', which the runtime does not know (OpKinds.h)";
+  groupKind = *kind;
   groupAttrs = rt::PlanAttrs{{"fusion.group", nextGroup++},
-                             {"fusion.kind", fused.getKind().str()},
                              {"fusion.strategy", fused.getStrategy().str()}};
   int64_t first = static_cast<int64_t>(plan->kernels.size());
   for (Operation &op : body.without_terminator())
     if (failed(addKernel(&op))) {
       groupAttrs.reset();
+      groupKind = rt::FusionKind::kNone;
       return failure();
     }
   groupAttrs.reset();
+  groupKind = rt::FusionKind::kNone;
   groupRanges.push_back({first, static_cast<int64_t>(plan->kernels.size()) - 1});
   auto yield = cast<train::YieldOp>(body.getTerminator());
   for (auto [result, value] : llvm::zip(fused.getResults(), yield.getValues()))

@@ -682,5 +682,22 @@ LogicalResult FusedOp::verify() {
   return success();
 }
 
+namespace {
+template <size_t... I>
+std::optional<::dlc::rt::OpClass> opClassOf(OperationName name, std::index_sequence<I...>) {
+  std::optional<::dlc::rt::OpClass> found;
+  ((name.hasTrait<OpClassIs<static_cast<::dlc::rt::OpClass>(I)>::template Impl>()
+        ? (void)(found = static_cast<::dlc::rt::OpClass>(I))
+        : (void)0),
+   ...);
+  return found;
+}
+} // namespace
+
+std::optional<::dlc::rt::OpClass> mlir::dlc::train::getOpClass(OperationName name) {
+  constexpr size_t kClasses = static_cast<size_t>(::dlc::rt::OpClass::kCollective) + 1;
+  return opClassOf(name, std::make_index_sequence<kClasses>());
+}
+
 #define GET_OP_CLASSES
 #include "dlc/Dialect/Train/IR/TrainOps.cpp.inc"

@@ -10,6 +10,7 @@
 
 #include "dlc/Dialect/Train/IR/TrainOps.h"
 #include "dlc/Transforms/FusionUtils.h"
+#include "dlc/runtime/OpKinds.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -19,8 +20,14 @@ namespace mlir::dlc {
 /// train.fused group placed where the last of them was. Its inputs are the
 /// values the ops read from outside; its results are every result read
 /// outside the group, in op order.
-train::FusedOp createFusedGroup(ArrayRef<Operation *> ops, StringRef kind,
+train::FusedOp createFusedGroup(ArrayRef<Operation *> ops, ::dlc::rt::FusionKind kind,
                                 StringRef strategy);
+
+/// The kind's name, as `train.fused` spells it.
+inline StringRef kindName(::dlc::rt::FusionKind kind) {
+  std::string_view name = ::dlc::rt::fusionKindName(kind);
+  return StringRef(name.data(), name.size());
+}
 
 /// The candidate groups of a pattern-matching fusion pass, collected before
 /// any rewriting: a candidate is kept unless its pattern's own decision
@@ -32,14 +39,14 @@ public:
   explicit GroupCandidates(bool explain) : explain(explain) {}
 
   /// Returns whether the candidate was kept.
-  bool consider(SmallVector<Operation *> ops, StringRef kind,
+  bool consider(SmallVector<Operation *> ops, ::dlc::rt::FusionKind kind,
                 FusionDecision decision, Operation *at);
   /// Replaces every kept candidate by its group; returns how many.
   unsigned createAll(StringRef strategy);
 
 private:
   bool explain;
-  SmallVector<std::pair<SmallVector<Operation *>, std::string>> kept;
+  SmallVector<std::pair<SmallVector<Operation *>, ::dlc::rt::FusionKind>> kept;
   DenseSet<Operation *> taken;
 };
 

@@ -30,31 +30,30 @@ private:
   std::string reason_;
 };
 
-/// relu, tanh, sigmoid, gelu and scale, and their backward ops: the
-/// activations of PaddlePaddle's element-wise + activation fusion.
+/// Ops with Train_Activation in ODS (relu, gelu, ..., and their gradients):
+/// the activations of PaddlePaddle's element-wise + activation fusion.
 bool isFusibleActivation(Operation *op);
 
-/// train.add and train.mul, forward or as gradient accumulation.
+/// train.add and train.mul, forward or as gradient accumulation: the ops
+/// PaddlePaddle's fuse_elewise_add_act_pass names.
 bool isFusibleElementwise(Operation *op);
 
-/// How an op takes part in XLA-style fusion (the `xla` strategy).
+/// How an op takes part in XLA-style fusion (the `xla` strategy), from its
+/// op class (dlc/runtime/OpKinds.h, Train_OpClass in ODS).
 enum class FusionClass {
-  /// Not fused by the loop / input fusion pass: library ops (convolutions,
-  /// GEMMs), losses, pooling, embeddings, views, constants, optimizer updates.
+  /// Not fused by the loop / input fusion pass: contractions (library
+  /// calls), optimizer updates, collectives and opaque ops.
   kOpaque,
-  /// One output element from the same element of each input, or a fixed
-  /// gather of them: activations and their gradients, add / sub / mul / div
-  /// (broadcasting), scale, cast, dropout, broadcast_to, transpose, slice,
-  /// concat. XLA's loop fusion computes chains of these in registers.
+  /// Element-wise, random and data-movement ops: one output element from
+  /// the same element of each input, or a fixed gather of them. XLA's loop
+  /// fusion computes chains of these in registers.
   kElementwise,
   /// A reduction that can only end a group (XLA's input fusion: producers
-  /// fuse into the reduction's loop): reduce_sum / mean / max, sum_to_shape,
-  /// global_avg_pool.
+  /// fuse into the reduction's loop).
   kReduction,
-  /// A reduction followed by an element-wise map (softmax, layer norm, batch
-  /// norm and their gradients): element-wise producers fuse into its input
-  /// and element-wise consumers into its output, as XLA fuses the
-  /// decomposed forms.
+  /// Row and batch normalizations: a reduction followed by an element-wise
+  /// map. Element-wise producers fuse into its input and element-wise
+  /// consumers into its output, as XLA fuses the decomposed forms.
   kNormalization,
 };
 FusionClass classifyForFusion(Operation *op);

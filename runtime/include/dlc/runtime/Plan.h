@@ -16,6 +16,7 @@
 #ifndef DLC_RUNTIME_PLAN_H
 #define DLC_RUNTIME_PLAN_H
 
+#include "dlc/runtime/OpKinds.h"
 #include "dlc/runtime/Status.h"
 
 #include <cstdint>
@@ -28,7 +29,7 @@
 namespace dlc::rt {
 
 /// Bumped whenever the payload layout changes; readers refuse other versions.
-constexpr uint32_t kPlanFormatVersion = 1;
+constexpr uint32_t kPlanFormatVersion = 2;
 
 enum class DType : uint8_t { kF32, kF16, kBF16, kI32, kI64 };
 int64_t dtypeBytes(DType dtype);
@@ -52,7 +53,13 @@ const char *bufferRoleName(BufferRole role);
 /// A kernel or initializer attribute: an integer, a float, a string or an
 /// integer list.
 using PlanAttr = std::variant<int64_t, double, std::string, std::vector<int64_t>>;
-using PlanAttrs = std::map<std::string, PlanAttr>;
+using PlanAttrs = std::map<std::string, PlanAttr, std::less<>>;
+
+/// The attribute `name` if it is present and a T, else null.
+template <typename T> const T *findAttr(const PlanAttrs &attrs, std::string_view name) {
+  auto it = attrs.find(name);
+  return it == attrs.end() ? nullptr : std::get_if<T>(&it->second);
+}
 
 struct PlanBuffer {
   std::string name;
@@ -76,6 +83,32 @@ struct PlanKernel {
   std::vector<int32_t> inputs;  // buffer indices
   std::vector<int32_t> outputs; // buffer indices
   PlanAttrs attrs;
+  OpClass opClass = OpClass::kOpaque;
+  /// The pattern of the fused group it belongs to ("fusion.group"), or kNone.
+  FusionKind fusionKind = FusionKind::kNone;
+
+  /// Typed attributes: the value, or `fallback` when the attribute is absent
+  /// or of another type.
+  int64_t intAttr(std::string_view name, int64_t fallback) const {
+    const int64_t *v = findAttr<int64_t>(attrs, name);
+    return v ? *v : fallback;
+  }
+  double floatAttr(std::string_view name, double fallback) const {
+    const double *v = findAttr<double>(attrs, name);
+    return v ? *v : fallback;
+  }
+  std::string stringAttr(std::string_view name, const std::string &fallback) const {
+    const std::string *v = findAttr<std::string>(attrs, name);
+    return v ? *v : fallback;
+  }
+  std::vector<int64_t> intsAttr(std::string_view name, std::vector<int64_t> fallback) const {
+    const std::vector<int64_t> *v = findAttr<std::vector<int64_t>>(attrs, name);
+    return v ? *v : std::move(fallback);
+  }
+  /// An integer attribute read as a boolean; false when absent.
+  bool flag(std::string_view name) const { return intAttr(name, 0) != 0; }
+  /// The fused group's index, or -1.
+  int64_t fusionGroup() const { return intAttr("fusion.group", -1); }
 };
 
 /// A parameter or optimizer state the compiler stores in another order than

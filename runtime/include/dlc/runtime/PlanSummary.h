@@ -37,10 +37,6 @@ struct PlanSummary {
 /// the rest, whose cost is memory traffic.
 int64_t kernelMacs(const Plan &plan, const PlanKernel &kernel);
 
-/// "library", "generated", "hand-written" or "collective" (all_reduce) for
-/// an unfused kernel's op.
-const char *kernelImplementation(const std::string &op);
-
 /// The forward pass is every kernel before the first backward kernel
 /// (dlc-autodiff emits the whole forward pass first, and the backward pass
 /// starts with the loss's `*_backward` op).

@@ -41,7 +41,7 @@ public:
   KernelContext(const PlanKernel &kernel, std::vector<TensorRef> inputs,
                 std::vector<TensorRef> outputs, int64_t step,
                 Communicator *communicator = nullptr, int rank = 0)
-      : kernel(kernel), inputs(std::move(inputs)), outputs(std::move(outputs)),
+      : kernel_(kernel), inputs(std::move(inputs)), outputs(std::move(outputs)),
         stepIndex(step), comm(communicator),
         rankIndex(communicator ? communicator->rank() : rank) {}
 
@@ -51,7 +51,9 @@ public:
   size_t numOutputs() const { return outputs.size(); }
   /// The training step being run, from 0.
   int64_t step() const { return stepIndex; }
-  const std::string &op() const { return kernel.op; }
+  const std::string &op() const { return kernel_.op; }
+  /// The plan's kernel: its typed attributes (`kernel().intAttr("axis", 0)`).
+  const PlanKernel &kernel() const { return kernel_; }
   /// This rank's handle on its data-parallel group; null on one rank (and
   /// in the CUDA backend's host fallback, which averages nothing).
   Communicator *communicator() const { return comm; }
@@ -59,22 +61,17 @@ public:
   /// draws each rank's own masks by it.
   int rank() const { return rankIndex; }
 
-  int64_t getInt(const std::string &name, int64_t fallback) const;
-  double getFloat(const std::string &name, double fallback) const;
-  std::string getString(const std::string &name, const std::string &fallback) const;
-  std::vector<int64_t> getInts(const std::string &name,
-                               std::vector<int64_t> fallback) const;
   /// A kernel's error, naming the op.
   Status error(const std::string &message) const;
   /// The same kernel over other buffers (an adapter's copies of these).
   KernelContext withBuffers(std::vector<TensorRef> inputs,
                             std::vector<TensorRef> outputs) const {
-    return KernelContext(kernel, std::move(inputs), std::move(outputs), stepIndex,
+    return KernelContext(kernel_, std::move(inputs), std::move(outputs), stepIndex,
                          comm, rankIndex);
   }
 
 private:
-  const PlanKernel &kernel;
+  const PlanKernel &kernel_;
   std::vector<TensorRef> inputs, outputs;
   int64_t stepIndex;
   Communicator *comm;

@@ -65,7 +65,8 @@ struct Launch {
   size_t index = 0;            // launch number in plan order
   std::vector<size_t> kernels; // indices into Plan::kernels
   int64_t group = -1;          // fusion.group, or -1
-  std::string kind;            // fusion.kind, or the op of a single kernel
+  FusionKind fusion = FusionKind::kNone;
+  std::string kind;            // the fusion kind's name, or the op of a single kernel
   std::string implementation;  // "generated", "library" or "hand-written"
 };
 

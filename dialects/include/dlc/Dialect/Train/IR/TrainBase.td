@@ -83,6 +83,25 @@ def Train_LayoutAttr : DefaultValuedAttr<StrAttr, "\"NCHW\"">;
 def Train_LossScaleStatus : 1DTensorOf<[F32]>;
 
 //===----------------------------------------------------------------------===//
+// Op traits
+//===----------------------------------------------------------------------===//
+
+/// What the op computes (dlc::rt::OpClass in dlc/runtime/OpKinds.h, e.g.
+/// "Elementwise"). Every op but train.fused and train.yield has one: fusion
+/// legality, layout, the plan summary, code generation and launch routing
+/// decide by it, and the lowering to the plan writes it into each kernel.
+class Train_OpClass<string name>
+    : ParamNativeOpTrait<"OpClassIs", "::dlc::rt::OpClass::k" # name> {
+  let cppNamespace = "::mlir::dlc::train";
+}
+
+/// An activation or its gradient: what PaddlePaddle's element-wise +
+/// activation fusion takes.
+def Train_Activation : NativeOpTrait<"Activation"> {
+  let cppNamespace = "::mlir::dlc::train";
+}
+
+//===----------------------------------------------------------------------===//
 // Base op class
 //===----------------------------------------------------------------------===//
 

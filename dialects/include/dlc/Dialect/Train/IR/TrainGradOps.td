@@ -15,7 +15,8 @@
 
 /// dx from dy and the forward input or output (`saved`); same type as dy.
 class Train_ActivationBackwardOp<string mnemonic, string savedWhat>
-    : Train_Op<mnemonic, [Pure, InferTypeOpAdaptor]>,
+    : Train_Op<mnemonic, [Pure, Train_OpClass<"Elementwise">, Train_Activation,
+        InferTypeOpAdaptor]>,
       Train_InferWith<"inferActivationBackwardOp"> {
   let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$saved);
   let results = (outs Train_FloatTensor:$output);
@@ -68,7 +69,7 @@ def Train_GeluBackwardOp : Train_ActivationBackwardOp<"gelu_backward", "input"> 
                    DefaultValuedStrAttr<StrAttr, "none">:$approximate);
 }
 
-def Train_SumToShapeOp : Train_Op<"sum_to_shape", [Pure, InferTypeOpAdaptor]> {
+def Train_SumToShapeOp : Train_Op<"sum_to_shape", [Train_OpClass<"Reduction">, Pure, InferTypeOpAdaptor]> {
   let summary = "sums a broadcast gradient back to an operand's shape";
   let description = [{
     The adjoint of NumPy broadcasting: sums over the leading dimensions that
@@ -84,7 +85,7 @@ def Train_SumToShapeOp : Train_Op<"sum_to_shape", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Train_BroadcastToOp : Train_Op<"broadcast_to", [Pure, InferTypeOpAdaptor]> {
+def Train_BroadcastToOp : Train_Op<"broadcast_to", [Train_OpClass<"DataMovement">, Pure, InferTypeOpAdaptor]> {
   let summary = "broadcasts a tensor to a shape, as NumPy does";
   let description = [{
     ```mlir
@@ -101,7 +102,7 @@ def Train_BroadcastToOp : Train_Op<"broadcast_to", [Pure, InferTypeOpAdaptor]> {
 //===----------------------------------------------------------------------===//
 
 def Train_Conv2dBackwardDataOp : Train_Op<"conv2d_backward_data",
-    [Pure, InferTypeOpAdaptor]> {
+    [Train_OpClass<"Contraction">, Pure, InferTypeOpAdaptor]> {
   let summary = "gradient of a 2-D convolution with respect to its input";
   let description = [{
     The transposed convolution of dy with the filter, to the forward input's
@@ -126,7 +127,7 @@ def Train_Conv2dBackwardDataOp : Train_Op<"conv2d_backward_data",
 }
 
 def Train_Conv2dBackwardFilterOp : Train_Op<"conv2d_backward_filter",
-    [Pure, InferTypeOpAdaptor]> {
+    [Train_OpClass<"Contraction">, Pure, InferTypeOpAdaptor]> {
   let summary = "gradient of a 2-D convolution with respect to its filter";
   let description = [{
     Correlates the forward input with dy, giving a filter of `filter_shape`
@@ -149,7 +150,7 @@ def Train_Conv2dBackwardFilterOp : Train_Op<"conv2d_backward_filter",
 }
 
 def Train_BatchNormBackwardOp : Train_Op<"batch_norm_backward",
-    [Pure, InferTypeOpAdaptor]> {
+    [Train_OpClass<"BatchNormalization">, Pure, InferTypeOpAdaptor]> {
   let summary = "gradient of training-mode batch normalization";
   let description = [{
     From dy, the forward input and scale, gives dx, dscale and dbias; the
@@ -173,7 +174,7 @@ def Train_BatchNormBackwardOp : Train_Op<"batch_norm_backward",
 }
 
 def Train_LayerNormBackwardOp : Train_Op<"layer_norm_backward",
-    [Pure, InferTypeOpAdaptor]> {
+    [Train_OpClass<"RowNormalization">, Pure, InferTypeOpAdaptor]> {
   let summary = "gradient of layer normalization over the last dimension";
   let description = [{
     ```mlir
@@ -193,7 +194,7 @@ def Train_LayerNormBackwardOp : Train_Op<"layer_norm_backward",
 }
 
 def Train_MaxPool2dBackwardOp : Train_Op<"max_pool2d_backward",
-    [Pure, InferTypeOpAdaptor]> {
+    [Train_OpClass<"Opaque">, Pure, InferTypeOpAdaptor]> {
   let summary = "gradient of 2-D max pooling, routed to each window's maximum";
   let description = [{
     Each window's gradient goes to its first maximal input element (the tie
@@ -214,7 +215,7 @@ def Train_MaxPool2dBackwardOp : Train_Op<"max_pool2d_backward",
 }
 
 def Train_AvgPool2dBackwardOp : Train_Op<"avg_pool2d_backward",
-    [Pure, InferTypeOpAdaptor]> {
+    [Train_OpClass<"Opaque">, Pure, InferTypeOpAdaptor]> {
   let summary = "gradient of 2-D average pooling";
   let description = [{
     ```mlir
@@ -233,7 +234,7 @@ def Train_AvgPool2dBackwardOp : Train_Op<"avg_pool2d_backward",
 }
 
 def Train_ResizeBilinearBackwardOp : Train_Op<"resize_bilinear_backward",
-    [Pure, InferTypeOpAdaptor]> {
+    [Train_OpClass<"Opaque">, Pure, InferTypeOpAdaptor]> {
   let summary = "gradient of bilinear resizing, to the forward input's size";
   let description = [{
     `input_shape` is in the op's `layout` (NCHW, or NHWC).
@@ -250,7 +251,7 @@ def Train_ResizeBilinearBackwardOp : Train_Op<"resize_bilinear_backward",
   let assemblyFormat = "$grad attr-dict `:` type($grad)";
 }
 
-def Train_SliceBackwardOp : Train_Op<"slice_backward", [Pure, InferTypeOpAdaptor]> {
+def Train_SliceBackwardOp : Train_Op<"slice_backward", [Train_OpClass<"DataMovement">, Pure, InferTypeOpAdaptor]> {
   let summary = "places a slice's gradient into zeros of the forward input's shape";
   let description = [{
     ```mlir
@@ -269,7 +270,7 @@ def Train_SliceBackwardOp : Train_Op<"slice_backward", [Pure, InferTypeOpAdaptor
 // Attention, embeddings and losses backward
 //===----------------------------------------------------------------------===//
 
-def Train_SoftmaxBackwardOp : Train_Op<"softmax_backward", [Pure, InferTypeOpAdaptor]> {
+def Train_SoftmaxBackwardOp : Train_Op<"softmax_backward", [Train_OpClass<"RowNormalization">, Pure, InferTypeOpAdaptor]> {
   let summary = "gradient of softmax with respect to its (unscaled) input";
   let description = [{
     dx = scale * y * (dy - sum(dy * y)) along `axis`, from the forward
@@ -288,7 +289,7 @@ def Train_SoftmaxBackwardOp : Train_Op<"softmax_backward", [Pure, InferTypeOpAda
 }
 
 def Train_EmbeddingBackwardOp : Train_Op<"embedding_backward",
-    [Pure, InferTypeOpAdaptor]> {
+    [Train_OpClass<"Opaque">, Pure, InferTypeOpAdaptor]> {
   let summary = "gradient of an embedding table: rows of dy summed by index";
   let description = [{
     ```mlir
@@ -303,7 +304,7 @@ def Train_EmbeddingBackwardOp : Train_Op<"embedding_backward",
 }
 
 def Train_SoftmaxCrossEntropyBackwardOp : Train_Op<"softmax_cross_entropy_backward",
-    [Pure, InferTypeOpAdaptor]> {
+    [Train_OpClass<"Opaque">, Pure, InferTypeOpAdaptor]> {
   let summary = "gradient of the mean softmax cross-entropy with respect to the logits";
   let description = [{
     dlogits = dloss * (softmax(logits) - onehot(labels)) / count, zero at
@@ -328,7 +329,7 @@ def Train_SoftmaxCrossEntropyBackwardOp : Train_Op<"softmax_cross_entropy_backwa
 // Optimizer updates
 //===----------------------------------------------------------------------===//
 
-def Train_SgdUpdateOp : Train_Op<"sgd_update", [Pure, InferTypeOpAdaptor]> {
+def Train_SgdUpdateOp : Train_Op<"sgd_update", [Train_OpClass<"Optimizer">, Pure, InferTypeOpAdaptor]> {
   let summary = "one step of SGD with momentum and weight decay, as torch.optim.SGD";
   let description = [{
     g' = g + weight_decay * p; buf' = momentum * buf + g' (buf' = g' on the
@@ -362,7 +363,7 @@ def Train_SgdUpdateOp : Train_Op<"sgd_update", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Pure, InferTypeOpAdaptor]> {
+def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Train_OpClass<"Optimizer">, Pure, InferTypeOpAdaptor]> {
   let summary = "one step of AdamW with decoupled weight decay, as torch.optim.AdamW";
   let description = [{
     p *= 1 - lr * weight_decay; m' = beta1 m + (1 - beta1) g;
@@ -397,7 +398,7 @@ def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Pure, InferTypeOpAdaptor]> {
 // Loss scaling (mixed precision)
 //===----------------------------------------------------------------------===//
 
-def Train_LossScaleStatusOp : Train_Op<"loss_scale_status", [Pure, InferTypeOpAdaptor]> {
+def Train_LossScaleStatusOp : Train_Op<"loss_scale_status", [Train_OpClass<"Opaque">, Pure, InferTypeOpAdaptor]> {
   let summary = "checks every scaled gradient for overflow and gives the inverse scale";
   let description = [{
     Dynamic loss scaling multiplies the loss by `scale` so that half
@@ -418,7 +419,7 @@ def Train_LossScaleStatusOp : Train_Op<"loss_scale_status", [Pure, InferTypeOpAd
   let assemblyFormat = "$scale `,` $grads attr-dict `:` type($scale) `,` type($grads)";
 }
 
-def Train_UpdateLossScaleOp : Train_Op<"update_loss_scale", [Pure, InferTypeOpAdaptor]> {
+def Train_UpdateLossScaleOp : Train_Op<"update_loss_scale", [Train_OpClass<"Opaque">, Pure, InferTypeOpAdaptor]> {
   let summary = "grows or backs off the dynamic loss scale, as torch's GradScaler.update";
   let description = [{
     With `status` from `train.loss_scale_status`: after an overflow the
@@ -450,7 +451,7 @@ def Train_UpdateLossScaleOp : Train_Op<"update_loss_scale", [Pure, InferTypeOpAd
 
 // Not Pure: every rank must run the same collectives in the same order, so
 // none may be removed, merged or moved past another.
-def Train_AllReduceOp : Train_Op<"all_reduce", [InferTypeOpAdaptor]> {
+def Train_AllReduceOp : Train_Op<"all_reduce", [Train_OpClass<"Collective">, InferTypeOpAdaptor]> {
   let summary = "averages gradients over the data-parallel ranks (one bucket)";
   let description = [{
     Each of `ranks` ranks runs the same step on its own slice of the global

@@ -11,6 +11,33 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "dlc/runtime/OpKinds.h"
+
+#include <optional>
+
+namespace mlir::dlc::train {
+
+/// Train_OpClass<"X"> in ODS: the op's dlc::rt::OpClass.
+template <::dlc::rt::OpClass C> struct OpClassIs {
+  template <typename ConcreteOp> class Impl : public OpTrait::TraitBase<ConcreteOp, Impl> {
+  public:
+    static constexpr ::dlc::rt::OpClass opClass = C;
+  };
+};
+
+/// Train_Activation in ODS.
+template <typename ConcreteOp>
+class Activation : public OpTrait::TraitBase<ConcreteOp, Activation> {};
+
+/// The class ODS gives `op`; nullopt for train.fused, train.yield and ops of
+/// other dialects.
+std::optional<::dlc::rt::OpClass> getOpClass(OperationName name);
+inline std::optional<::dlc::rt::OpClass> getOpClass(Operation *op) {
+  return getOpClass(op->getName());
+}
+
+} // namespace mlir::dlc::train
+
 #define GET_OP_CLASSES
 #include "dlc/Dialect/Train/IR/TrainOps.h.inc"
 

@@ -38,7 +38,7 @@ class Train_InferWith<string helper> {
 //===----------------------------------------------------------------------===//
 
 def Train_ConstantOp : Train_Op<"constant",
-    [ConstantLike, Pure, InferTypeOpAdaptor]> {
+    [Train_OpClass<"Opaque">, ConstantLike, Pure, InferTypeOpAdaptor]> {
   let summary = "a tensor constant";
   let description = [{
     Materializes a dense tensor constant. The result type is the type of the
@@ -54,7 +54,7 @@ def Train_ConstantOp : Train_Op<"constant",
   let hasFolder = 1;
 }
 
-def Train_CastOp : Train_Op<"cast", [Pure, InferTypeOpAdaptor,
+def Train_CastOp : Train_Op<"cast", [Train_OpClass<"Elementwise">, Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "converts a tensor to another element type";
   let description = [{
@@ -75,7 +75,8 @@ def Train_CastOp : Train_Op<"cast", [Pure, InferTypeOpAdaptor,
 // Element-wise ops
 //===----------------------------------------------------------------------===//
 
-class Train_UnaryOp<string mnemonic, list<Trait> traits = [Pure]>
+class Train_UnaryOp<string mnemonic,
+    list<Trait> traits = [Pure, Train_OpClass<"Elementwise">, Train_Activation]>
     : Train_Op<mnemonic, !listconcat([InferTypeOpAdaptor,
         DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>], traits)>,
       Train_InferWith<"inferUnaryOp"> {
@@ -146,7 +147,7 @@ def Train_ScaleOp : Train_UnaryOp<"scale"> {
 
 // Not Pure: without declared memory effects the op is treated as having
 // unknown effects, which keeps CSE from merging two dropouts.
-def Train_DropoutOp : Train_UnaryOp<"dropout", []> {
+def Train_DropoutOp : Train_UnaryOp<"dropout", [Train_OpClass<"Random">]> {
   let summary = "zeroes elements with probability `rate`, scales the rest by 1/(1-rate)";
   let description = [{
     The keep mask is a counter-based random function of (`seed`, training
@@ -163,7 +164,8 @@ def Train_DropoutOp : Train_UnaryOp<"dropout", []> {
 }
 
 class Train_BinaryOp<string mnemonic>
-    : Train_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]>,
+    : Train_Op<mnemonic, [Pure, Train_OpClass<"Elementwise">, InferTypeOpAdaptor,
+        DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]>,
       Train_InferWith<"inferBroadcastOp"> {
   let arguments = (ins Train_FloatTensor:$lhs, Train_FloatTensor:$rhs);
   let results = (outs Train_FloatTensor:$output);
@@ -214,7 +216,7 @@ def Train_DivOp : Train_BinaryOp<"div"> {
 // Convolution, normalization and pooling (NCHW)
 //===----------------------------------------------------------------------===//
 
-def Train_Conv2dOp : Train_Op<"conv2d", [Pure, InferTypeOpAdaptor,
+def Train_Conv2dOp : Train_Op<"conv2d", [Train_OpClass<"Contraction">, Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "2-D convolution of an NCHW input with an OIHW filter";
   let description = [{
@@ -246,7 +248,7 @@ def Train_Conv2dOp : Train_Op<"conv2d", [Pure, InferTypeOpAdaptor,
   }];
 }
 
-def Train_BatchNormOp : Train_Op<"batch_norm", [Pure, InferTypeOpAdaptor,
+def Train_BatchNormOp : Train_Op<"batch_norm", [Train_OpClass<"BatchNormalization">, Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "batch normalization in training mode over the channel dimension";
   let description = [{
@@ -279,7 +281,7 @@ def Train_BatchNormOp : Train_Op<"batch_norm", [Pure, InferTypeOpAdaptor,
   }];
 }
 
-def Train_LayerNormOp : Train_Op<"layer_norm", [Pure, InferTypeOpAdaptor,
+def Train_LayerNormOp : Train_Op<"layer_norm", [Train_OpClass<"RowNormalization">, Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "layer normalization over the last dimension";
   let description = [{
@@ -300,7 +302,7 @@ def Train_LayerNormOp : Train_Op<"layer_norm", [Pure, InferTypeOpAdaptor,
   }];
 }
 
-def Train_MaxPool2dOp : Train_Op<"max_pool2d", [Pure, InferTypeOpAdaptor,
+def Train_MaxPool2dOp : Train_Op<"max_pool2d", [Train_OpClass<"Opaque">, Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "2-D max pooling of an NCHW (or NHWC) input";
   let description = [{
@@ -321,7 +323,7 @@ def Train_MaxPool2dOp : Train_Op<"max_pool2d", [Pure, InferTypeOpAdaptor,
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Train_AvgPool2dOp : Train_Op<"avg_pool2d", [Pure, InferTypeOpAdaptor,
+def Train_AvgPool2dOp : Train_Op<"avg_pool2d", [Train_OpClass<"Opaque">, Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "2-D average pooling of an NCHW (or NHWC) input";
   let description = [{
@@ -344,7 +346,7 @@ def Train_AvgPool2dOp : Train_Op<"avg_pool2d", [Pure, InferTypeOpAdaptor,
 }
 
 def Train_GlobalAvgPoolOp : Train_Op<"global_avg_pool",
-    [Pure, InferTypeOpAdaptor,
+    [Train_OpClass<"Reduction">, Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "mean over the spatial dimensions of an NCHW input, to N x C x 1 x 1";
   let description = [{
@@ -361,7 +363,7 @@ def Train_GlobalAvgPoolOp : Train_Op<"global_avg_pool",
 }
 
 def Train_ResizeBilinearOp : Train_Op<"resize_bilinear",
-    [Pure, InferTypeOpAdaptor,
+    [Train_OpClass<"Opaque">, Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "bilinear resize of an NCHW (or NHWC) input to a given spatial size";
   let description = [{
@@ -387,7 +389,7 @@ def Train_ResizeBilinearOp : Train_Op<"resize_bilinear",
 // Matrix products
 //===----------------------------------------------------------------------===//
 
-def Train_MatmulOp : Train_Op<"matmul", [Pure, InferTypeOpAdaptor,
+def Train_MatmulOp : Train_Op<"matmul", [Train_OpClass<"Contraction">, Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "batched matrix product with optional transposes";
   let description = [{
@@ -408,7 +410,7 @@ def Train_MatmulOp : Train_Op<"matmul", [Pure, InferTypeOpAdaptor,
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
 }
 
-def Train_LinearOp : Train_Op<"linear", [Pure, InferTypeOpAdaptor,
+def Train_LinearOp : Train_Op<"linear", [Train_OpClass<"Contraction">, Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "fully connected layer, x W^T + b, over the last dimension";
   let description = [{
@@ -431,7 +433,7 @@ def Train_LinearOp : Train_Op<"linear", [Pure, InferTypeOpAdaptor,
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
-def Train_ReshapeOp : Train_Op<"reshape", [Pure, InferTypeOpAdaptor,
+def Train_ReshapeOp : Train_Op<"reshape", [Train_OpClass<"Opaque">, Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "reinterprets a tensor with a new shape of the same element count";
   let description = [{
@@ -448,7 +450,7 @@ def Train_ReshapeOp : Train_Op<"reshape", [Pure, InferTypeOpAdaptor,
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Train_TransposeOp : Train_Op<"transpose", [Pure, InferTypeOpAdaptor,
+def Train_TransposeOp : Train_Op<"transpose", [Train_OpClass<"DataMovement">, Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "permutes the dimensions of a tensor";
   let description = [{
@@ -463,7 +465,7 @@ def Train_TransposeOp : Train_Op<"transpose", [Pure, InferTypeOpAdaptor,
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Train_ConcatOp : Train_Op<"concat", [Pure, InferTypeOpAdaptor,
+def Train_ConcatOp : Train_Op<"concat", [Train_OpClass<"DataMovement">, Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "joins tensors along one dimension";
   let description = [{
@@ -479,7 +481,7 @@ def Train_ConcatOp : Train_Op<"concat", [Pure, InferTypeOpAdaptor,
   let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
 }
 
-def Train_SliceOp : Train_Op<"slice", [Pure, InferTypeOpAdaptor,
+def Train_SliceOp : Train_Op<"slice", [Train_OpClass<"DataMovement">, Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "takes elements start, start + step, ... < end along one dimension";
   let description = [{
@@ -500,7 +502,7 @@ def Train_SliceOp : Train_Op<"slice", [Pure, InferTypeOpAdaptor,
 // Attention and embeddings
 //===----------------------------------------------------------------------===//
 
-def Train_SoftmaxOp : Train_Op<"softmax", [Pure, InferTypeOpAdaptor,
+def Train_SoftmaxOp : Train_Op<"softmax", [Train_OpClass<"RowNormalization">, Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "softmax along one dimension, with scale, additive mask and causal mask";
   let description = [{
@@ -528,7 +530,7 @@ def Train_SoftmaxOp : Train_Op<"softmax", [Pure, InferTypeOpAdaptor,
   }];
 }
 
-def Train_EmbeddingOp : Train_Op<"embedding", [Pure, InferTypeOpAdaptor,
+def Train_EmbeddingOp : Train_Op<"embedding", [Train_OpClass<"Opaque">, Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "gathers rows of an embedding table by integer indices";
   let description = [{
@@ -548,7 +550,7 @@ def Train_EmbeddingOp : Train_Op<"embedding", [Pure, InferTypeOpAdaptor,
 //===----------------------------------------------------------------------===//
 
 def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy",
-    [Pure, InferTypeOpAdaptor,
+    [Train_OpClass<"Opaque">, Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "mean softmax cross-entropy of logits against integer class labels";
   let description = [{
@@ -575,7 +577,8 @@ def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy",
 }
 
 class Train_ReduceOp<string mnemonic, string what>
-    : Train_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]>,
+    : Train_Op<mnemonic, [Pure, Train_OpClass<"Reduction">, InferTypeOpAdaptor,
+        DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]>,
       Train_InferWith<"inferReduceOp"> {
   let summary = "reduces a tensor over the dimensions `axes` by " # what;
   let description = [{
