@@ -1,12 +1,11 @@
 //===- Common.cpp - what every hand-written kernel source starts with -----===//
 //
-// DlcHandArgs is the one parameter block of every hand-written kernel:
-// buffer pointers with their element types, integer and float attributes.
-// HandKernelArgs (dlc/runtime/cuda/HandKernels.h) is its host twin, with
-// the same layout, so the executor and the host test fill it the same way.
-// Half types are stored as 16-bit words and widened to float on load,
-// rounded to nearest even on store, by the conversions the generated
-// kernels use (KernelPrelude.h), as dlc/runtime/Half.h does.
+// The kernels' parameters (DlcHandArgs, dlc/runtime/cuda/HandKernelArgs.h,
+// the header the host fills them through), the half conversions the
+// generated kernels use (KernelPrelude.h), and the typed loads and stores
+// and block reductions every family uses. Half types are stored as 16-bit
+// words and widened to float on load, rounded to nearest even on store, as
+// dlc/runtime/Half.h does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +16,8 @@
 namespace dlc::rt::cuda::handwritten {
 
 namespace {
+#include "kHandKernelArgsText.inc"
+
 // cuda_fp16.h: the device rounds to f16 in hardware (FloatToHalf.cuh).
 const char *const kTypeHeaders = R"src(#if defined(__CUDACC__)
 #include <cuda_fp16.h>
@@ -29,24 +30,7 @@ const char *const kCommonBegin = R"src(#ifndef DLC_HAND_COMMON
 #define DLC_HAND_COMMON
 )src";
 
-const char *const kCommon = R"src(struct DlcHandArgs {
-  void *p[10];       // buffers
-  int t[10];         // their element types: DLC_T_*
-  long long i[24];   // integer attributes and shapes
-  double f[8];       // float attributes
-};
-enum { DLC_T_F32 = 0, DLC_T_F16 = 1, DLC_T_BF16 = 2, DLC_T_I32 = 3, DLC_T_I64 = 4 };
-/// One entry of an operand table, for a kernel with more operands than p
-/// holds: the launcher lays the entries out in memory the kernel reads and
-/// puts their address in one p slot (HandKernel::table).
-struct DlcHandOperand {
-  void *p;           // the buffer
-  long long n;       // its elements
-  int t;             // its element type: DLC_T_*
-  int unused;
-};
-
-#if defined(__CUDACC__)
+const char *const kCommon = R"src(#if defined(__CUDACC__)
 DLC_DEVICE bool dlc_hw_isnan(float v) { return isnan(v); }
 #define DLC_HW_NAN __int_as_float(0x7fc00000)
 #else
@@ -158,8 +142,8 @@ DLC_DEVICE double *dlc_hw_partials(const DlcHandArgs &a, int k) {
 } // namespace
 
 std::string commonHeader() {
-  return std::string(kTypeHeaders) + kernelPrelude() + kCommonBegin + halfToFloatText() +
-         floatToHalfText() + kCommon;
+  return std::string(kTypeHeaders) + kernelPrelude() + kHandKernelArgsText + kCommonBegin +
+         halfToFloatText() + floatToHalfText() + kCommon;
 }
 
 } // namespace dlc::rt::cuda::handwritten
