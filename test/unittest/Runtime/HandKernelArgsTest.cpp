@@ -94,7 +94,6 @@ std::string ptxOf(const std::string &source) {
   nvrtcDestroyProgram(&program);
   return out;
 }
-#endif
 
 /// dlc_layout's values from the PTX: `.b8 dlc_layout[N] = {...}` (bytes,
 /// little-endian, trailing zeros left out) or `.u64 dlc_layout[N] = {...}`.
@@ -117,6 +116,7 @@ std::vector<unsigned long long> layoutFromPtx(const std::string &ptx) {
     words[k / 8] |= raw[k] << (8 * (k % 8));
   return words;
 }
+#endif
 
 } // namespace
 

@@ -209,7 +209,7 @@ struct DlcHandArgs {
   void *p[DLC_HAND_POINTERS] = {}; // null: an absent optional operand
   int t[DLC_HAND_POINTERS] = {};
   union {
-    long long i[DLC_HAND_WORDS] = {}; // the words (the phase, a test's look)
+    long long i[DLC_HAND_WORDS] = {}; // the same bytes as words: the phase's
     DlcSoftmaxArgs softmax;
     DlcLayerNormArgs layerNorm;
     DlcCrossEntropyArgs crossEntropy;
