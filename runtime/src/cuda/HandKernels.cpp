@@ -4,9 +4,10 @@
 // the attributes read exactly as the CPU reference reads them (same names,
 // same defaults, same attribute types), the shapes folded into the integer
 // parameters, and the grid. Anything else is refused with a reason, and
-// the executor keeps such a kernel on the host. An op with more operands
-// than DlcHandArgs' ten pointers (loss_scale_status) gets an operand table
-// (HandKernel::table).
+// the executor keeps such a kernel on the host. Operands go to the slots
+// and attributes to the fields HandKernelArgs.h names. An op with more
+// operands than DlcHandArgs' ten pointers (loss_scale_status) gets an
+// operand table (HandKernel::table).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,7 +37,6 @@ constexpr int64_t kPoolTileH = 16, kPoolTileW = 32;
 constexpr int64_t kPoolTileNhwcH = 4, kPoolTileNhwcW = 8, kPoolTileNhwcC = 32;
 /// Table rows one embedding_backward block owns (DLC_HW_EMBEDDING_ROWS).
 constexpr int64_t kEmbeddingRowsPerBlock = 32;
-constexpr int kMaxRank = 6; // softmax's mask broadcast
 
 template <typename T> const T *findAttr(const PlanKernel &k, const std::string &name) {
   auto it = k.attrs.find(name);
@@ -62,46 +62,62 @@ Status refuse(const PlanKernel &k, const std::string &why) {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// Collects the launch's buffers and checks their element types.
+/// Collects the launch's buffers at their slots and checks their element
+/// types.
 struct Builder {
   const Plan &plan;
   const PlanKernel &kernel;
   HandKernel out;
   std::string error;
 
+  /// A slot no operand was given yet.
+  static constexpr int32_t kUnset = -2;
+
   const PlanBuffer &buf(int32_t id) const { return plan.buffers[id]; }
-  /// A float buffer's element type code (0 f32, 1 f16, 2 bf16).
-  int32_t floatType(int32_t id) {
+  /// A float buffer's element type (DLC_T_F32, DLC_T_F16 or DLC_T_BF16).
+  int floatType(int32_t id) {
     switch (buf(id).dtype) {
-    case DType::kF32: return 0;
-    case DType::kF16: return 1;
-    case DType::kBF16: return 2;
+    case DType::kF32: return DLC_T_F32;
+    case DType::kF16: return DLC_T_F16;
+    case DType::kBF16: return DLC_T_BF16;
     default:
       error = "buffer '" + buf(id).name + "' is " + dtypeName(buf(id).dtype) +
               ", not a float type";
-      return 0;
+      return DLC_T_F32;
     }
   }
+  /// Puts buffer `id` (-1: none) at p[slot]; false past p's slots.
+  bool place(int slot, int32_t id) {
+    if (slot < 0 || slot >= HandKernelArgs::kPointers) {
+      error = "pointer slot " + std::to_string(slot) + ", past DlcHandArgs' " +
+              std::to_string(HandKernelArgs::kPointers);
+      return false;
+    }
+    if (out.buffers.size() <= size_t(slot))
+      out.buffers.resize(slot + 1, kUnset);
+    out.buffers[slot] = id;
+    return true;
+  }
   /// A float operand (f32, f16 or bf16), or -1 for an absent optional one.
-  void floating(int32_t id) {
-    int n = static_cast<int>(out.buffers.size());
-    out.buffers.push_back(id);
-    if (id >= 0 && n < HandKernelArgs::kPointers) // done() refuses more
-      out.args.t[n] = floatType(id);
+  void floating(int slot, int32_t id) {
+    if (place(slot, id) && id >= 0)
+      out.args.t[slot] = floatType(id);
   }
-  /// The next p slot holds the operand table; returns it.
-  int tableSlot() {
-    out.tableSlot = static_cast<int>(out.buffers.size());
-    out.buffers.push_back(-1);
-    return out.tableSlot;
+  /// p[slot] holds the operand table.
+  void tableSlot(int slot) {
+    if (place(slot, -1))
+      out.tableSlot = slot;
   }
-  /// The next p slot holds `partials` doubles of scratch for the blocks'
-  /// partial results, after dlc_hw_last_block's 16-byte counter.
-  void scratch(int64_t partials) { scratchBytes(16 + partials * int64_t(sizeof(double))); }
-  /// The next p slot holds `bytes` of scratch laid out by the kernel.
-  void scratchBytes(int64_t bytes) {
-    out.scratchSlot = static_cast<int>(out.buffers.size());
-    out.buffers.push_back(-1);
+  /// p[slot] holds `partials` doubles of scratch for the blocks' partial
+  /// results, after dlc_hw_last_block's 16-byte counter.
+  void scratch(int slot, int64_t partials) {
+    scratchBytes(slot, 16 + partials * int64_t(sizeof(double)));
+  }
+  /// p[slot] holds `bytes` of scratch laid out by the kernel.
+  void scratchBytes(int slot, int64_t bytes) {
+    if (!place(slot, -1))
+      return;
+    out.scratchSlot = slot;
     out.scratchBytes = bytes;
   }
   /// A float operand in the operand table.
@@ -113,23 +129,21 @@ struct Builder {
     out.table.push_back(entry);
   }
   /// An integer operand (indices, labels): int32 or int64.
-  void integer(int32_t id) {
-    int n = static_cast<int>(out.buffers.size());
-    out.buffers.push_back(id);
-    if (n >= HandKernelArgs::kPointers) // done() refuses it
+  void integer(int slot, int32_t id) {
+    if (!place(slot, id))
       return;
     if (buf(id).dtype == DType::kI32)
-      out.args.t[n] = 3;
+      out.args.t[slot] = DLC_T_I32;
     else if (buf(id).dtype == DType::kI64)
-      out.args.t[n] = 4;
+      out.args.t[slot] = DLC_T_I64;
     else
       error = "buffer '" + buf(id).name + "' is " + dtypeName(buf(id).dtype) +
               ", not int32 or int64";
   }
   StatusOr<HandKernel> done(const std::string &family, int64_t blocks) {
-    if (out.buffers.size() > size_t(HandKernelArgs::kPointers))
-      error = std::to_string(out.buffers.size()) + " pointer operands, more than DlcHandArgs' " +
-              std::to_string(HandKernelArgs::kPointers);
+    for (size_t slot = 0; slot < out.buffers.size() && error.empty(); ++slot)
+      if (out.buffers[slot] == kUnset)
+        error = "pointer slot " + std::to_string(slot) + " left without an operand";
     if (!error.empty())
       return refuse(kernel, error);
     out.family = family;
@@ -147,8 +161,8 @@ bool arity(const PlanKernel &k, size_t inMin, size_t inMax, size_t outs) {
 }
 
 /// (outer, n, inner) around `axis` of `shape`.
-void splitAround(const std::vector<int64_t> &shape, int64_t axis, int64_t &outer, int64_t &n,
-                 int64_t &inner) {
+void splitAround(const std::vector<int64_t> &shape, int64_t axis, long long &outer,
+                 long long &n, long long &inner) {
   outer = inner = 1;
   for (int64_t d = 0; d < axis; ++d)
     outer *= shape[d];
@@ -185,36 +199,37 @@ StatusOr<HandKernel> softmax(Builder &b) {
   bool causal = getInt(k, "causal", 0);
   if (causal && (axis != rank - 1 || rank < 2))
     return refuse(k, "causal masking needs the last axis of a rank >= 2 input");
-  HandKernelArgs &a = b.out.args;
-  splitAround(shape, axis, a.i[0], a.i[1], a.i[2]);
-  a.i[3] = causal;
-  a.i[4] = causal ? shape[rank - 2] : 0;
-  a.i[5] = causal ? shape[rank - 1] : 0;
-  a.f[0] = getFloat(k, "scale", 1.0);
-  b.floating(k.inputs[0]);
-  b.floating(k.inputs.size() > 1 ? k.inputs[1] : -1);
-  b.floating(k.outputs[0]);
+  DlcSoftmaxArgs &a = b.out.args.softmax;
+  splitAround(shape, axis, a.outer, a.n, a.inner);
+  a.causal = causal;
+  a.queries = causal ? shape[rank - 2] : 0;
+  a.keys = causal ? shape[rank - 1] : 0;
+  a.scale = getFloat(k, "scale", 1.0);
+  b.floating(DLC_SOFTMAX_X, k.inputs[0]);
+  b.floating(DLC_SOFTMAX_MASK, k.inputs.size() > 1 ? k.inputs[1] : -1);
+  b.floating(DLC_SOFTMAX_Y, k.outputs[0]);
   if (k.inputs.size() > 1) {
     const std::vector<int64_t> &mask = b.buf(k.inputs[1]).shape;
-    if (rank > kMaxRank || mask.size() > shape.size())
-      return refuse(k, "a mask broadcast over more than " + std::to_string(kMaxRank) +
+    if (rank > DLC_SOFTMAX_MAX_RANK || mask.size() > shape.size())
+      return refuse(k, "a mask broadcast over more than " +
+                           std::to_string(DLC_SOFTMAX_MAX_RANK) +
                            " dimensions, or of higher rank than the input");
-    a.i[6] = 1;
-    a.i[7] = rank;
+    a.hasMask = 1;
+    a.rank = rank;
     int64_t stride = 1, lead = rank - static_cast<int64_t>(mask.size());
     for (int64_t d = rank - 1; d >= 0; --d) {
-      a.i[8 + d] = shape[d];
+      a.shape[d] = shape[d];
       int64_t md = d - lead;
       bool broadcast = md < 0 || mask[md] == 1;
       if (md >= 0 && mask[md] != 1 && mask[md] != shape[d])
         return refuse(k, "the mask does not broadcast to the input");
-      a.i[14 + d] = broadcast ? 0 : stride;
+      a.maskStrides[d] = broadcast ? 0 : stride;
       if (md >= 0)
         stride *= mask[md];
     }
   }
-  a.i[20] = axis;
-  return lineBlocks(b.done("softmax", a.i[0] * a.i[2]), a.i[1]);
+  a.axis = axis;
+  return lineBlocks(b.done("softmax", a.outer * a.inner), a.n);
 }
 
 StatusOr<HandKernel> softmaxBackward(Builder &b) {
@@ -226,13 +241,13 @@ StatusOr<HandKernel> softmaxBackward(Builder &b) {
   axis = axis < 0 ? axis + rank : axis;
   if (axis < 0 || axis >= rank)
     return refuse(k, "axis out of range");
-  HandKernelArgs &a = b.out.args;
-  splitAround(shape, axis, a.i[0], a.i[1], a.i[2]);
-  a.f[0] = getFloat(k, "scale", 1.0);
-  b.floating(k.inputs[0]);
-  b.floating(k.inputs[1]);
-  b.floating(k.outputs[0]);
-  return lineBlocks(b.done("softmax", a.i[0] * a.i[2]), a.i[1]);
+  DlcSoftmaxArgs &a = b.out.args.softmax;
+  splitAround(shape, axis, a.outer, a.n, a.inner);
+  a.scale = getFloat(k, "scale", 1.0);
+  b.floating(DLC_SOFTMAX_BACKWARD_DY, k.inputs[0]);
+  b.floating(DLC_SOFTMAX_BACKWARD_Y, k.inputs[1]);
+  b.floating(DLC_SOFTMAX_BACKWARD_DX, k.outputs[0]);
+  return lineBlocks(b.done("softmax", a.outer * a.inner), a.n);
 }
 
 StatusOr<HandKernel> layerNorm(Builder &b) {
@@ -242,13 +257,15 @@ StatusOr<HandKernel> layerNorm(Builder &b) {
   const PlanBuffer &x = b.buf(k.inputs[0]);
   if (x.shape.empty() || x.shape.back() == 0)
     return refuse(k, "a scalar or empty input");
-  HandKernelArgs &a = b.out.args;
-  a.i[1] = x.shape.back();
-  a.i[0] = x.numElements() / a.i[1];
-  a.f[0] = getFloat(k, "epsilon", 1e-5);
-  for (int32_t id : {k.inputs[0], k.inputs[1], k.inputs[2], k.outputs[0]})
-    b.floating(id);
-  return b.done("norm", a.i[0]);
+  DlcLayerNormArgs &a = b.out.args.layerNorm;
+  a.d = x.shape.back();
+  a.rows = x.numElements() / a.d;
+  a.epsilon = getFloat(k, "epsilon", 1e-5);
+  b.floating(DLC_LAYER_NORM_X, k.inputs[0]);
+  b.floating(DLC_LAYER_NORM_GAMMA, k.inputs[1]);
+  b.floating(DLC_LAYER_NORM_BETA, k.inputs[2]);
+  b.floating(DLC_LAYER_NORM_Y, k.outputs[0]);
+  return b.done("norm", a.rows);
 }
 
 StatusOr<HandKernel> layerNormBackward(Builder &b) {
@@ -258,17 +275,20 @@ StatusOr<HandKernel> layerNormBackward(Builder &b) {
   const PlanBuffer &x = b.buf(k.inputs[1]);
   if (x.shape.empty() || x.shape.back() == 0)
     return refuse(k, "a scalar or empty input");
-  HandKernelArgs &a = b.out.args;
-  a.i[1] = x.shape.back();
-  a.i[0] = x.numElements() / a.i[1];
-  a.f[0] = getFloat(k, "epsilon", 1e-5);
-  for (int32_t id : {k.inputs[0], k.inputs[1], k.inputs[2], k.outputs[0], k.outputs[1],
-                     k.outputs[2]})
-    b.floating(id);
+  DlcLayerNormArgs &a = b.out.args.layerNorm;
+  a.d = x.shape.back();
+  a.rows = x.numElements() / a.d;
+  a.epsilon = getFloat(k, "epsilon", 1e-5);
+  b.floating(DLC_LAYER_NORM_BACKWARD_DY, k.inputs[0]);
+  b.floating(DLC_LAYER_NORM_BACKWARD_X, k.inputs[1]);
+  b.floating(DLC_LAYER_NORM_BACKWARD_GAMMA, k.inputs[2]);
+  b.floating(DLC_LAYER_NORM_BACKWARD_DX, k.outputs[0]);
+  b.floating(DLC_LAYER_NORM_BACKWARD_DGAMMA, k.outputs[1]);
+  b.floating(DLC_LAYER_NORM_BACKWARD_DBETA, k.outputs[2]);
   // Each block keeps its rows' gamma and beta gradient partials (2 d
   // doubles); 256 blocks hold 3 MiB of them at BERT-base's d = 768.
-  int64_t blocks = std::min<int64_t>(a.i[0], kCombiningBlocks);
-  b.scratch(2 * a.i[1] * blocks);
+  int64_t blocks = std::min<int64_t>(a.rows, kCombiningBlocks);
+  b.scratch(DLC_LAYER_NORM_BACKWARD_SCRATCH, 2 * a.d * blocks);
   return b.done("norm", blocks);
 }
 
@@ -280,10 +300,10 @@ Status crossEntropyShape(Builder &b, int32_t logits, int32_t labels) {
   axis = axis < 0 ? axis + rank : axis;
   if (axis < 0 || axis >= rank)
     return refuse(k, "class_axis out of range");
-  HandKernelArgs &a = b.out.args;
-  splitAround(shape, axis, a.i[0], a.i[1], a.i[2]);
-  a.i[3] = getInt(k, "ignore_index", -100);
-  if (b.buf(labels).numElements() != a.i[0] * a.i[2])
+  DlcCrossEntropyArgs &a = b.out.args.crossEntropy;
+  splitAround(shape, axis, a.outer, a.classes, a.inner);
+  a.ignoreIndex = getInt(k, "ignore_index", -100);
+  if (b.buf(labels).numElements() != a.outer * a.inner)
     return refuse(k, "labels do not hold one class per position");
   return Status::ok();
 }
@@ -294,12 +314,13 @@ StatusOr<HandKernel> crossEntropy(Builder &b) {
     return refuse(k, "expects logits, labels and one output");
   if (Status s = crossEntropyShape(b, k.inputs[0], k.inputs[1]); !s.isOk())
     return s;
-  b.floating(k.inputs[0]);
-  b.integer(k.inputs[1]);
-  b.floating(k.outputs[0]);
+  b.floating(DLC_CROSS_ENTROPY_LOGITS, k.inputs[0]);
+  b.integer(DLC_CROSS_ENTROPY_LABELS, k.inputs[1]);
+  b.floating(DLC_CROSS_ENTROPY_LOSS, k.outputs[0]);
   // Each block's (sum, count, bad label) over its positions.
-  int64_t blocks = std::min<int64_t>(b.out.args.i[0] * b.out.args.i[2], kCombiningBlocks);
-  b.scratch(3 * blocks);
+  const DlcCrossEntropyArgs &a = b.out.args.crossEntropy;
+  int64_t blocks = std::min<int64_t>(a.outer * a.inner, kCombiningBlocks);
+  b.scratch(DLC_CROSS_ENTROPY_SCRATCH, 3 * blocks);
   return b.done("loss", blocks);
 }
 
@@ -309,52 +330,54 @@ StatusOr<HandKernel> crossEntropyBackward(Builder &b) {
     return refuse(k, "expects dloss, logits, labels and one output");
   if (Status s = crossEntropyShape(b, k.inputs[1], k.inputs[2]); !s.isOk())
     return s;
-  b.floating(k.inputs[0]);
-  b.floating(k.inputs[1]);
-  b.integer(k.inputs[2]);
-  b.floating(k.outputs[0]);
-  return b.done("loss", b.out.args.i[0] * b.out.args.i[2]);
+  b.floating(DLC_CROSS_ENTROPY_BACKWARD_DLOSS, k.inputs[0]);
+  b.floating(DLC_CROSS_ENTROPY_BACKWARD_LOGITS, k.inputs[1]);
+  b.integer(DLC_CROSS_ENTROPY_BACKWARD_LABELS, k.inputs[2]);
+  b.floating(DLC_CROSS_ENTROPY_BACKWARD_DLOGITS, k.outputs[0]);
+  const DlcCrossEntropyArgs &a = b.out.args.crossEntropy;
+  return b.done("loss", a.outer * a.inner);
 }
 
 StatusOr<HandKernel> embedding(Builder &b) {
   const PlanKernel &k = b.kernel;
   if (!arity(k, 2, 2, 1) || b.buf(k.inputs[0]).shape.size() != 2)
     return refuse(k, "expects a 2-d table, indices and one output");
-  HandKernelArgs &a = b.out.args;
-  a.i[0] = b.buf(k.inputs[0]).shape[0];
-  a.i[1] = b.buf(k.inputs[0]).shape[1];
-  a.i[2] = b.buf(k.inputs[1]).numElements();
-  b.floating(k.inputs[0]);
-  b.integer(k.inputs[1]);
-  b.floating(k.outputs[0]);
-  return b.done("embedding", ceilDiv(a.i[1] * a.i[2], kBlock));
+  DlcEmbeddingArgs &a = b.out.args.embedding;
+  a.rows = b.buf(k.inputs[0]).shape[0];
+  a.d = b.buf(k.inputs[0]).shape[1];
+  a.n = b.buf(k.inputs[1]).numElements();
+  b.floating(DLC_EMBEDDING_TABLE, k.inputs[0]);
+  b.integer(DLC_EMBEDDING_IDS, k.inputs[1]);
+  b.floating(DLC_EMBEDDING_Y, k.outputs[0]);
+  return b.done("embedding", ceilDiv(a.d * a.n, kBlock));
 }
 
 StatusOr<HandKernel> embeddingBackward(Builder &b) {
   const PlanKernel &k = b.kernel;
   if (!arity(k, 2, 2, 1) || b.buf(k.outputs[0]).shape.size() != 2)
     return refuse(k, "expects dy, indices and one 2-d output");
-  HandKernelArgs &a = b.out.args;
-  a.i[0] = b.buf(k.outputs[0]).shape[0];
-  a.i[1] = b.buf(k.outputs[0]).shape[1];
-  a.i[2] = b.buf(k.inputs[1]).numElements();
-  b.floating(k.inputs[0]);
-  b.integer(k.inputs[1]);
-  b.floating(k.outputs[0]);
+  DlcEmbeddingArgs &a = b.out.args.embedding;
+  a.rows = b.buf(k.outputs[0]).shape[0];
+  a.d = b.buf(k.outputs[0]).shape[1];
+  a.n = b.buf(k.inputs[1]).numElements();
+  b.floating(DLC_EMBEDDING_BACKWARD_DY, k.inputs[0]);
+  b.integer(DLC_EMBEDDING_BACKWARD_IDS, k.inputs[1]);
+  b.floating(DLC_EMBEDDING_BACKWARD_DTABLE, k.outputs[0]);
   // A small table (BERT's 2-row token types, its 512 positions) has few
   // row groups to spread over the GPU: the indices are split too, each
   // split summing its range into float partials that the group's last
   // split adds in order. Splits hold 16 MiB of partials at most; a large
   // table keeps one split, whose sums are the CPU's bit for bit.
-  int64_t groups = ceilDiv(a.i[0], kEmbeddingRowsPerBlock);
+  int64_t groups = ceilDiv(a.rows, kEmbeddingRowsPerBlock);
   int64_t splits = std::clamp<int64_t>(
-      std::min({kCombiningBlocks / groups, ceilDiv(a.i[2], int64_t(kBlock)),
-                (int64_t(4) << 20) / std::max<int64_t>(a.i[0] * a.i[1], 1)}),
+      std::min({kCombiningBlocks / groups, ceilDiv(a.n, int64_t(kBlock)),
+                (int64_t(4) << 20) / std::max<int64_t>(a.rows * a.d, 1)}),
       1, 64);
-  a.i[3] = splits;
+  a.splits = splits;
   if (splits > 1) // a counter per row group (16-byte aligned), then the partials
-    b.scratchBytes(ceilDiv(groups * int64_t(sizeof(unsigned)), int64_t(16)) * 16 +
-                   splits * a.i[0] * a.i[1] * int64_t(sizeof(float)));
+    b.scratchBytes(DLC_EMBEDDING_BACKWARD_SCRATCH,
+                   ceilDiv(groups * int64_t(sizeof(unsigned)), int64_t(16)) * 16 +
+                       splits * a.rows * a.d * int64_t(sizeof(float)));
   return b.done("embedding", groups * splits);
 }
 
@@ -365,13 +388,13 @@ StatusOr<HandKernel> dropout(Builder &b) {
   double rate = getFloat(k, "rate", 0);
   if (rate < 0 || rate >= 1)
     return refuse(k, "rate must be in [0, 1)");
-  HandKernelArgs &a = b.out.args;
-  a.i[0] = b.buf(k.outputs[0]).numElements();
-  a.i[1] = getInt(k, "seed", 0);
-  a.f[0] = rate;
-  b.floating(k.inputs[0]);
-  b.floating(k.outputs[0]);
-  return b.done("dropout", ceilDiv(a.i[0], kBlock));
+  DlcDropoutArgs &a = b.out.args.dropout;
+  a.n = b.buf(k.outputs[0]).numElements();
+  a.seed = getInt(k, "seed", 0);
+  a.rate = rate;
+  b.floating(DLC_DROPOUT_X, k.inputs[0]);
+  b.floating(DLC_DROPOUT_Y, k.outputs[0]);
+  return b.done("dropout", ceilDiv(a.n, kBlock));
 }
 
 /// Whether a pooling or resize kernel's data is NHWC; another layout than
@@ -401,15 +424,14 @@ Status poolGeometry(Builder &b, const std::vector<int64_t> &in) {
   if (ks.size() != 2 || s.size() != 2 || pad.size() != 2 || s[0] <= 0 || s[1] <= 0)
     return refuse(k, "kernel_size, stride and padding must be pairs, strides positive");
   bool ceilMode = getInt(k, "ceil_mode", 0);
-  HandKernelArgs &a = b.out.args;
-  for (int d = 0; d < 4; ++d)
-    a.i[d] = in[d];
-  a.i[4] = ks[0], a.i[5] = ks[1], a.i[6] = s[0], a.i[7] = s[1], a.i[8] = pad[0],
-  a.i[9] = pad[1];
-  a.i[10] = getInt(k, "count_include_pad", 1);
-  a.i[11] = cpu::poolOutputSize(in[2], ks[0], s[0], pad[0], ceilMode);
-  a.i[12] = cpu::poolOutputSize(in[3], ks[1], s[1], pad[1], ceilMode);
-  if (a.i[11] <= 0 || a.i[12] <= 0)
+  DlcPoolArgs &a = b.out.args.pool;
+  a.n = in[0], a.c = in[1], a.h = in[2], a.w = in[3];
+  a.kernelH = ks[0], a.kernelW = ks[1], a.strideH = s[0], a.strideW = s[1], a.padH = pad[0],
+  a.padW = pad[1];
+  a.countIncludePad = getInt(k, "count_include_pad", 1);
+  a.outH = cpu::poolOutputSize(in[2], ks[0], s[0], pad[0], ceilMode);
+  a.outW = cpu::poolOutputSize(in[3], ks[1], s[1], pad[1], ceilMode);
+  if (a.outH <= 0 || a.outW <= 0)
     return refuse(k, "an empty output");
   return Status::ok();
 }
@@ -431,18 +453,26 @@ StatusOr<HandKernel> pool(Builder &b) {
       *nhwc);
   if (Status s = poolGeometry(b, in); !s.isOk())
     return s;
-  b.out.args.i[13] = *nhwc;
-  for (int32_t id : k.inputs)
-    b.floating(id);
-  b.floating(k.outputs[0]);
-  const HandKernelArgs &a = b.out.args;
+  DlcPoolArgs &a = b.out.args.pool;
+  a.nhwc = *nhwc;
+  if (!backward) {
+    b.floating(DLC_POOL_X, k.inputs[0]);
+    b.floating(DLC_POOL_Y, k.outputs[0]);
+  } else if (max) {
+    b.floating(DLC_MAX_POOL_BACKWARD_DY, k.inputs[0]);
+    b.floating(DLC_MAX_POOL_BACKWARD_X, k.inputs[1]);
+    b.floating(DLC_MAX_POOL_BACKWARD_DX, k.outputs[0]);
+  } else {
+    b.floating(DLC_AVG_POOL_BACKWARD_DY, k.inputs[0]);
+    b.floating(DLC_AVG_POOL_BACKWARD_DX, k.outputs[0]);
+  }
   if (backward && max) // one block per input tile (DLC_HW_POOL_TILE_*)
     return b.done("pool", *nhwc ? in[0] * ceilDiv(in[1], kPoolTileNhwcC) *
                                       ceilDiv(in[2], kPoolTileNhwcH) *
                                       ceilDiv(in[3], kPoolTileNhwcW)
                                 : in[0] * in[1] * ceilDiv(in[2], kPoolTileH) *
                                       ceilDiv(in[3], kPoolTileW));
-  int64_t work = backward ? in[0] * in[1] * in[2] * in[3] : in[0] * in[1] * a.i[11] * a.i[12];
+  int64_t work = backward ? in[0] * in[1] * in[2] * in[3] : in[0] * in[1] * a.outH * a.outW;
   return b.done("pool", ceilDiv(work, kBlock));
 }
 
@@ -451,18 +481,19 @@ StatusOr<HandKernel> sgdUpdate(Builder &b) {
   if (!arity(k, 3, 4, 2))
     return refuse(k, "expects param, grad, momentum, an optional loss-scale status and two "
                      "outputs");
-  HandKernelArgs &a = b.out.args;
-  a.i[0] = b.buf(k.inputs[0]).numElements();
-  a.i[1] = k.inputs.size() > 3;
-  a.i[2] = getInt(k, "nesterov", 0);
-  a.f[0] = getFloat(k, "lr", 0), a.f[1] = getFloat(k, "momentum", 0),
-  a.f[2] = getFloat(k, "weight_decay", 0);
-  for (int i = 0; i < 3; ++i)
-    b.floating(k.inputs[i]);
-  b.floating(k.inputs.size() > 3 ? k.inputs[3] : -1);
-  b.floating(k.outputs[0]);
-  b.floating(k.outputs[1]);
-  return b.done("optimizer", ceilDiv(a.i[0], kBlock));
+  DlcSgdArgs &a = b.out.args.sgd;
+  a.n = b.buf(k.inputs[0]).numElements();
+  a.hasStatus = k.inputs.size() > 3;
+  a.nesterov = getInt(k, "nesterov", 0);
+  a.lr = getFloat(k, "lr", 0), a.momentum = getFloat(k, "momentum", 0),
+  a.weightDecay = getFloat(k, "weight_decay", 0);
+  b.floating(DLC_SGD_PARAM, k.inputs[0]);
+  b.floating(DLC_SGD_GRAD, k.inputs[1]);
+  b.floating(DLC_SGD_MOMENTUM, k.inputs[2]);
+  b.floating(DLC_SGD_STATUS, k.inputs.size() > 3 ? k.inputs[3] : -1);
+  b.floating(DLC_SGD_NEW_PARAM, k.outputs[0]);
+  b.floating(DLC_SGD_NEW_MOMENTUM, k.outputs[1]);
+  return b.done("optimizer", ceilDiv(a.n, kBlock));
 }
 
 StatusOr<HandKernel> adamwUpdate(Builder &b) {
@@ -470,30 +501,36 @@ StatusOr<HandKernel> adamwUpdate(Builder &b) {
   if (!arity(k, 4, 5, 3))
     return refuse(k, "expects param, grad, m, v, an optional loss-scale status and three "
                      "outputs");
-  HandKernelArgs &a = b.out.args;
-  a.i[0] = b.buf(k.inputs[0]).numElements();
-  a.i[1] = k.inputs.size() > 4;
-  a.f[0] = getFloat(k, "lr", 0), a.f[1] = getFloat(k, "beta1", 0.9),
-  a.f[2] = getFloat(k, "beta2", 0.999), a.f[3] = getFloat(k, "epsilon", 1e-8),
-  a.f[4] = getFloat(k, "weight_decay", 0.01);
-  for (int i = 0; i < 4; ++i)
-    b.floating(k.inputs[i]);
-  b.floating(k.inputs.size() > 4 ? k.inputs[4] : -1);
-  for (int i = 0; i < 3; ++i)
-    b.floating(k.outputs[i]);
-  return b.done("optimizer", ceilDiv(a.i[0], kBlock));
+  DlcAdamwArgs &a = b.out.args.adamw;
+  a.n = b.buf(k.inputs[0]).numElements();
+  a.hasStatus = k.inputs.size() > 4;
+  a.lr = getFloat(k, "lr", 0), a.beta1 = getFloat(k, "beta1", 0.9),
+  a.beta2 = getFloat(k, "beta2", 0.999), a.epsilon = getFloat(k, "epsilon", 1e-8),
+  a.weightDecay = getFloat(k, "weight_decay", 0.01);
+  b.floating(DLC_ADAMW_PARAM, k.inputs[0]);
+  b.floating(DLC_ADAMW_GRAD, k.inputs[1]);
+  b.floating(DLC_ADAMW_M, k.inputs[2]);
+  b.floating(DLC_ADAMW_V, k.inputs[3]);
+  b.floating(DLC_ADAMW_STATUS, k.inputs.size() > 4 ? k.inputs[4] : -1);
+  b.floating(DLC_ADAMW_NEW_PARAM, k.outputs[0]);
+  b.floating(DLC_ADAMW_NEW_M, k.outputs[1]);
+  b.floating(DLC_ADAMW_NEW_V, k.outputs[2]);
+  return b.done("optimizer", ceilDiv(a.n, kBlock));
 }
 
 StatusOr<HandKernel> updateLossScale(Builder &b) {
   const PlanKernel &k = b.kernel;
   if (!arity(k, 3, 3, 2) || b.buf(k.inputs[2]).numElements() < 2)
     return refuse(k, "expects scale, good steps, a 2-element status and two outputs");
-  HandKernelArgs &a = b.out.args;
-  a.i[0] = getInt(k, "growth_interval", 2000);
-  a.f[0] = getFloat(k, "backoff_factor", 0.5);
-  a.f[1] = getFloat(k, "growth_factor", 2.0);
-  for (int32_t id : {k.inputs[0], k.inputs[1], k.inputs[2], k.outputs[0], k.outputs[1]})
-    b.floating(id);
+  DlcUpdateLossScaleArgs &a = b.out.args.updateLossScale;
+  a.growthInterval = getInt(k, "growth_interval", 2000);
+  a.backoffFactor = getFloat(k, "backoff_factor", 0.5);
+  a.growthFactor = getFloat(k, "growth_factor", 2.0);
+  b.floating(DLC_UPDATE_LOSS_SCALE_SCALE, k.inputs[0]);
+  b.floating(DLC_UPDATE_LOSS_SCALE_GOOD_STEPS, k.inputs[1]);
+  b.floating(DLC_UPDATE_LOSS_SCALE_STATUS, k.inputs[2]);
+  b.floating(DLC_UPDATE_LOSS_SCALE_NEW_SCALE, k.outputs[0]);
+  b.floating(DLC_UPDATE_LOSS_SCALE_NEW_GOOD_STEPS, k.outputs[1]);
   return b.done("optimizer", 1);
 }
 
@@ -502,19 +539,19 @@ StatusOr<HandKernel> lossScaleStatus(Builder &b) {
   if (k.inputs.empty() || k.outputs.size() != 1 || b.buf(k.inputs[0]).numElements() < 1 ||
       b.buf(k.outputs[0]).numElements() < 2)
     return refuse(k, "expects the scale, the gradients and one 2-element status");
-  HandKernelArgs &a = b.out.args;
-  b.floating(k.inputs[0]);
-  b.floating(k.outputs[0]);
-  b.tableSlot();
+  DlcLossScaleStatusArgs &a = b.out.args.lossScaleStatus;
+  b.floating(DLC_LOSS_SCALE_STATUS_SCALE, k.inputs[0]);
+  b.floating(DLC_LOSS_SCALE_STATUS_STATUS, k.outputs[0]);
+  b.tableSlot(DLC_LOSS_SCALE_STATUS_GRADS);
   for (size_t g = 1; g < k.inputs.size(); ++g)
     b.tabledFloating(k.inputs[g]);
-  a.i[0] = static_cast<int64_t>(k.inputs.size()) - 1;
+  a.grads = static_cast<int64_t>(k.inputs.size()) - 1;
   int64_t largest = 0;
   for (size_t g = 1; g < k.inputs.size(); ++g)
     largest = std::max(largest, b.buf(k.inputs[g]).numElements());
   // Each block's overflow flag.
   int64_t blocks = std::clamp<int64_t>(ceilDiv(largest, kBlock), 1, kCombiningBlocks);
-  b.scratch(blocks);
+  b.scratch(DLC_LOSS_SCALE_STATUS_SCRATCH, blocks);
   return b.done("optimizer", blocks);
 }
 
@@ -531,16 +568,16 @@ Status batchNormShape(Builder &b, int32_t x, std::vector<int32_t> perChannel,
     return nhwc.status();
   if (*nhwc && shape.size() != 4)
     return refuse(k, "an NHWC batch norm of a rank-" + std::to_string(shape.size()) + " input");
-  HandKernelArgs &a = b.out.args;
+  DlcBatchNormArgs &a = b.out.args.batchNorm;
   // [n, channels, spatial] as stored: NCHW, or NHWC's [n, spatial, channels].
-  a.i[0] = shape[0], a.i[1] = *nhwc ? shape[3] : shape[1];
-  a.i[4] = *nhwc;
-  if (a.i[0] * a.i[1] == 0 || b.buf(x).numElements() == 0)
+  a.n = shape[0], a.channels = *nhwc ? shape[3] : shape[1];
+  a.nhwc = *nhwc;
+  if (a.n * a.channels == 0 || b.buf(x).numElements() == 0)
     return refuse(k, "an empty input");
-  a.i[2] = b.buf(x).numElements() / (a.i[0] * a.i[1]);
-  a.f[0] = getFloat(k, "epsilon", 1e-5);
+  a.spatial = b.buf(x).numElements() / (a.n * a.channels);
+  a.epsilon = getFloat(k, "epsilon", 1e-5);
   for (int32_t id : perChannel)
-    if (b.buf(id).numElements() != a.i[1])
+    if (b.buf(id).numElements() != a.channels)
       return refuse(k, "buffer '" + b.buf(id).name + "' does not hold one value per channel");
   for (int32_t id : likeX)
     if (b.buf(id).numElements() != b.buf(x).numElements())
@@ -548,17 +585,17 @@ Status batchNormShape(Builder &b, int32_t x, std::vector<int32_t> perChannel,
   return Status::ok();
 }
 
-/// Splits each channel over args.i[3] blocks (enough blocks to fill a GPU,
+/// Splits each channel over `splits` blocks (enough blocks to fill a GPU,
 /// at least 4096 elements each) whose per-phase partials (4 doubles per
-/// channel and split) live in scratch.
-StatusOr<HandKernel> batchNormPhases(Builder &b, int phases) {
-  HandKernelArgs &a = b.out.args;
-  const int64_t channels = a.i[1], count = a.i[0] * a.i[2];
+/// channel and split) live in scratch at p[scratchSlot].
+StatusOr<HandKernel> batchNormPhases(Builder &b, int phases, int scratchSlot) {
+  DlcBatchNormArgs &a = b.out.args.batchNorm;
+  const int64_t channels = a.channels, count = a.n * a.spatial;
   const int64_t splits =
       std::clamp<int64_t>(std::min(ceilDiv(kSpreadBlocks, channels), ceilDiv(count, 4096)), 1,
                           kSpreadBlocks);
-  a.i[3] = splits;
-  b.scratch(4 * channels * splits);
+  a.splits = splits;
+  b.scratch(scratchSlot, 4 * channels * splits);
   b.out.phases = phases;
   return b.done("batch_norm", channels * splits);
 }
@@ -573,10 +610,16 @@ StatusOr<HandKernel> batchNorm(Builder &b) {
                                 {out[0]});
       !s.isOk())
     return s;
-  b.out.args.f[1] = getFloat(k, "momentum", 0.1);
-  for (int32_t id : {in[0], in[1], in[2], in[3], in[4], out[0], out[1], out[2]})
-    b.floating(id);
-  return batchNormPhases(b, 3);
+  b.out.args.batchNorm.momentum = getFloat(k, "momentum", 0.1);
+  b.floating(DLC_BATCH_NORM_X, in[0]);
+  b.floating(DLC_BATCH_NORM_SCALE, in[1]);
+  b.floating(DLC_BATCH_NORM_BIAS, in[2]);
+  b.floating(DLC_BATCH_NORM_RUNNING_MEAN, in[3]);
+  b.floating(DLC_BATCH_NORM_RUNNING_VAR, in[4]);
+  b.floating(DLC_BATCH_NORM_Y, out[0]);
+  b.floating(DLC_BATCH_NORM_NEW_RUNNING_MEAN, out[1]);
+  b.floating(DLC_BATCH_NORM_NEW_RUNNING_VAR, out[2]);
+  return batchNormPhases(b, 3, DLC_BATCH_NORM_SCRATCH);
 }
 
 StatusOr<HandKernel> batchNormBackward(Builder &b) {
@@ -587,9 +630,13 @@ StatusOr<HandKernel> batchNormBackward(Builder &b) {
   if (Status s = batchNormShape(b, in[1], {in[2], out[1], out[2]}, {in[0], out[0]});
       !s.isOk())
     return s;
-  for (int32_t id : {in[0], in[1], in[2], out[0], out[1], out[2]})
-    b.floating(id);
-  return batchNormPhases(b, 4);
+  b.floating(DLC_BATCH_NORM_BACKWARD_DY, in[0]);
+  b.floating(DLC_BATCH_NORM_BACKWARD_X, in[1]);
+  b.floating(DLC_BATCH_NORM_BACKWARD_SCALE, in[2]);
+  b.floating(DLC_BATCH_NORM_BACKWARD_DX, out[0]);
+  b.floating(DLC_BATCH_NORM_BACKWARD_DSCALE, out[1]);
+  b.floating(DLC_BATCH_NORM_BACKWARD_DBIAS, out[2]);
+  return batchNormPhases(b, 4, DLC_BATCH_NORM_BACKWARD_SCRATCH);
 }
 
 /// resizeParams' geometry: the [n, c, inH, inW] input and [n, c, outH,
@@ -612,13 +659,17 @@ StatusOr<HandKernel> resize(Builder &b) {
   for (int64_t d : {in[2], in[3], out[2], out[3]})
     if (d <= 0)
       return refuse(k, "an empty spatial dimension");
-  HandKernelArgs &a = b.out.args;
-  a.i[0] = in[0], a.i[1] = in[1], a.i[2] = in[2], a.i[3] = in[3], a.i[4] = out[2],
-  a.i[5] = out[3];
-  a.i[6] = getInt(k, "align_corners", 0) != 0;
-  a.i[7] = *nhwc;
-  b.floating(k.inputs[0]);
-  b.floating(k.outputs[0]);
+  DlcResizeArgs &a = b.out.args.resize;
+  a.n = in[0], a.c = in[1], a.inH = in[2], a.inW = in[3], a.outH = out[2], a.outW = out[3];
+  a.alignCorners = getInt(k, "align_corners", 0) != 0;
+  a.nhwc = *nhwc;
+  if (backward) {
+    b.floating(DLC_RESIZE_BACKWARD_DY, k.inputs[0]);
+    b.floating(DLC_RESIZE_BACKWARD_DX, k.outputs[0]);
+  } else {
+    b.floating(DLC_RESIZE_X, k.inputs[0]);
+    b.floating(DLC_RESIZE_Y, k.outputs[0]);
+  }
   int64_t work = in[0] * in[1] * (backward ? in[2] * in[3] : out[2] * out[3]);
   return b.done("resize", ceilDiv(work, kBlock));
 }

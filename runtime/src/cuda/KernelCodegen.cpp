@@ -1372,44 +1372,6 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
   return g;
 }
 
-/// Half-precision values handled as their bits and widened as the CPU
-/// widens them (Half.h), so that a table kernel also runs as plain C++ on
-/// the host (no cuda_fp16.h there) and matches the CPU bit for bit.
-const char *const kHalfBits = R"cuda(#if !defined(__CUDACC__)
-#include <string.h>
-#endif
-DLC_DEVICE float dlc_bits_to_float(unsigned int b) {
-#if defined(__CUDACC__)
-  return __uint_as_float(b);
-#else
-  float f;
-  memcpy(&f, &b, sizeof f);
-  return f;
-#endif
-}
-DLC_DEVICE unsigned int dlc_float_to_bits(float f) {
-#if defined(__CUDACC__)
-  return __float_as_uint(f);
-#else
-  unsigned int b;
-  memcpy(&b, &f, sizeof b);
-  return b;
-#endif
-}
-// Exact widening of an IEEE binary16, subnormals included (Half.h).
-DLC_DEVICE float dlc_f16_bits_to_float(unsigned short h) {
-  const unsigned int sign = (unsigned int)(h & 0x8000) << 16;
-  const unsigned int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  if (e == 0x1f) return dlc_bits_to_float(sign | 0x7f800000u | (m << 13));
-  if (e == 0) { const float v = (float)m * (1.0f / 16777216.0f); return sign ? -v : v; }
-  return dlc_bits_to_float(sign | ((e + 112) << 23) | (m << 13));
-}
-DLC_DEVICE float dlc_bf16_bits_to_float(unsigned short h) {
-  return dlc_bits_to_float((unsigned int)h << 16);
-}
-
-)cuda";
-
 const char *const kOptimizerBody = R"cuda(// The table the launcher uploads: one segment per parameter, in the
 // layout of packOptimizerTable (112 bytes). `status`, under mixed
 // precision, is the loss scale's {gradient multiplier, skip flag}.
@@ -1493,7 +1455,10 @@ void finishTableKernel(GeneratedKernel &g, const Plan &plan, const Launch &launc
   g.blockSize = kBlockSize;
   Launch generic = launch;
   generic.kernels.clear();
-  finish(g, plan, generic, e, std::string(kHalfBits) + body, form, comment);
+  // Half-precision values handled as their bits and widened as the CPU
+  // widens them (Half.h), so that a table kernel also runs as plain C++ on
+  // the host (no cuda_fp16.h there) and matches the CPU bit for bit.
+  finish(g, plan, generic, e, std::string(halfToFloatText()) + "\n" + body, form, comment);
 }
 
 StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &launch) {
@@ -1591,37 +1556,7 @@ int64_t castVectors(const CastSegment &seg) {
   return (seg.elements + v - 1) / v;
 }
 
-const char *const kCastBody = R"cuda(#if defined(__CUDACC__)
-#include <cuda_fp16.h>
-#endif
-// float -> f16 / bf16 bits, nearest even, as the CPU rounds (Half.h); a NaN
-// becomes the CPU's quiet NaN. The device rounds to f16 in hardware.
-DLC_DEVICE unsigned short dlc_float_to_f16_bits(float f) {
-  const unsigned int b = dlc_float_to_bits(f), sign = (b >> 16) & 0x8000u, a = b & 0x7fffffffu;
-  if (a > 0x7f800000u) return (unsigned short)(sign | 0x7e00u);
-#if defined(__CUDACC__)
-  return __half_as_ushort(__float2half_rn(f));
-#else
-  if (a >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u); // rounds to inf
-  if (a < 0x38800000u) { // a subnormal: |f| / 2^-24 rounded to an integer
-    const float scaled = dlc_bits_to_float(a) * 16777216.0f;
-    unsigned int whole = (unsigned int)scaled;
-    const float rest = scaled - (float)whole;
-    if (rest > 0.5f || (rest == 0.5f && (whole & 1u))) ++whole;
-    return (unsigned short)(sign | whole);
-  }
-  unsigned int h = (((a >> 23) - 112u) << 10) | ((a & 0x7fffffu) >> 13);
-  const unsigned int rest = a & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h; // may carry into the exponent
-  return (unsigned short)(sign | h);
-#endif
-}
-DLC_DEVICE unsigned short dlc_float_to_bf16_bits(float f) {
-  const unsigned int b = dlc_float_to_bits(f);
-  if ((b & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((b >> 16) | 0x40u);
-  return (unsigned short)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
-}
-
+const char *const kCastKernel = R"cuda(
 // The element types, by their storage and their widening to float.
 struct DlcF32 {
   typedef float T;
@@ -1709,6 +1644,15 @@ DLC_KERNEL_NAME(const DlcCastSegment *__restrict__ table, int segments,
 }
 )cuda";
 
+/// The horizontal cast kernel: the rounding to half types, then the casts.
+const char *castBody() {
+  static const std::string body = std::string("#if defined(__CUDACC__)\n"
+                                              "#include <cuda_fp16.h>\n"
+                                              "#endif\n") +
+                                  floatToHalfText() + kCastKernel;
+  return body.c_str();
+}
+
 /// Why the launch's casts are not a horizontal group (one reads another's
 /// result, or one is not a float-to-float cast); "" when they are.
 std::string horizontalCastRefusal(const Plan &plan, const Launch &launch,
@@ -1765,7 +1709,7 @@ StatusOr<GeneratedKernel> generateHorizontalCast(const Plan &plan, const Launch 
   }
   if (g.castSegments.empty())
     return Status(StatusCode::kInvalidArgument, "computes nothing that is read later");
-  finishTableKernel(g, plan, launch, kCastBody, "horizontal_cast",
+  finishTableKernel(g, plan, launch, castBody(), "horizontal_cast",
                     "// fuses independent casts horizontally: one launch walks a table of\n"
                     "// (in, out, n, types) segments, one per cast, f32 / f16 / bf16 each way\n");
   return g;

@@ -167,4 +167,12 @@ template <int kThreads, bool kMax, typename T> inline T dlc_block_allreduce(T v,
 
 const char *kernelPrelude() { return kPrelude; }
 
+namespace {
+#include "kFloatToHalfText.inc"
+#include "kHalfToFloatText.inc"
+} // namespace
+
+const char *halfToFloatText() { return kHalfToFloatText; }
+const char *floatToHalfText() { return kFloatToHalfText; }
+
 } // namespace dlc::rt::cuda

@@ -11,6 +11,16 @@ namespace dlc::rt::cuda {
 /// when the kernel touches half types.
 const char *kernelPrelude();
 
+/// f16 / bf16 values as their 16 bits, converted to and from float exactly
+/// as the CPU converts them (Half.h), on the device and as plain C++:
+/// kernels/HalfToFloat.cuh (dlc_f16_bits_to_float, dlc_bf16_bits_to_float
+/// and float bit casts) and kernels/FloatToHalf.cuh (dlc_float_to_f16_bits,
+/// dlc_float_to_bf16_bits; after the first, and under NVRTC cuda_fp16.h).
+/// No include guards, which would change the generated table kernels' text
+/// and so their names (a hash of it); the hand-written kernels guard them.
+const char *halfToFloatText();
+const char *floatToHalfText();
+
 } // namespace dlc::rt::cuda
 
 #endif // DLC_RUNTIME_CUDA_KERNELPRELUDE_H

@@ -35,12 +35,12 @@ DLC_DEVICE long long dlc_hw_channel_at(long long j, long long c, long long chann
 
 /// Work item (channel c, split s) of the grid-stride loop: the split's
 /// range [begin, end) of the channel's n * spatial elements.
-/// i: n, channels, spatial, splits, nhwc.
 #define DLC_HW_BN_ITEMS(...)                                                  \
   {                                                                            \
-    const long long channels = a.i[1], spatial = a.i[2], count = a.i[0] * spatial; \
-    const long long splits = a.i[3];                                           \
-    const bool nhwc = a.i[4] != 0;                                             \
+    const DlcBatchNormArgs &bn = a.batchNorm;                                  \
+    const long long channels = bn.channels, spatial = bn.spatial, count = bn.n * spatial; \
+    const long long splits = bn.splits;                                        \
+    const bool nhwc = bn.nhwc != 0;                                            \
     double *part = dlc_hw_partials(a, scratchSlot);                            \
     for (long long item = blockIdx.x; item < channels * splits; item += gridDim.x) { \
       const long long c = item / splits, s = item % splits;                    \
@@ -83,57 +83,60 @@ DLC_DEVICE double dlc_hw_bn_total(const double *part, long long c, long long spl
     continue;                                                                  \
   }
 
-// p: x, scale, bias, running_mean, running_var, y, new_running_mean,
-//    new_running_var (the running statistics may share storage with their
-//    new values: each is read, then written, by the same thread), scratch.
-// i: n, channels, spatial (the product of the dimensions after 1; NHWC:
-//    h * w), splits, nhwc; the phase in i[23]. f: epsilon, momentum.
+// The running statistics may be read and written in place: each is read,
+// then written, by the same thread.
 // Phase 0: the splits' sums; 1: the mean, the splits' centred squares;
 // 2: the statistics, y, and (split 0) the running statistics.
 extern "C" __global__ void __launch_bounds__(1024)
 dlc_hw_batch_norm(const DlcHandArgs a, const long long *step) {
   __shared__ double smem[1024];
-  const int scratchSlot = 8;
-  const long long phase = a.i[23];
-  const double eps = a.f[0], momentum = a.f[1];
+  const int scratchSlot = DLC_BATCH_NORM_SCRATCH;
+  const long long phase = a.i[DLC_HAND_PHASE_WORD];
+  const double eps = a.batchNorm.epsilon, momentum = a.batchNorm.momentum;
   DLC_HW_BN_ITEMS({
-    DLC_HW_BN_STATISTICS(0)
+    DLC_HW_BN_STATISTICS(DLC_BATCH_NORM_X)
     const double mean = xMean;
     const double sq = dlc_hw_bn_total(part, c, splits, 1);
     const double invstd = 1.0 / sqrt(sq / count + eps);
-    const double scale = invstd * dlc_hw_ld(a, 1, c), bias = dlc_hw_ld(a, 2, c);
+    const double scale = invstd * dlc_hw_ld(a, DLC_BATCH_NORM_SCALE, c),
+                 bias = dlc_hw_ld(a, DLC_BATCH_NORM_BIAS, c);
     for (long long j = begin + threadIdx.x; j < end; j += blockDim.x) {
       const long long e = dlc_hw_channel_at(j, c, channels, spatial, nhwc);
-      dlc_hw_st(a, 5, e, (float)((dlc_hw_ld(a, 0, e) - mean) * scale + bias));
+      dlc_hw_st(a, DLC_BATCH_NORM_Y, e,
+                (float)((dlc_hw_ld(a, DLC_BATCH_NORM_X, e) - mean) * scale + bias));
     }
     if (s == 0 && threadIdx.x == 0) {
       // The unbiased variance (PyTorch's choice); none for one element.
       const double unbiased = count > 1 ? sq / (count - 1) : (double)DLC_HW_NAN;
-      dlc_hw_st(a, 6, c, (float)((1 - momentum) * dlc_hw_ld(a, 3, c) + momentum * mean));
-      dlc_hw_st(a, 7, c, (float)((1 - momentum) * dlc_hw_ld(a, 4, c) + momentum * unbiased));
+      dlc_hw_st(a, DLC_BATCH_NORM_NEW_RUNNING_MEAN, c,
+                (float)((1 - momentum) * dlc_hw_ld(a, DLC_BATCH_NORM_RUNNING_MEAN, c) +
+                        momentum * mean));
+      dlc_hw_st(a, DLC_BATCH_NORM_NEW_RUNNING_VAR, c,
+                (float)((1 - momentum) * dlc_hw_ld(a, DLC_BATCH_NORM_RUNNING_VAR, c) +
+                        momentum * unbiased));
     }
   })
 }
 
-// p: dy, x, scale, dx, dscale, dbias, scratch. i: n, channels, spatial,
-// splits, nhwc; the phase in i[23]. f: epsilon.
 // Phases 0 and 1: x's statistics as the forward's; 2: the splits' sums of
 // dy and dy * xhat; 3: dx, and (split 0) dscale and dbias.
 extern "C" __global__ void __launch_bounds__(1024)
 dlc_hw_batch_norm_backward(const DlcHandArgs a, const long long *step) {
   __shared__ double smem[1024];
-  const int scratchSlot = 6;
-  const long long phase = a.i[23];
+  const int scratchSlot = DLC_BATCH_NORM_BACKWARD_SCRATCH;
+  const long long phase = a.i[DLC_HAND_PHASE_WORD];
+  const double eps = a.batchNorm.epsilon;
   DLC_HW_BN_ITEMS({
-    DLC_HW_BN_STATISTICS(1)
+    DLC_HW_BN_STATISTICS(DLC_BATCH_NORM_BACKWARD_X)
     // The CPU hands its backward float statistics.
     const double mean = (float)xMean;
-    const double invstd = (float)(1 / sqrt(dlc_hw_bn_total(part, c, splits, 1) / count + a.f[0]));
+    const double invstd = (float)(1 / sqrt(dlc_hw_bn_total(part, c, splits, 1) / count + eps));
     if (phase == 2) {
       // dbias = sum(dy); dscale = sum(dy * xhat).
       double sumDy, sumDyXhat;
-      DLC_HW_BN_SUM(sumDy, (double)dlc_hw_ld(a, 0, e));
-      DLC_HW_BN_SUM(sumDyXhat, (double)dlc_hw_ld(a, 0, e) * ((dlc_hw_ld(a, 1, e) - mean) * invstd));
+      DLC_HW_BN_SUM(sumDy, (double)dlc_hw_ld(a, DLC_BATCH_NORM_BACKWARD_DY, e));
+      DLC_HW_BN_SUM(sumDyXhat, (double)dlc_hw_ld(a, DLC_BATCH_NORM_BACKWARD_DY, e) *
+                                   ((dlc_hw_ld(a, DLC_BATCH_NORM_BACKWARD_X, e) - mean) * invstd));
       if (threadIdx.x == 0) {
         DLC_HW_BN_PART(2, c, s) = sumDy;
         DLC_HW_BN_PART(3, c, s) = sumDyXhat;
@@ -144,15 +147,17 @@ dlc_hw_batch_norm_backward(const DlcHandArgs a, const long long *step) {
     const double sumDyXhat = dlc_hw_bn_total(part, c, splits, 3);
     // dx = scale * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)).
     const double meanDy = sumDy / count, meanDyXhat = sumDyXhat / count;
-    const double k = double(dlc_hw_ld(a, 2, c)) * invstd;
+    const double k = double(dlc_hw_ld(a, DLC_BATCH_NORM_BACKWARD_SCALE, c)) * invstd;
     for (long long j = begin + threadIdx.x; j < end; j += blockDim.x) {
       const long long e = dlc_hw_channel_at(j, c, channels, spatial, nhwc);
-      const double xhat = (dlc_hw_ld(a, 1, e) - mean) * invstd;
-      dlc_hw_st(a, 3, e, (float)(k * (dlc_hw_ld(a, 0, e) - meanDy - xhat * meanDyXhat)));
+      const double xhat = (dlc_hw_ld(a, DLC_BATCH_NORM_BACKWARD_X, e) - mean) * invstd;
+      dlc_hw_st(a, DLC_BATCH_NORM_BACKWARD_DX, e,
+                (float)(k * (dlc_hw_ld(a, DLC_BATCH_NORM_BACKWARD_DY, e) - meanDy -
+                             xhat * meanDyXhat)));
     }
     if (s == 0 && threadIdx.x == 0) {
-      dlc_hw_st(a, 4, c, (float)sumDyXhat);
-      dlc_hw_st(a, 5, c, (float)sumDy);
+      dlc_hw_st(a, DLC_BATCH_NORM_BACKWARD_DSCALE, c, (float)sumDyXhat);
+      dlc_hw_st(a, DLC_BATCH_NORM_BACKWARD_DBIAS, c, (float)sumDy);
     }
   })
 }

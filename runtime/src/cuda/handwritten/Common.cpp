@@ -1,13 +1,11 @@
 //===- Common.cpp - what every hand-written kernel source starts with -----===//
 //
-// DlcHandArgs is the one parameter block of every hand-written kernel:
-// buffer pointers with their element types, integer and float attributes.
-// HandKernelArgs (dlc/runtime/cuda/HandKernels.h) is its host twin, with
-// the same layout, so the executor and the host test fill it the same way.
-// Half types are stored as 16-bit words and widened to float on load; the
-// host layer converts them bit by bit exactly as dlc/runtime/Half.h does
-// (round to nearest even), the device with the cuda_fp16 / cuda_bf16
-// intrinsics, which round the same way.
+// The kernels' parameters (DlcHandArgs, dlc/runtime/cuda/HandKernelArgs.h,
+// the header the host fills them through), the half conversions the
+// generated kernels use (KernelPrelude.h), and the typed loads and stores
+// and block reductions every family uses. Half types are stored as 16-bit
+// words and widened to float on load, rounded to nearest even on store, as
+// dlc/runtime/Half.h does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,75 +16,24 @@
 namespace dlc::rt::cuda::handwritten {
 
 namespace {
+#include "kHandKernelArgsText.inc"
+
+// cuda_fp16.h: the device rounds to f16 in hardware (FloatToHalf.cuh).
 const char *const kTypeHeaders = R"src(#if defined(__CUDACC__)
 #include <cuda_fp16.h>
-#include <cuda_bf16.h>
 #endif
 )src";
 
-const char *const kCommon = R"src(#ifndef DLC_HAND_COMMON
+// Guards the half conversions too, which have no guard of their own: a
+// host test compiles every family's source as one text.
+const char *const kCommonBegin = R"src(#ifndef DLC_HAND_COMMON
 #define DLC_HAND_COMMON
-struct DlcHandArgs {
-  void *p[10];       // buffers
-  int t[10];         // their element types: DLC_T_*
-  long long i[24];   // integer attributes and shapes
-  double f[8];       // float attributes
-};
-enum { DLC_T_F32 = 0, DLC_T_F16 = 1, DLC_T_BF16 = 2, DLC_T_I32 = 3, DLC_T_I64 = 4 };
-/// One entry of an operand table, for a kernel with more operands than p
-/// holds: the launcher lays the entries out in memory the kernel reads and
-/// puts their address in one p slot (HandKernel::table).
-struct DlcHandOperand {
-  void *p;           // the buffer
-  long long n;       // its elements
-  int t;             // its element type: DLC_T_*
-  int unused;
-};
+)src";
 
-#if defined(__CUDACC__)
-DLC_DEVICE float dlc_hw_f16_to_f(unsigned short h) { return __half2float(__ushort_as_half(h)); }
-DLC_DEVICE unsigned short dlc_hw_f_to_f16(float v) { return __half_as_ushort(__float2half_rn(v)); }
-DLC_DEVICE float dlc_hw_bf16_to_f(unsigned short h) { return __bfloat162float(__ushort_as_bfloat16(h)); }
-DLC_DEVICE unsigned short dlc_hw_f_to_bf16(float v) { return __bfloat16_as_ushort(__float2bfloat16_rn(v)); }
+const char *const kCommon = R"src(#if defined(__CUDACC__)
 DLC_DEVICE bool dlc_hw_isnan(float v) { return isnan(v); }
 #define DLC_HW_NAN __int_as_float(0x7fc00000)
 #else
-#include <string.h>
-inline float dlc_hw_bits_f(unsigned b) { float f; memcpy(&f, &b, 4); return f; }
-inline unsigned dlc_hw_f_bits(float f) { unsigned b; memcpy(&b, &f, 4); return b; }
-inline float dlc_hw_f16_to_f(unsigned short h) {
-  unsigned sign = unsigned(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  if (e == 0x1f) return dlc_hw_bits_f(sign | 0x7f800000 | (m << 13));
-  if (e == 0) {
-    if (m == 0) return dlc_hw_bits_f(sign);
-    float v = float(m) * (1.0f / 16777216.0f);
-    return sign ? -v : v;
-  }
-  return dlc_hw_bits_f(sign | ((e + 112) << 23) | (m << 13));
-}
-inline unsigned short dlc_hw_f_to_f16(float f) {
-  unsigned bits = dlc_hw_f_bits(f);
-  unsigned short sign = (unsigned short)((bits >> 16) & 0x8000);
-  unsigned a = bits & 0x7fffffff;
-  if (a >= 0x7f800000) return sign | 0x7c00 | (a > 0x7f800000 ? 0x200 : 0);
-  if (a >= 0x477ff000) return sign | 0x7c00;
-  if (a < 0x38800000) {
-    float scaled = dlc_hw_bits_f(a) * 16777216.0f;
-    unsigned whole = (unsigned)scaled;
-    float rest = scaled - (float)whole;
-    if (rest > 0.5f || (rest == 0.5f && (whole & 1))) ++whole;
-    return sign | (unsigned short)whole;
-  }
-  unsigned e = (a >> 23) - 112, m = a & 0x7fffff, h = (e << 10) | (m >> 13), rest = m & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) ++h;
-  return sign | (unsigned short)h;
-}
-inline float dlc_hw_bf16_to_f(unsigned short b) { return dlc_hw_bits_f(unsigned(b) << 16); }
-inline unsigned short dlc_hw_f_to_bf16(float f) {
-  unsigned bits = dlc_hw_f_bits(f);
-  if ((bits & 0x7fffffff) > 0x7f800000) return (unsigned short)((bits >> 16) | 0x40);
-  return (unsigned short)((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
-}
 inline bool dlc_hw_isnan(float v) { return v != v; }
 #define DLC_HW_NAN NAN
 #endif
@@ -94,8 +41,8 @@ inline bool dlc_hw_isnan(float v) { return v != v; }
 /// Element i of a float buffer of element type t, widened to float.
 DLC_DEVICE float dlc_hw_load(const void *p, int t, long long i) {
   switch (t) {
-  case DLC_T_F16: return dlc_hw_f16_to_f(static_cast<const unsigned short *>(p)[i]);
-  case DLC_T_BF16: return dlc_hw_bf16_to_f(static_cast<const unsigned short *>(p)[i]);
+  case DLC_T_F16: return dlc_f16_bits_to_float(static_cast<const unsigned short *>(p)[i]);
+  case DLC_T_BF16: return dlc_bf16_bits_to_float(static_cast<const unsigned short *>(p)[i]);
   default: return static_cast<const float *>(p)[i];
   }
 }
@@ -106,8 +53,8 @@ DLC_DEVICE float dlc_hw_ld(const DlcHandArgs &a, int k, long long i) {
 /// Stores v into element i of buffer k, rounded to its type.
 DLC_DEVICE void dlc_hw_st(const DlcHandArgs &a, int k, long long i, float v) {
   switch (a.t[k]) {
-  case DLC_T_F16: static_cast<unsigned short *>(a.p[k])[i] = dlc_hw_f_to_f16(v); break;
-  case DLC_T_BF16: static_cast<unsigned short *>(a.p[k])[i] = dlc_hw_f_to_bf16(v); break;
+  case DLC_T_F16: static_cast<unsigned short *>(a.p[k])[i] = dlc_float_to_f16_bits(v); break;
+  case DLC_T_BF16: static_cast<unsigned short *>(a.p[k])[i] = dlc_float_to_bf16_bits(v); break;
   default: static_cast<float *>(a.p[k])[i] = v; break;
   }
 }
@@ -195,7 +142,8 @@ DLC_DEVICE double *dlc_hw_partials(const DlcHandArgs &a, int k) {
 } // namespace
 
 std::string commonHeader() {
-  return std::string(kTypeHeaders) + kernelPrelude() + kCommon;
+  return std::string(kTypeHeaders) + kernelPrelude() + kHandKernelArgsText + kCommonBegin +
+         halfToFloatText() + floatToHalfText() + kCommon;
 }
 
 } // namespace dlc::rt::cuda::handwritten

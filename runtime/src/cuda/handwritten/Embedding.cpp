@@ -21,27 +21,28 @@ namespace dlc::rt::cuda::handwritten {
 
 const char *embeddingBody() {
   return R"src(
-// p: table, ids, y. i: rows, d, n.
 extern "C" __global__ void __launch_bounds__(1024)
 dlc_hw_embedding(const DlcHandArgs a, const long long *step) {
-  const long long rows = a.i[0], d = a.i[1], n = a.i[2];
+  const long long rows = a.embedding.rows, d = a.embedding.d, n = a.embedding.n;
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n * d;
        e += (long long)gridDim.x * blockDim.x) {
-    const long long r = e / d, c = e % d, id = dlc_hw_index(a, 1, r);
-    dlc_hw_st(a, 2, e, id >= 0 && id < rows ? dlc_hw_ld(a, 0, id * d + c) : DLC_HW_NAN);
+    const long long r = e / d, c = e % d, id = dlc_hw_index(a, DLC_EMBEDDING_IDS, r);
+    dlc_hw_st(a, DLC_EMBEDDING_Y, e,
+              id >= 0 && id < rows ? dlc_hw_ld(a, DLC_EMBEDDING_TABLE, id * d + c) : DLC_HW_NAN);
   }
 }
 
-// p: dy, ids, dtable, scratch (splits > 1). i: rows, d, n, splits.
 // Work items: (row group, index split), over a grid-stride loop.
 #define DLC_HW_EMBEDDING_ROWS 32
 extern "C" __global__ void __launch_bounds__(1024)
 dlc_hw_embedding_backward(const DlcHandArgs a, const long long *step) {
   __shared__ long long ids[1024];
-  const long long rows = a.i[0], d = a.i[1], n = a.i[2], splits = a.i[3];
+  const long long rows = a.embedding.rows, d = a.embedding.d, n = a.embedding.n;
+  const long long splits = a.embedding.splits;
   const long long groups = (rows + DLC_HW_EMBEDDING_ROWS - 1) / DLC_HW_EMBEDDING_ROWS;
-  unsigned *counters = static_cast<unsigned *>(a.p[3]);
-  float *partials = splits > 1 ? reinterpret_cast<float *>(static_cast<unsigned char *>(a.p[3]) +
+  void *scratch = a.p[DLC_EMBEDDING_BACKWARD_SCRATCH];
+  unsigned *counters = static_cast<unsigned *>(scratch);
+  float *partials = splits > 1 ? reinterpret_cast<float *>(static_cast<unsigned char *>(scratch) +
                                                            (groups * 4 + 15) / 16 * 16)
                                : nullptr;
   for (long long w = blockIdx.x; w < groups * splits; w += gridDim.x) {
@@ -54,13 +55,14 @@ dlc_hw_embedding_backward(const DlcHandArgs a, const long long *step) {
       for (int q = 0; q < DLC_HW_EMBEDDING_ROWS; ++q) acc[q] = 0.0f;
       for (long long t0 = begin; t0 < end; t0 += blockDim.x) {
         __syncthreads(); // the last tile is read
-        if (t0 + threadIdx.x < end) ids[threadIdx.x] = dlc_hw_index(a, 1, t0 + threadIdx.x);
+        if (t0 + threadIdx.x < end)
+          ids[threadIdx.x] = dlc_hw_index(a, DLC_EMBEDDING_BACKWARD_IDS, t0 + threadIdx.x);
         __syncthreads();
         const long long tile = end - t0 < (long long)blockDim.x ? end - t0 : (long long)blockDim.x;
         for (long long j = 0; j < tile; ++j) {
           const long long q = ids[j] - r0;
           if (q < 0 || q >= DLC_HW_EMBEDDING_ROWS || c >= d) continue;
-          const float v = dlc_hw_ld(a, 0, (t0 + j) * d + c);
+          const float v = dlc_hw_ld(a, DLC_EMBEDDING_BACKWARD_DY, (t0 + j) * d + c);
 #pragma unroll
           for (int k = 0; k < DLC_HW_EMBEDDING_ROWS; ++k) // a constant index: registers
             if (q == k) acc[k] += v;
@@ -69,7 +71,7 @@ dlc_hw_embedding_backward(const DlcHandArgs a, const long long *step) {
 #pragma unroll
       for (int q = 0; q < DLC_HW_EMBEDDING_ROWS; ++q)
         if (r0 + q < rows && c < d) {
-          if (splits == 1) dlc_hw_st(a, 2, (r0 + q) * d + c, acc[q]);
+          if (splits == 1) dlc_hw_st(a, DLC_EMBEDDING_BACKWARD_DTABLE, (r0 + q) * d + c, acc[q]);
           else partials[(s * rows + r0 + q) * d + c] = acc[q];
         }
     }
@@ -80,7 +82,7 @@ dlc_hw_embedding_backward(const DlcHandArgs a, const long long *step) {
       float sum = 0.0f;
       for (long long k = 0; k < splits; ++k)
         sum += (float)static_cast<const volatile float *>(partials)[k * rows * d + e];
-      dlc_hw_st(a, 2, e, sum);
+      dlc_hw_st(a, DLC_EMBEDDING_BACKWARD_DTABLE, e, sum);
     }
   }
 }

@@ -32,61 +32,70 @@ DLC_DEVICE void dlc_hw_logsumexp(const DlcHandArgs &a, int k, long long o, long 
   sum = dlc_hw_block_sum(sum, smem);
 }
 
-// p: logits, labels, loss, scratch. i: outer, classes, inner, ignore_index.
 extern "C" __global__ void __launch_bounds__(1024)
 dlc_hw_softmax_cross_entropy(const DlcHandArgs a, const long long *step) {
   __shared__ double smem[1024];
-  const long long outer = a.i[0], classes = a.i[1], inner = a.i[2], ignore = a.i[3];
+  const DlcCrossEntropyArgs &ce = a.crossEntropy;
+  const long long outer = ce.outer, classes = ce.classes, inner = ce.inner,
+                  ignore = ce.ignoreIndex;
   double total = 0, counted = 0, bad = 0; // thread 0's are the block's
   for (long long pos = blockIdx.x; pos < outer * inner; pos += gridDim.x) {
-    const long long o = pos / inner, in = pos % inner, label = dlc_hw_index(a, 1, pos);
+    const long long o = pos / inner, in = pos % inner;
+    const long long label = dlc_hw_index(a, DLC_CROSS_ENTROPY_LABELS, pos);
     if (label == ignore) continue;
     if (label < 0 || label >= classes) { bad = 1; continue; }
     double mx, sum;
-    dlc_hw_logsumexp(a, 0, o, in, classes, inner, smem, mx, sum);
-    total += mx + log(sum) - dlc_hw_ld(a, 0, (o * classes + label) * inner + in);
+    dlc_hw_logsumexp(a, DLC_CROSS_ENTROPY_LOGITS, o, in, classes, inner, smem, mx, sum);
+    total += mx + log(sum) -
+             dlc_hw_ld(a, DLC_CROSS_ENTROPY_LOGITS, (o * classes + label) * inner + in);
     counted += 1;
   }
-  double *part = dlc_hw_partials(a, 3);
+  double *part = dlc_hw_partials(a, DLC_CROSS_ENTROPY_SCRATCH);
   if (threadIdx.x == 0) {
     part[3 * blockIdx.x] = total;
     part[3 * blockIdx.x + 1] = counted;
     part[3 * blockIdx.x + 2] = bad;
   }
-  if (!dlc_hw_last_block(static_cast<unsigned *>(a.p[3])) || threadIdx.x != 0) return;
+  if (!dlc_hw_last_block(static_cast<unsigned *>(a.p[DLC_CROSS_ENTROPY_SCRATCH])) ||
+      threadIdx.x != 0)
+    return;
   total = counted = bad = 0;
   for (unsigned b = 0; b < gridDim.x; ++b) {
     total += dlc_hw_partial(part, 3 * b);
     counted += dlc_hw_partial(part, 3 * b + 1);
     bad += dlc_hw_partial(part, 3 * b + 2);
   }
-  dlc_hw_st(a, 2, 0, bad != 0 ? DLC_HW_NAN : counted != 0 ? (float)(total / counted) : 0.0f);
+  dlc_hw_st(a, DLC_CROSS_ENTROPY_LOSS, 0,
+            bad != 0 ? DLC_HW_NAN : counted != 0 ? (float)(total / counted) : 0.0f);
 }
 
-// p: dloss, logits, labels, dlogits. i: outer, classes, inner, ignore_index.
 extern "C" __global__ void __launch_bounds__(1024)
 dlc_hw_softmax_cross_entropy_backward(const DlcHandArgs a, const long long *step) {
   __shared__ double smem[1024];
-  const long long outer = a.i[0], classes = a.i[1], inner = a.i[2], ignore = a.i[3];
+  const DlcCrossEntropyArgs &ce = a.crossEntropy;
+  const long long outer = ce.outer, classes = ce.classes, inner = ce.inner,
+                  ignore = ce.ignoreIndex;
   const long long positions = outer * inner;
   double part = 0;
   for (long long pos = threadIdx.x; pos < positions; pos += blockDim.x)
-    part += dlc_hw_index(a, 2, pos) != ignore ? 1.0 : 0.0;
+    part += dlc_hw_index(a, DLC_CROSS_ENTROPY_BACKWARD_LABELS, pos) != ignore ? 1.0 : 0.0;
   const double counted = dlc_hw_block_sum(part, smem); // exact: whole numbers
-  const double dloss = dlc_hw_ld(a, 0, 0);
+  const double dloss = dlc_hw_ld(a, DLC_CROSS_ENTROPY_BACKWARD_DLOSS, 0);
   for (long long pos = blockIdx.x; pos < positions; pos += gridDim.x) {
-    const long long o = pos / inner, in = pos % inner, label = dlc_hw_index(a, 2, pos);
+    const long long o = pos / inner, in = pos % inner;
+    const long long label = dlc_hw_index(a, DLC_CROSS_ENTROPY_BACKWARD_LABELS, pos);
     if (label == ignore || counted == 0) {
       for (long long c = threadIdx.x; c < classes; c += blockDim.x)
-        dlc_hw_st(a, 3, (o * classes + c) * inner + in, 0.0f);
+        dlc_hw_st(a, DLC_CROSS_ENTROPY_BACKWARD_DLOGITS, (o * classes + c) * inner + in, 0.0f);
       continue;
     }
     double mx, sum;
-    dlc_hw_logsumexp(a, 1, o, in, classes, inner, smem, mx, sum);
+    dlc_hw_logsumexp(a, DLC_CROSS_ENTROPY_BACKWARD_LOGITS, o, in, classes, inner, smem, mx, sum);
     for (long long c = threadIdx.x; c < classes; c += blockDim.x) {
       long long at = (o * classes + c) * inner + in;
-      double p = exp(dlc_hw_ld(a, 1, at) - mx) / sum - (c == label ? 1.0 : 0.0);
-      dlc_hw_st(a, 3, at, (float)(dloss * p / counted));
+      double p = exp(dlc_hw_ld(a, DLC_CROSS_ENTROPY_BACKWARD_LOGITS, at) - mx) / sum -
+                 (c == label ? 1.0 : 0.0);
+      dlc_hw_st(a, DLC_CROSS_ENTROPY_BACKWARD_DLOGITS, at, (float)(dloss * p / counted));
     }
   }
 }

@@ -10,7 +10,7 @@
 // covers took ResNet-50's one max-pool gradient 12.7 ms at batch 256 AMP
 // on an H100, 11% of the step.)
 //
-// Either layout (i[13]): a plane is one (n, c) of the input, its pixel
+// Either layout (nhwc): a plane is one (n, c) of the input, its pixel
 // (y, x) at plane + (y * w + x) * stride, the stride 1 in NCHW and C in
 // NHWC. Windows, maxima and the order of the sums do not depend on the
 // layout, so NHWC gives NCHW's values.
@@ -23,8 +23,6 @@ namespace dlc::rt::cuda::handwritten {
 
 const char *poolBody() {
   return R"src(
-// i: n, c, h, w, kh, kw, stride_h, stride_w, pad_h, pad_w,
-//    count_include_pad, out_h, out_w, nhwc.
 struct DlcWindow { long long begin, end, padded; };
 DLC_DEVICE DlcWindow dlc_hw_window(long long o, long long in, long long k, long long s, long long pad) {
   long long b = o * s - pad, e = b + k < in + pad ? b + k : in + pad;
@@ -61,7 +59,7 @@ DLC_DEVICE long long dlc_hw_argmax(const DlcHandArgs &a, int k, long long plane,
   return best;
 }
 DLC_DEVICE double dlc_hw_divisor(const DlcHandArgs &a, DlcWindow wy, DlcWindow wx) {
-  return a.i[10] ? double(wy.padded * wx.padded)
+  return a.pool.countIncludePad ? double(wy.padded * wx.padded)
                  : double((wy.end - wy.begin) * (wx.end - wx.begin));
 }
 /// The outputs along one axis whose windows contain input position i.
@@ -74,13 +72,13 @@ DLC_DEVICE void dlc_hw_covering(long long i, long long k, long long s, long long
 }
 
 #define DLC_HW_POOL_GEOMETRY                                                   \
-  const long long n = a.i[0], ch = a.i[1], h = a.i[2], w = a.i[3];             \
-  const long long kh = a.i[4], kw = a.i[5], sh = a.i[6], sw = a.i[7];          \
-  const long long ph = a.i[8], pw = a.i[9], oh = a.i[11], ow = a.i[12];   \
-  const bool nhwc = a.i[13] != 0;                                              \
+  const DlcPoolArgs &g = a.pool;                                               \
+  const long long n = g.n, ch = g.c, h = g.h, w = g.w;                         \
+  const long long kh = g.kernelH, kw = g.kernelW, sh = g.strideH, sw = g.strideW; \
+  const long long ph = g.padH, pw = g.padW, oh = g.outH, ow = g.outW;          \
+  const bool nhwc = g.nhwc != 0;                                               \
   const long long ps = nhwc ? ch : 1;
 
-// p: x, y.
 extern "C" __global__ void __launch_bounds__(1024)
 dlc_hw_max_pool2d(const DlcHandArgs a, const long long *step) {
   DLC_HW_POOL_GEOMETRY
@@ -90,7 +88,9 @@ dlc_hw_max_pool2d(const DlcHandArgs a, const long long *step) {
     dlc_hw_pixel_of(nhwc, e, ch, oh, ow, nc, oy, ox);
     const long long plane = dlc_hw_plane(nhwc, nc, ch, h * w);
     DlcWindow wy = dlc_hw_window(oy, h, kh, sh, ph), wx = dlc_hw_window(ox, w, kw, sw, pw);
-    dlc_hw_st(a, 1, e, dlc_hw_ld(a, 0, plane + dlc_hw_argmax(a, 0, plane, ps, w, wy, wx) * ps));
+    dlc_hw_st(a, DLC_POOL_Y, e,
+              dlc_hw_ld(a, DLC_POOL_X,
+                        plane + dlc_hw_argmax(a, DLC_POOL_X, plane, ps, w, wy, wx) * ps));
   }
 }
 
@@ -107,10 +107,10 @@ dlc_hw_max_pool2d(const DlcHandArgs a, const long long *step) {
     for (long long oy = ylo; oy <= yhi; ++oy)                                  \
       for (long long ox = xlo; ox <= xhi; ++ox)                                \
         if ((argmaxOf) == iy * w + ix) acc += (dyOf);                          \
-    dlc_hw_st(a, 2, plane + (iy * w + ix) * ps, (float)acc);                   \
+    dlc_hw_st(a, DLC_MAX_POOL_BACKWARD_DX, plane + (iy * w + ix) * ps, (float)acc); \
   }
 
-// p: dy, x, dx. One block per tile of inputs: the block first finds the
+// One block per tile of inputs: the block first finds the
 // maximum of every window that covers the tile, once each, into shared
 // memory (a 3x3 window of stride 2 covers up to 4 inputs, and the first
 // version found it again for each), then every input gathers from those. A
@@ -163,9 +163,11 @@ dlc_hw_max_pool2d_backward(const DlcHandArgs a, const long long *step) {
         const long long win = i / cw, nc = b * ch + c0 + i % cw;
         const long long oy = oy0 + win / ww, ox = ox0 + win % ww;
         const long long plane = dlc_hw_plane(nhwc, nc, ch, h * w);
-        argmax[i] = dlc_hw_argmax(a, 1, plane, ps, w, dlc_hw_window(oy, h, kh, sh, ph),
+        argmax[i] = dlc_hw_argmax(a, DLC_MAX_POOL_BACKWARD_X, plane, ps, w,
+                                  dlc_hw_window(oy, h, kh, sh, ph),
                                   dlc_hw_window(ox, w, kw, sw, pw));
-        grad[i] = dlc_hw_ld(a, 0, dlc_hw_plane(nhwc, nc, ch, oh * ow) + (oy * ow + ox) * ps);
+        grad[i] = dlc_hw_ld(a, DLC_MAX_POOL_BACKWARD_DY,
+                            dlc_hw_plane(nhwc, nc, ch, oh * ow) + (oy * ow + ox) * ps);
       }
     __syncthreads();
     const long long rowPixels = x1 - x0;
@@ -179,14 +181,13 @@ dlc_hw_max_pool2d_backward(const DlcHandArgs a, const long long *step) {
                                grad[((oy - oy0) * ww + (ox - ox0)) * cw + ci])
       else
         DLC_HW_MAX_POOL_GATHER(
-            dlc_hw_argmax(a, 1, plane, ps, w, dlc_hw_window(oy, h, kh, sh, ph),
-                          dlc_hw_window(ox, w, kw, sw, pw)),
-            dlc_hw_ld(a, 0, dyPlane + (oy * ow + ox) * ps))
+            dlc_hw_argmax(a, DLC_MAX_POOL_BACKWARD_X, plane, ps, w,
+                          dlc_hw_window(oy, h, kh, sh, ph), dlc_hw_window(ox, w, kw, sw, pw)),
+            dlc_hw_ld(a, DLC_MAX_POOL_BACKWARD_DY, dyPlane + (oy * ow + ox) * ps))
     }
   }
 }
 
-// p: x, y.
 extern "C" __global__ void __launch_bounds__(1024)
 dlc_hw_avg_pool2d(const DlcHandArgs a, const long long *step) {
   DLC_HW_POOL_GEOMETRY
@@ -199,12 +200,11 @@ dlc_hw_avg_pool2d(const DlcHandArgs a, const long long *step) {
     double sum = 0;
     for (long long iy = wy.begin; iy < wy.end; ++iy)
       for (long long ix = wx.begin; ix < wx.end; ++ix)
-        sum += dlc_hw_ld(a, 0, plane + (iy * w + ix) * ps);
-    dlc_hw_st(a, 1, e, (float)(sum / dlc_hw_divisor(a, wy, wx)));
+        sum += dlc_hw_ld(a, DLC_POOL_X, plane + (iy * w + ix) * ps);
+    dlc_hw_st(a, DLC_POOL_Y, e, (float)(sum / dlc_hw_divisor(a, wy, wx)));
   }
 }
 
-// p: dy, dx.
 extern "C" __global__ void __launch_bounds__(1024)
 dlc_hw_avg_pool2d_backward(const DlcHandArgs a, const long long *step) {
   DLC_HW_POOL_GEOMETRY
@@ -221,10 +221,11 @@ dlc_hw_avg_pool2d_backward(const DlcHandArgs a, const long long *step) {
       DlcWindow wy = dlc_hw_window(oy, h, kh, sh, ph);
       for (long long ox = xlo; ox <= xhi; ++ox) {
         DlcWindow wx = dlc_hw_window(ox, w, kw, sw, pw);
-        acc += dlc_hw_ld(a, 0, dyPlane + (oy * ow + ox) * ps) / dlc_hw_divisor(a, wy, wx);
+        acc += dlc_hw_ld(a, DLC_AVG_POOL_BACKWARD_DY, dyPlane + (oy * ow + ox) * ps) /
+               dlc_hw_divisor(a, wy, wx);
       }
     }
-    dlc_hw_st(a, 1, e, (float)acc);
+    dlc_hw_st(a, DLC_AVG_POOL_BACKWARD_DX, e, (float)acc);
   }
 }
 )src";

@@ -18,7 +18,7 @@
 // to that element (rows, then columns, then the four taps in turn), in
 // double. No atomics, deterministic, and the same sum as the CPU's.
 //
-// Either layout: with NHWC (i[7]) a thread's element index is decomposed
+// Either layout: with nhwc a thread's element index is decomposed
 // channels-last and every load and store indexed so; the taps and the
 // order of the sums do not change, so NHWC gives the NCHW result's values.
 //
@@ -77,13 +77,12 @@ DLC_DEVICE long long dlc_hw_first_reader(long long i, long long in, long long ou
   return lo;
 }
 
-// p: x [n, c, inH, inW], y [n, c, outH, outW] (NCHW, or NHWC with i[7]).
-// i: n, c, inH, inW, outH, outW, align_corners, nhwc.
 extern "C" __global__ void __launch_bounds__(1024)
 dlc_hw_resize_bilinear(const DlcHandArgs a, const long long *step) {
-  const long long C = a.i[1], inH = a.i[2], inW = a.i[3], outH = a.i[4], outW = a.i[5];
-  const bool align = a.i[6] != 0, nhwc = a.i[7] != 0;
-  const long long total = a.i[0] * C * outH * outW;
+  const DlcResizeArgs &r = a.resize;
+  const long long C = r.c, inH = r.inH, inW = r.inW, outH = r.outH, outW = r.outW;
+  const bool align = r.alignCorners != 0, nhwc = r.nhwc != 0;
+  const long long total = r.n * C * outH * outW;
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;
        e += (long long)gridDim.x * blockDim.x) {
     long long n, c, oy, ox;
@@ -92,23 +91,24 @@ dlc_hw_resize_bilinear(const DlcHandArgs a, const long long *step) {
     else
       ox = e % outW, oy = e / outW % outH, c = e / (outW * outH) % C, n = e / (outW * outH * C);
     const DlcTap ty = dlc_hw_tap(oy, inH, outH, align), tx = dlc_hw_tap(ox, inW, outW, align);
-    const double top =
-        dlc_hw_dmul(tx.w0, dlc_hw_ld(a, 0, dlc_hw_at(nhwc, n, c, ty.i0, tx.i0, C, inH, inW))) +
-        dlc_hw_dmul(tx.w1, dlc_hw_ld(a, 0, dlc_hw_at(nhwc, n, c, ty.i0, tx.i1, C, inH, inW)));
-    const double bottom =
-        dlc_hw_dmul(tx.w0, dlc_hw_ld(a, 0, dlc_hw_at(nhwc, n, c, ty.i1, tx.i0, C, inH, inW))) +
-        dlc_hw_dmul(tx.w1, dlc_hw_ld(a, 0, dlc_hw_at(nhwc, n, c, ty.i1, tx.i1, C, inH, inW)));
-    dlc_hw_st(a, 1, e, (float)(dlc_hw_dmul(ty.w0, top) + dlc_hw_dmul(ty.w1, bottom)));
+#define DLC_HW_RESIZE_X(y, x) dlc_hw_ld(a, DLC_RESIZE_X, dlc_hw_at(nhwc, n, c, y, x, C, inH, inW))
+    const double top = dlc_hw_dmul(tx.w0, DLC_HW_RESIZE_X(ty.i0, tx.i0)) +
+                       dlc_hw_dmul(tx.w1, DLC_HW_RESIZE_X(ty.i0, tx.i1));
+    const double bottom = dlc_hw_dmul(tx.w0, DLC_HW_RESIZE_X(ty.i1, tx.i0)) +
+                          dlc_hw_dmul(tx.w1, DLC_HW_RESIZE_X(ty.i1, tx.i1));
+#undef DLC_HW_RESIZE_X
+    dlc_hw_st(a, DLC_RESIZE_Y, e,
+              (float)(dlc_hw_dmul(ty.w0, top) + dlc_hw_dmul(ty.w1, bottom)));
   }
 }
 
-// p: dy [n, c, outH, outW], dx [n, c, inH, inW].
-// i: n, c, inH, inW, outH, outW, align_corners, nhwc (as the forward's).
+// dy is [n, c, outH, outW], dx [n, c, inH, inW].
 extern "C" __global__ void __launch_bounds__(1024)
 dlc_hw_resize_bilinear_backward(const DlcHandArgs a, const long long *step) {
-  const long long C = a.i[1], inH = a.i[2], inW = a.i[3], outH = a.i[4], outW = a.i[5];
-  const bool align = a.i[6] != 0, nhwc = a.i[7] != 0;
-  const long long total = a.i[0] * C * inH * inW;
+  const DlcResizeArgs &r = a.resize;
+  const long long C = r.c, inH = r.inH, inW = r.inW, outH = r.outH, outW = r.outW;
+  const bool align = r.alignCorners != 0, nhwc = r.nhwc != 0;
+  const long long total = r.n * C * inH * inW;
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;
        e += (long long)gridDim.x * blockDim.x) {
     long long n, c, iy, ix;
@@ -128,7 +128,8 @@ dlc_hw_resize_bilinear_backward(const DlcHandArgs a, const long long *step) {
         if (tx.i0 > ix) break;
         const bool left = tx.i0 == ix, right = tx.i1 == ix;
         if (!left && !right) continue;
-        const double g = dlc_hw_ld(a, 0, dlc_hw_at(nhwc, n, c, oy, ox, C, outH, outW));
+        const double g =
+            dlc_hw_ld(a, DLC_RESIZE_BACKWARD_DY, dlc_hw_at(nhwc, n, c, oy, ox, C, outH, outW));
         // The CPU's four scatters of this output, in its order.
         if (top && left) acc = acc + dlc_hw_dmul(dlc_hw_dmul(ty.w0, tx.w0), g);
         if (top && right) acc = acc + dlc_hw_dmul(dlc_hw_dmul(ty.w0, tx.w1), g);
@@ -136,7 +137,7 @@ dlc_hw_resize_bilinear_backward(const DlcHandArgs a, const long long *step) {
         if (bottom && right) acc = acc + dlc_hw_dmul(dlc_hw_dmul(ty.w1, tx.w1), g);
       }
     }
-    dlc_hw_st(a, 1, e, (float)acc);
+    dlc_hw_st(a, DLC_RESIZE_BACKWARD_DX, e, (float)acc);
   }
 }
 )src";

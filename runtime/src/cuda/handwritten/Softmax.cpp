@@ -15,14 +15,12 @@ namespace dlc::rt::cuda::handwritten {
 
 const char *softmaxBody() {
   return R"src(
-// p: x, mask (or null), y. i: outer, n, inner, causal, queries, keys,
-// has_mask, rank, x shape [8..13], mask strides over x [14..19], axis [20].
-// f: scale.
-DLC_DEVICE long long dlc_hw_mask_at(const DlcHandArgs &a, long long flat) {
+/// The mask's element for x's element `flat`.
+DLC_DEVICE long long dlc_hw_mask_at(const DlcSoftmaxArgs &s, long long flat) {
   long long at = 0;
-  for (int d = (int)a.i[7] - 1; d >= 0; --d) {
-    at += (flat % a.i[8 + d]) * a.i[14 + d];
-    flat /= a.i[8 + d];
+  for (int d = (int)s.rank - 1; d >= 0; --d) {
+    at += (flat % s.shape[d]) * s.maskStrides[d];
+    flat /= s.shape[d];
   }
   return at;
 }
@@ -31,19 +29,21 @@ DLC_DEVICE long long dlc_hw_mask_at(const DlcHandArgs &a, long long flat) {
 extern "C" __global__ void __launch_bounds__(256)
 dlc_hw_softmax(const DlcHandArgs a, const long long *step) {
   __shared__ double smem[1024];
-  const long long outer = a.i[0], n = a.i[1], inner = a.i[2];
-  const bool causal = a.i[3] != 0, masked = a.i[6] != 0;
-  const long long queries = a.i[4], keys = a.i[5];
-  const double scale = a.f[0];
+  const DlcSoftmaxArgs &s = a.softmax;
+  const long long outer = s.outer, n = s.n, inner = s.inner;
+  const bool causal = s.causal != 0, masked = s.hasMask != 0;
+  const long long queries = s.queries, keys = s.keys;
+  const double scale = s.scale;
   // Along the axis the mask moves by one stride: its offset is found once
   // per line (dlc_hw_mask_at divides by every dimension).
-  const long long maskStep = masked ? a.i[14 + a.i[20]] : 0;
+  const long long maskStep = masked ? s.maskStrides[s.axis] : 0;
   for (long long line = blockIdx.x; line < outer * inner; line += gridDim.x) {
     const long long o = line / inner, in = line % inner;
     const long long query = causal ? o % queries : 0;
-    const long long maskBase = masked ? dlc_hw_mask_at(a, o * n * inner + in) : 0;
+    const long long maskBase = masked ? dlc_hw_mask_at(s, o * n * inner + in) : 0;
 #define DLC_HW_SOFTMAX_LOGIT(k, at)                                            \
-  (scale * dlc_hw_ld(a, 0, at) + (masked ? (double)dlc_hw_ld(a, 1, maskBase + (k) * maskStep) : 0.0))
+  (scale * dlc_hw_ld(a, DLC_SOFTMAX_X, at) +                                  \
+   (masked ? (double)dlc_hw_ld(a, DLC_SOFTMAX_MASK, maskBase + (k) * maskStep) : 0.0))
     double mx = DLC_NEG_INF;
     for (long long k = threadIdx.x; k < n; k += blockDim.x) {
       if (causal && k > query + (keys - queries)) continue;
@@ -64,28 +64,30 @@ dlc_hw_softmax(const DlcHandArgs a, const long long *step) {
       float e = 0.f;
       if (!causal || k <= query + (keys - queries))
         e = (float)exp(DLC_HW_SOFTMAX_LOGIT(k, at) - mx);
-      dlc_hw_st(a, 2, at, (float)((double)e / sum));
+      dlc_hw_st(a, DLC_SOFTMAX_Y, at, (float)((double)e / sum));
     }
   }
 }
 
-// p: dy, y, dx. i: outer, n, inner. f: scale.
 extern "C" __global__ void __launch_bounds__(1024)
 dlc_hw_softmax_backward(const DlcHandArgs a, const long long *step) {
   __shared__ double smem[1024];
-  const long long outer = a.i[0], n = a.i[1], inner = a.i[2];
-  const double scale = a.f[0];
+  const long long outer = a.softmax.outer, n = a.softmax.n, inner = a.softmax.inner;
+  const double scale = a.softmax.scale;
   for (long long line = blockIdx.x; line < outer * inner; line += gridDim.x) {
     const long long o = line / inner, in = line % inner;
     double dot = 0;
     for (long long k = threadIdx.x; k < n; k += blockDim.x) {
       long long at = (o * n + k) * inner + in;
-      dot += double(dlc_hw_ld(a, 0, at)) * dlc_hw_ld(a, 1, at);
+      dot += double(dlc_hw_ld(a, DLC_SOFTMAX_BACKWARD_DY, at)) *
+             dlc_hw_ld(a, DLC_SOFTMAX_BACKWARD_Y, at);
     }
     dot = dlc_hw_block_sum(dot, smem);
     for (long long k = threadIdx.x; k < n; k += blockDim.x) {
       long long at = (o * n + k) * inner + in;
-      dlc_hw_st(a, 2, at, (float)(scale * dlc_hw_ld(a, 1, at) * (dlc_hw_ld(a, 0, at) - dot)));
+      dlc_hw_st(a, DLC_SOFTMAX_BACKWARD_DX, at,
+                (float)(scale * dlc_hw_ld(a, DLC_SOFTMAX_BACKWARD_Y, at) *
+                        (dlc_hw_ld(a, DLC_SOFTMAX_BACKWARD_DY, at) - dot)));
     }
   }
 }

@@ -17,8 +17,9 @@
 
 namespace dlc::rt::cuda::handwritten {
 
-/// Type headers (under NVRTC), the prelude, DlcHandArgs and the typed
-/// loads, stores and double block reductions every family uses.
+/// Type headers (under NVRTC), the prelude, DlcHandArgs, the half
+/// conversions and the typed loads, stores and double block reductions
+/// every family uses.
 std::string commonHeader();
 
 const char *softmaxBody();   // softmax, softmax_backward

@@ -8,8 +8,8 @@
 // decides, for one plan kernel, which kernel runs it and with what
 // parameters, or refuses with a reason (the executor then falls back to
 // the host). Every kernel takes (DlcHandArgs a, const long long *step), the
-// step counter in device memory; HandKernelArgs is DlcHandArgs' host twin,
-// same layout. An op with more operands than its ten pointers gets an
+// step counter in device memory; HandKernelArgs.h declares DlcHandArgs for
+// both sides. An op with more operands than its ten pointers gets an
 // operand table (HandKernel::table); one whose blocks combine partial
 // results gets scratch memory (HandKernel::scratchSlot).
 //
@@ -19,40 +19,34 @@
 #define DLC_RUNTIME_CUDA_HANDKERNELS_H
 
 #include "dlc/runtime/Plan.h"
+#include "dlc/runtime/cuda/HandKernelArgs.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace dlc::rt::cuda {
 
-/// The kernels' one parameter block (struct DlcHandArgs in the sources).
-struct HandKernelArgs {
-  static constexpr int kPointers = 10;
-  void *p[kPointers] = {};    // buffers: the caller fills them from `buffers`
-  int32_t t[kPointers] = {};  // element types: 0 f32, 1 f16, 2 bf16, 3 i32, 4 i64
-  int64_t i[24] = {};   // integer attributes and shapes
-  double f[8] = {};     // float attributes
-};
-static_assert(sizeof(HandKernelArgs) == 80 + 40 + 192 + 64, "DlcHandArgs' layout");
-
-/// One entry of an operand table (struct DlcHandOperand in the sources).
-struct HandOperand {
-  void *p = nullptr;   // the caller fills it from HandKernel::tableBuffers
-  int64_t n = 0;       // elements
-  int32_t t = 0;       // element type, as HandKernelArgs::t
-  int32_t unused = 0;
-};
-static_assert(sizeof(HandOperand) == 24, "DlcHandOperand's layout");
+/// The kernels' one parameter block, as the kernel sources declare it.
+using HandKernelArgs = ::DlcHandArgs;
+static_assert(std::is_trivially_copyable_v<HandKernelArgs>, "passed by value to a kernel");
+static_assert(offsetof(HandKernelArgs, i) == 8 * HandKernelArgs::kPointers +
+                                              4 * HandKernelArgs::kPointers,
+              "the words follow the pointers and their types");
+/// One entry of an operand table.
+using HandOperand = ::DlcHandOperand;
+static_assert(std::is_trivially_copyable_v<HandOperand>, "copied to the device as bytes");
 
 /// One plan kernel as a hand-written launch.
 struct HandKernel {
   std::string family;  // "softmax": the source it is in (handKernelSource)
   std::string name;    // "dlc_hw_softmax": its extern "C" entry point
-  /// Buffer ids for HandKernelArgs::p, in order; -1 for an absent optional
-  /// operand (its pointer stays null).
+  /// Buffer ids for HandKernelArgs::p, by slot (HandKernelArgs.h names
+  /// each op's); -1 for an absent optional operand (its pointer stays null).
   std::vector<int32_t> buffers;
-  HandKernelArgs args;  // t, i and f filled in; p left to the caller
+  HandKernelArgs args;  // t and the family's attributes filled in; p left to the caller
   /// Operands beyond p's ten slots (loss_scale_status reads every
   /// parameter gradient). When tableSlot >= 0 the caller copies `table`
   /// into memory the kernel can read (device memory on a GPU), with each
@@ -74,7 +68,7 @@ struct HandKernel {
   /// kernel whose blocks need every block's earlier result (a channel's
   /// statistics split over blocks) runs in phases.
   int phases = 1;
-  static constexpr int kPhaseSlot = 23;
+  static constexpr int kPhaseSlot = DLC_HAND_PHASE_WORD;
   int blockSize = 256;  // blockDim.x, a power of two
   /// Blocks the kernel can use; the launcher may cap it (grid-stride loops
   /// cover the rest), never raise it.
