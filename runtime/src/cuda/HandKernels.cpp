@@ -38,24 +38,6 @@ constexpr int64_t kPoolTileNhwcH = 4, kPoolTileNhwcW = 8, kPoolTileNhwcC = 32;
 /// Table rows one embedding_backward block owns (DLC_HW_EMBEDDING_ROWS).
 constexpr int64_t kEmbeddingRowsPerBlock = 32;
 
-template <typename T> const T *findAttr(const PlanKernel &k, const std::string &name) {
-  auto it = k.attrs.find(name);
-  return it == k.attrs.end() ? nullptr : std::get_if<T>(&it->second);
-}
-int64_t getInt(const PlanKernel &k, const std::string &name, int64_t fallback) {
-  const int64_t *v = findAttr<int64_t>(k, name);
-  return v ? *v : fallback;
-}
-double getFloat(const PlanKernel &k, const std::string &name, double fallback) {
-  const double *v = findAttr<double>(k, name);
-  return v ? *v : fallback;
-}
-std::vector<int64_t> getInts(const PlanKernel &k, const std::string &name,
-                             std::vector<int64_t> fallback) {
-  const std::vector<int64_t> *v = findAttr<std::vector<int64_t>>(k, name);
-  return v ? *v : fallback;
-}
-
 Status refuse(const PlanKernel &k, const std::string &why) {
   return Status(StatusCode::kInvalidArgument, k.op + ": " + why);
 }
@@ -192,11 +174,11 @@ StatusOr<HandKernel> softmax(Builder &b) {
   int64_t rank = static_cast<int64_t>(shape.size());
   if (rank == 0)
     return refuse(k, "a scalar input");
-  int64_t axis = getInt(k, "axis", -1);
+  int64_t axis = k.intAttr("axis", -1);
   axis = axis < 0 ? axis + rank : axis;
   if (axis < 0 || axis >= rank)
     return refuse(k, "axis out of range");
-  bool causal = getInt(k, "causal", 0);
+  bool causal = k.intAttr("causal", 0);
   if (causal && (axis != rank - 1 || rank < 2))
     return refuse(k, "causal masking needs the last axis of a rank >= 2 input");
   DlcSoftmaxArgs &a = b.out.args.softmax;
@@ -204,7 +186,7 @@ StatusOr<HandKernel> softmax(Builder &b) {
   a.causal = causal;
   a.queries = causal ? shape[rank - 2] : 0;
   a.keys = causal ? shape[rank - 1] : 0;
-  a.scale = getFloat(k, "scale", 1.0);
+  a.scale = k.floatAttr("scale", 1.0);
   b.floating(DLC_SOFTMAX_X, k.inputs[0]);
   b.floating(DLC_SOFTMAX_MASK, k.inputs.size() > 1 ? k.inputs[1] : -1);
   b.floating(DLC_SOFTMAX_Y, k.outputs[0]);
@@ -237,13 +219,13 @@ StatusOr<HandKernel> softmaxBackward(Builder &b) {
   if (!arity(k, 2, 2, 1))
     return refuse(k, "expects dy, y and one output");
   const std::vector<int64_t> &shape = b.buf(k.inputs[0]).shape;
-  int64_t rank = static_cast<int64_t>(shape.size()), axis = getInt(k, "axis", -1);
+  int64_t rank = static_cast<int64_t>(shape.size()), axis = k.intAttr("axis", -1);
   axis = axis < 0 ? axis + rank : axis;
   if (axis < 0 || axis >= rank)
     return refuse(k, "axis out of range");
   DlcSoftmaxArgs &a = b.out.args.softmax;
   splitAround(shape, axis, a.outer, a.n, a.inner);
-  a.scale = getFloat(k, "scale", 1.0);
+  a.scale = k.floatAttr("scale", 1.0);
   b.floating(DLC_SOFTMAX_BACKWARD_DY, k.inputs[0]);
   b.floating(DLC_SOFTMAX_BACKWARD_Y, k.inputs[1]);
   b.floating(DLC_SOFTMAX_BACKWARD_DX, k.outputs[0]);
@@ -260,7 +242,7 @@ StatusOr<HandKernel> layerNorm(Builder &b) {
   DlcLayerNormArgs &a = b.out.args.layerNorm;
   a.d = x.shape.back();
   a.rows = x.numElements() / a.d;
-  a.epsilon = getFloat(k, "epsilon", 1e-5);
+  a.epsilon = k.floatAttr("epsilon", 1e-5);
   b.floating(DLC_LAYER_NORM_X, k.inputs[0]);
   b.floating(DLC_LAYER_NORM_GAMMA, k.inputs[1]);
   b.floating(DLC_LAYER_NORM_BETA, k.inputs[2]);
@@ -278,7 +260,7 @@ StatusOr<HandKernel> layerNormBackward(Builder &b) {
   DlcLayerNormArgs &a = b.out.args.layerNorm;
   a.d = x.shape.back();
   a.rows = x.numElements() / a.d;
-  a.epsilon = getFloat(k, "epsilon", 1e-5);
+  a.epsilon = k.floatAttr("epsilon", 1e-5);
   b.floating(DLC_LAYER_NORM_BACKWARD_DY, k.inputs[0]);
   b.floating(DLC_LAYER_NORM_BACKWARD_X, k.inputs[1]);
   b.floating(DLC_LAYER_NORM_BACKWARD_GAMMA, k.inputs[2]);
@@ -296,13 +278,13 @@ StatusOr<HandKernel> layerNormBackward(Builder &b) {
 Status crossEntropyShape(Builder &b, int32_t logits, int32_t labels) {
   const PlanKernel &k = b.kernel;
   const std::vector<int64_t> &shape = b.buf(logits).shape;
-  int64_t rank = static_cast<int64_t>(shape.size()), axis = getInt(k, "class_axis", 1);
+  int64_t rank = static_cast<int64_t>(shape.size()), axis = k.intAttr("class_axis", 1);
   axis = axis < 0 ? axis + rank : axis;
   if (axis < 0 || axis >= rank)
     return refuse(k, "class_axis out of range");
   DlcCrossEntropyArgs &a = b.out.args.crossEntropy;
   splitAround(shape, axis, a.outer, a.classes, a.inner);
-  a.ignoreIndex = getInt(k, "ignore_index", -100);
+  a.ignoreIndex = k.intAttr("ignore_index", -100);
   if (b.buf(labels).numElements() != a.outer * a.inner)
     return refuse(k, "labels do not hold one class per position");
   return Status::ok();
@@ -385,12 +367,12 @@ StatusOr<HandKernel> dropout(Builder &b) {
   const PlanKernel &k = b.kernel;
   if (!arity(k, 1, 1, 1))
     return refuse(k, "expects x and one output");
-  double rate = getFloat(k, "rate", 0);
+  double rate = k.floatAttr("rate", 0);
   if (rate < 0 || rate >= 1)
     return refuse(k, "rate must be in [0, 1)");
   DlcDropoutArgs &a = b.out.args.dropout;
   a.n = b.buf(k.outputs[0]).numElements();
-  a.seed = getInt(k, "seed", 0);
+  a.seed = k.intAttr("seed", 0);
   a.rate = rate;
   b.floating(DLC_DROPOUT_X, k.inputs[0]);
   b.floating(DLC_DROPOUT_Y, k.outputs[0]);
@@ -419,16 +401,16 @@ Status poolGeometry(Builder &b, const std::vector<int64_t> &in) {
   const PlanKernel &k = b.kernel;
   if (in.size() != 4)
     return refuse(k, "expects a 4-d input");
-  std::vector<int64_t> ks = getInts(k, "kernel_size", {1, 1}), s = getInts(k, "stride", {1, 1}),
-                       pad = getInts(k, "padding", {0, 0});
+  std::vector<int64_t> ks = k.intsAttr("kernel_size", {1, 1}), s = k.intsAttr("stride", {1, 1}),
+                       pad = k.intsAttr("padding", {0, 0});
   if (ks.size() != 2 || s.size() != 2 || pad.size() != 2 || s[0] <= 0 || s[1] <= 0)
     return refuse(k, "kernel_size, stride and padding must be pairs, strides positive");
-  bool ceilMode = getInt(k, "ceil_mode", 0);
+  bool ceilMode = k.intAttr("ceil_mode", 0);
   DlcPoolArgs &a = b.out.args.pool;
   a.n = in[0], a.c = in[1], a.h = in[2], a.w = in[3];
   a.kernelH = ks[0], a.kernelW = ks[1], a.strideH = s[0], a.strideW = s[1], a.padH = pad[0],
   a.padW = pad[1];
-  a.countIncludePad = getInt(k, "count_include_pad", 1);
+  a.countIncludePad = k.intAttr("count_include_pad", 1);
   a.outH = cpu::poolOutputSize(in[2], ks[0], s[0], pad[0], ceilMode);
   a.outW = cpu::poolOutputSize(in[3], ks[1], s[1], pad[1], ceilMode);
   if (a.outH <= 0 || a.outW <= 0)
@@ -484,9 +466,9 @@ StatusOr<HandKernel> sgdUpdate(Builder &b) {
   DlcSgdArgs &a = b.out.args.sgd;
   a.n = b.buf(k.inputs[0]).numElements();
   a.hasStatus = k.inputs.size() > 3;
-  a.nesterov = getInt(k, "nesterov", 0);
-  a.lr = getFloat(k, "lr", 0), a.momentum = getFloat(k, "momentum", 0),
-  a.weightDecay = getFloat(k, "weight_decay", 0);
+  a.nesterov = k.intAttr("nesterov", 0);
+  a.lr = k.floatAttr("lr", 0), a.momentum = k.floatAttr("momentum", 0),
+  a.weightDecay = k.floatAttr("weight_decay", 0);
   b.floating(DLC_SGD_PARAM, k.inputs[0]);
   b.floating(DLC_SGD_GRAD, k.inputs[1]);
   b.floating(DLC_SGD_MOMENTUM, k.inputs[2]);
@@ -504,9 +486,9 @@ StatusOr<HandKernel> adamwUpdate(Builder &b) {
   DlcAdamwArgs &a = b.out.args.adamw;
   a.n = b.buf(k.inputs[0]).numElements();
   a.hasStatus = k.inputs.size() > 4;
-  a.lr = getFloat(k, "lr", 0), a.beta1 = getFloat(k, "beta1", 0.9),
-  a.beta2 = getFloat(k, "beta2", 0.999), a.epsilon = getFloat(k, "epsilon", 1e-8),
-  a.weightDecay = getFloat(k, "weight_decay", 0.01);
+  a.lr = k.floatAttr("lr", 0), a.beta1 = k.floatAttr("beta1", 0.9),
+  a.beta2 = k.floatAttr("beta2", 0.999), a.epsilon = k.floatAttr("epsilon", 1e-8),
+  a.weightDecay = k.floatAttr("weight_decay", 0.01);
   b.floating(DLC_ADAMW_PARAM, k.inputs[0]);
   b.floating(DLC_ADAMW_GRAD, k.inputs[1]);
   b.floating(DLC_ADAMW_M, k.inputs[2]);
@@ -523,9 +505,9 @@ StatusOr<HandKernel> updateLossScale(Builder &b) {
   if (!arity(k, 3, 3, 2) || b.buf(k.inputs[2]).numElements() < 2)
     return refuse(k, "expects scale, good steps, a 2-element status and two outputs");
   DlcUpdateLossScaleArgs &a = b.out.args.updateLossScale;
-  a.growthInterval = getInt(k, "growth_interval", 2000);
-  a.backoffFactor = getFloat(k, "backoff_factor", 0.5);
-  a.growthFactor = getFloat(k, "growth_factor", 2.0);
+  a.growthInterval = k.intAttr("growth_interval", 2000);
+  a.backoffFactor = k.floatAttr("backoff_factor", 0.5);
+  a.growthFactor = k.floatAttr("growth_factor", 2.0);
   b.floating(DLC_UPDATE_LOSS_SCALE_SCALE, k.inputs[0]);
   b.floating(DLC_UPDATE_LOSS_SCALE_GOOD_STEPS, k.inputs[1]);
   b.floating(DLC_UPDATE_LOSS_SCALE_STATUS, k.inputs[2]);
@@ -575,7 +557,7 @@ Status batchNormShape(Builder &b, int32_t x, std::vector<int32_t> perChannel,
   if (a.n * a.channels == 0 || b.buf(x).numElements() == 0)
     return refuse(k, "an empty input");
   a.spatial = b.buf(x).numElements() / (a.n * a.channels);
-  a.epsilon = getFloat(k, "epsilon", 1e-5);
+  a.epsilon = k.floatAttr("epsilon", 1e-5);
   for (int32_t id : perChannel)
     if (b.buf(id).numElements() != a.channels)
       return refuse(k, "buffer '" + b.buf(id).name + "' does not hold one value per channel");
@@ -610,7 +592,7 @@ StatusOr<HandKernel> batchNorm(Builder &b) {
                                 {out[0]});
       !s.isOk())
     return s;
-  b.out.args.batchNorm.momentum = getFloat(k, "momentum", 0.1);
+  b.out.args.batchNorm.momentum = k.floatAttr("momentum", 0.1);
   b.floating(DLC_BATCH_NORM_X, in[0]);
   b.floating(DLC_BATCH_NORM_SCALE, in[1]);
   b.floating(DLC_BATCH_NORM_BIAS, in[2]);
@@ -661,7 +643,7 @@ StatusOr<HandKernel> resize(Builder &b) {
       return refuse(k, "an empty spatial dimension");
   DlcResizeArgs &a = b.out.args.resize;
   a.n = in[0], a.c = in[1], a.inH = in[2], a.inW = in[3], a.outH = out[2], a.outW = out[3];
-  a.alignCorners = getInt(k, "align_corners", 0) != 0;
+  a.alignCorners = k.intAttr("align_corners", 0) != 0;
   a.nhwc = *nhwc;
   if (backward) {
     b.floating(DLC_RESIZE_BACKWARD_DY, k.inputs[0]);
