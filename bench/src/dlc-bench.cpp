@@ -226,7 +226,8 @@ cl::opt<std::string> emitMlir("emit-mlir",
     cl::value_desc("file"), cl::init(""), cl::cat(category));
 
 int fail(const std::string &message) {
-  llvm::errs() << "dlc-bench: error: " << message << "\n";
+  // One write: under mpirun another rank's abort banner must not split it.
+  llvm::errs() << ("dlc-bench: error: " + message + "\n");
   return 1;
 }
 

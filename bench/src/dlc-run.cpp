@@ -37,7 +37,8 @@ namespace bench = ::dlc::bench;
 namespace {
 
 int fail(const std::string &message) {
-  std::cerr << "dlc-run: error: " << message << "\n";
+  // One write: under mpirun another rank's abort banner must not split it.
+  std::cerr << ("dlc-run: error: " + message + "\n");
   return 1;
 }
 
