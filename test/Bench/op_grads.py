@@ -255,7 +255,7 @@ def cases():
 
     e = (3, 5)
     for op, fn in [("relu", F.relu), ("tanh", torch.tanh), ("sigmoid", torch.sigmoid),
-                   ("gelu", F.gelu)]:
+                   ("gelu", F.gelu), ("silu", F.silu)]:
         out.append(Case(op, {"x": randn(*e)}, ["%%y = train.%s %%x : %s" % (op, ty(e))],
                         lambda p, d, fn=fn: fn(p["x"]), e))
     out.append(Case("gelu_tanh", {"x": randn(*e)},

@@ -634,6 +634,9 @@ void registerDenseKernels(KernelRegistry &r) {
   r["sigmoid"] = [](const KernelContext &c) {
     return unary(c, [](float x) { return static_cast<float>(1 / (1 + std::exp(-double(x)))); });
   };
+  r["silu"] = [](const KernelContext &c) {
+    return unary(c, [](float x) { return static_cast<float>(x / (1 + std::exp(-double(x)))); });
+  };
   r["gelu"] = [](const KernelContext &c) {
     bool exact = isExactGelu(c);
     return unary(c, [exact](float x) { return gelu(x, exact); });
@@ -652,6 +655,12 @@ void registerDenseKernels(KernelRegistry &r) {
   };
   r["sigmoid_backward"] = [](const KernelContext &c) {
     return unaryBackward(c, [](float dy, float y) { return dy * y * (1 - y); });
+  };
+  r["silu_backward"] = [](const KernelContext &c) {
+    return unaryBackward(c, [](float dy, float x) {
+      double s = 1 / (1 + std::exp(-double(x)));
+      return static_cast<float>(dy * s * (1 + x * (1 - s)));
+    });
   };
   r["gelu_backward"] = [](const KernelContext &c) {
     bool exact = isExactGelu(c);

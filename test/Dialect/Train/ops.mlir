@@ -22,8 +22,10 @@ func.func @elementwise(%x: tensor<?x4xf32>, %y: tensor<4xf32>) -> tensor<?x4xf32
   %1 = train.tanh %0 : tensor<?x4xf32>
   // CHECK: train.sigmoid
   %2 = train.sigmoid %1 : tensor<?x4xf32>
+  // CHECK: train.silu %{{.*}} : tensor<?x4xf32>
+  %s = train.silu %2 : tensor<?x4xf32>
   // CHECK: train.gelu %{{.*}} : tensor<?x4xf32>
-  %3 = train.gelu %2 : tensor<?x4xf32>
+  %3 = train.gelu %s : tensor<?x4xf32>
   // CHECK: train.gelu %{{.*}} {approximate = "tanh"} : tensor<?x4xf32>
   %4 = train.gelu %3 {approximate = "tanh"} : tensor<?x4xf32>
   // CHECK: train.scale %{{.*}} {bias = 1.000000e+00 : f32, scale = 5.000000e-01 : f32}

@@ -388,11 +388,10 @@ TEST(KernelCompiler, ABrokenSourceNamesTheKernelWithNvrtcsLog) {
   EXPECT_NE(message.find("dlc_loop_broken.cu(2)"), std::string::npos) << message;
 }
 
-TEST(Codegen, GeneratedKernelsMatchTheCpuReferenceOnTheHost) {
-#ifndef DLC_HOST_CXX
-  GTEST_SKIP() << "needs the host C++ compiler's path (DLC_HOST_CXX) at build time";
-#else
-  Plan plan = formsPlan();
+#ifdef DLC_HOST_CXX
+/// Runs every generated launch of `plan`, compiled as host C++, and checks
+/// each of its `outputs` output buffers against the CPU reference.
+void expectGeneratedMatchesReference(const Plan &plan, int outputs) {
   PlanKernels all = generatePlanKernels(plan);
   ASSERT_TRUE(all.refused.empty());
   std::string dir = tempDir();
@@ -457,9 +456,40 @@ TEST(Codegen, GeneratedKernelsMatchTheCpuReferenceOnTheHost) {
           << plan.buffers[i].name << "[" << e << "]";
     }
   }
-  EXPECT_EQ(checked, 14);
+  EXPECT_EQ(checked, outputs);
   dlclose(library);
   std::system(("rm -rf " + dir).c_str());
+}
+#endif
+
+TEST(Codegen, GeneratedKernelsMatchTheCpuReferenceOnTheHost) {
+#ifndef DLC_HOST_CXX
+  GTEST_SKIP() << "needs the host C++ compiler's path (DLC_HOST_CXX) at build time";
+#else
+  expectGeneratedMatchesReference(formsPlan(), 14);
+#endif
+}
+
+/// Each element-wise op alone, with one operand or two (the binary ops and
+/// the activations' gradients): a new activation's expression is checked
+/// against its reference kernel here.
+TEST(Codegen, EveryElementwiseOpMatchesTheCpuReferenceOnTheHost) {
+#ifndef DLC_HOST_CXX
+  GTEST_SKIP() << "needs the host C++ compiler's path (DLC_HOST_CXX) at build time";
+#else
+  PlanBuilder p;
+  int32_t x = p.buffer("x", {3, 5, 7}, kIn), y = p.buffer("y", {3, 5, 7}, kIn);
+  int outputs = 0;
+  for (const auto &[op, c] : dlc_test::testOpClasses()) {
+    if (c != OpClass::kElementwise || op == "cast")
+      continue;
+    bool binary = op.find("_backward") != std::string::npos || op == "add" || op == "sub" ||
+                  op == "mul" || op == "div";
+    std::vector<int32_t> in = binary ? std::vector<int32_t>{x, y} : std::vector<int32_t>{x};
+    p.kernel(op, in, {p.buffer(op + ".out", {3, 5, 7}, kOut)});
+    ++outputs;
+  }
+  expectGeneratedMatchesReference(p.plan, outputs);
 #endif
 }
 

@@ -19,6 +19,7 @@ inline const std::map<std::string, dlc::rt::OpClass> &testOpClasses() {
   static const std::map<std::string, OpClass> classes = {
       {"relu", OpClass::kElementwise}, {"tanh", OpClass::kElementwise},
       {"sigmoid", OpClass::kElementwise}, {"gelu", OpClass::kElementwise},
+      {"silu", OpClass::kElementwise}, {"silu_backward", OpClass::kElementwise},
       {"scale", OpClass::kElementwise}, {"add", OpClass::kElementwise},
       {"sub", OpClass::kElementwise}, {"mul", OpClass::kElementwise},
       {"div", OpClass::kElementwise}, {"cast", OpClass::kElementwise},

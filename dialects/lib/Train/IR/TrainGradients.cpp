@@ -92,6 +92,12 @@ LogicalResult SigmoidOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
   return success();
 }
 
+LogicalResult SiluOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
+                                    SmallVectorImpl<Value> &dx) {
+  dx.push_back(SiluBackwardOp::create(b, getLoc(), dy[0], getInput()));
+  return success();
+}
+
 LogicalResult GeluOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
                                     SmallVectorImpl<Value> &dx) {
   dx.push_back(GeluBackwardOp::create(b, getLoc(), ValueRange{dy[0], getInput()},

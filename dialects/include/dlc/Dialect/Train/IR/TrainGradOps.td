@@ -56,6 +56,16 @@ def Train_SigmoidBackwardOp : Train_ActivationBackwardOp<"sigmoid_backward", "ou
   }];
 }
 
+def Train_SiluBackwardOp : Train_ActivationBackwardOp<"silu_backward", "input"> {
+  let description = [{
+    dx = dy * s (1 + x (1 - s)) with s = sigmoid(x), from the forward input x.
+
+    ```mlir
+    %dx = train.silu_backward %dy, %x : tensor<8x16xf32>, tensor<8x16xf32>
+    ```
+  }];
+}
+
 def Train_GeluBackwardOp : Train_ActivationBackwardOp<"gelu_backward", "input"> {
   let description = [{
     The derivative of `train.gelu` with the same `approximate`, from the

@@ -115,6 +115,18 @@ def Train_SigmoidOp : Train_UnaryOp<"sigmoid"> {
   let arguments = (ins Train_FloatTensor:$input);
 }
 
+def Train_SiluOp : Train_UnaryOp<"silu"> {
+  let summary = "sigmoid linear unit, x * sigmoid(x)";
+  let description = [{
+    Also called swish; `torch.nn.functional.silu`.
+
+    ```mlir
+    %y = train.silu %x : tensor<?x256xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input);
+}
+
 def Train_GeluOp : Train_UnaryOp<"gelu"> {
   let summary = "Gaussian error linear unit, exact or tanh-approximated";
   let description = [{
