@@ -54,7 +54,7 @@ struct TorchReference {
   }
 };
 
-/// Runs torch_spatial.py (found next to this file) for `op` with key=value
+/// Runs torch_spatial.py (beside this file) for `op` with key=value
 /// arguments and reads the arrays it wrote.
 TorchReference
 runTorchReference(const std::string &op,
@@ -68,10 +68,8 @@ runTorchReference(const std::string &op,
     return ref;
   }
   close(fd);
-  std::string file = __FILE__;
-  std::string command = "/usr/bin/python3 " +
-                        file.substr(0, file.rfind('/') + 1) +
-                        "torch_spatial.py " + op + " " + path + " " + extra;
+  std::string command = "/usr/bin/python3 " DLC_RUNTIME_TEST_DIR "/torch_spatial.py " + op +
+                        " " + path + " " + extra;
   for (const auto &[key, value] : args)
     command += " " + key + "=" + std::to_string(value);
   std::string output;
