@@ -1,9 +1,9 @@
 //===- BatchNorm.cpp - training-mode batch normalization and its gradient -===//
 //
 // The CPU reference (runtime/src/cpu/BatchNorm.cpp and its caller in
-// OpsSpatial.cpp) step by step, each channel split over blocks (enough to
-// fill the GPU: one block per channel left ResNet's 64-channel layers on
-// half an H100) and run in phases (HandKernel::phases), since a split needs
+// OpsSpatial.cpp) step by step, each channel split over blocks (one block
+// per channel leaves a 64-channel layer's GPU half idle) and run in phases
+// (HandKernel::phases), since a split needs
 // its channel's statistics from every other split: the splits' sums, then
 // the mean and the splits' centred squares, then the output. Partials are
 // doubles in HandKernel::scratch, added in split order by every block that

@@ -5,8 +5,7 @@
 // rows' terms of gamma's and beta's gradients into its own partials (2 d
 // doubles of HandKernel::scratch, each column owned by one thread, so no
 // atomics), and the last block to finish sums the partials in block order:
-// deterministic, in double. (Walking all rows per column chunk, as the
-// first version did, took 11 ms per BERT-base layer on an H100.)
+// deterministic, in double.
 //
 //===----------------------------------------------------------------------===//
 

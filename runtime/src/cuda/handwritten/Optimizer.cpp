@@ -12,8 +12,7 @@
 // operand table (DlcHandOperand entries: pointer, elements, type) which
 // the launcher fills and places in device memory, its address in one slot
 // (HandKernel::table). Its flag is an OR: the blocks split every gradient
-// and the last to finish ORs their flags (HandKernel::scratch). One block
-// alone streamed BERT-base's 110M gradients in 164 ms on an H100.
+// and the last to finish ORs their flags (HandKernel::scratch).
 //
 //===----------------------------------------------------------------------===//
 
