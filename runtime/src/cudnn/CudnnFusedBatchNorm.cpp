@@ -2,8 +2,6 @@
 
 #include "CudnnFusedBatchNorm.h"
 
-#include "../cuda/CudaCheck.h"
-
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 namespace dlc::rt::cudnn {
