@@ -11,19 +11,6 @@
 
 namespace dlc::rt {
 
-int64_t planRanks(const Plan &plan) {
-  int64_t ranks = 1;
-  for (const PlanKernel &k : plan.kernels) {
-    if (k.op != "all_reduce")
-      continue;
-    auto it = k.attrs.find("ranks");
-    if (it != k.attrs.end())
-      if (const auto *value = std::get_if<int64_t>(&it->second))
-        ranks = std::max(ranks, *value);
-  }
-  return ranks;
-}
-
 std::vector<int64_t> allReduceWaitPoints(const Plan &plan) {
   const int64_t n = static_cast<int64_t>(plan.kernels.size());
   std::vector<int64_t> waitAt(n, -1);

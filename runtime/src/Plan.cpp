@@ -2,8 +2,7 @@
 
 #include "dlc/runtime/Plan.h"
 
-#include "dlc/runtime/Collective.h"
-
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -274,6 +273,19 @@ std::string toDeclaredOrder(const PlanBuffer &buffer, std::string_view stored,
   if (!isPermutation(perm, buffer.shape.size()))
     return std::string(stored);
   return permuteElements(stored, buffer.shape, inverse(perm), elementBytes);
+}
+
+int64_t planRanks(const Plan &plan) {
+  int64_t ranks = 1;
+  for (const PlanKernel &k : plan.kernels) {
+    if (k.op != "all_reduce")
+      continue;
+    auto it = k.attrs.find("ranks");
+    if (it != k.attrs.end())
+      if (const auto *value = std::get_if<int64_t>(&it->second))
+        ranks = std::max(ranks, *value);
+  }
+  return ranks;
 }
 
 Status validatePlan(const Plan &plan) {

@@ -109,6 +109,10 @@ struct Plan {
   std::vector<PlanKernel> kernels;
 };
 
+/// The data-parallel ranks a plan was compiled for: the `ranks` of its
+/// all_reduce kernels, 1 without any.
+int64_t planRanks(const Plan &plan);
+
 /// Checks internal consistency: buffer indices in range, each buffer's bytes
 /// equal to its element count times its element size and inside the arena,
 /// constants carrying exactly their bytes.
