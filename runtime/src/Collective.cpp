@@ -2,7 +2,7 @@
 
 #include "dlc/runtime/Collective.h"
 
-#include "dlc/runtime/cpu/Parallel.h"
+#include "dlc/runtime/Parallel.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -152,7 +152,7 @@ protected:
     int64_t base = 0;
     for (size_t i = 0; i < counts.size(); ++i) {
       float *mean = mean_.data() + base;
-      cpu::parallelFor(0, counts[i], [&](int64_t e) {
+      parallelFor(0, counts[i], [&](int64_t e) {
         float sum = 0;
         for (int r = 0; r < ranks(); ++r)
           sum += (*group_->inputs()[r])[i][e];

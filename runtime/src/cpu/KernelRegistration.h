@@ -9,7 +9,7 @@
 #define DLC_RUNTIME_CPU_KERNELREGISTRATION_H
 
 #include "dlc/runtime/cpu/CpuExecutor.h"
-#include "dlc/runtime/cpu/Parallel.h"
+#include "dlc/runtime/Parallel.h"
 
 namespace dlc::rt::cpu {
 

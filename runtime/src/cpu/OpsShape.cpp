@@ -9,7 +9,7 @@
 
 #include "KernelRegistration.h"
 
-#include "dlc/runtime/cpu/Parallel.h"
+#include "dlc/runtime/Parallel.h"
 
 #include <cstring>
 
