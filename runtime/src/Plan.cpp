@@ -159,6 +159,8 @@ const char *dtypeName(DType dtype) {
   return "?";
 }
 
+bool isFloatType(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
+
 const char *bufferRoleName(BufferRole role) {
   switch (role) {
   case BufferRole::kInput: return "input";

@@ -76,7 +76,7 @@ int64_t batchStride(std::vector<int64_t> batch, const std::vector<int64_t> &out,
 
 Status Gemm::plan(cublasLtHandle_t handle, const Plan &plan, const PlanKernel &kernel,
                   bool allowTf32, const std::string &where, std::unique_ptr<Gemm> &gemm,
-                  std::string &refusal, const cuda::GemmEpilogue *epilogue) {
+                  std::string &refusal, const GemmEpilogue *epilogue) {
   gemm.reset();
   const bool linear = kernel.op == "linear";
   if ((kernel.op != "matmul" && !linear) || kernel.outputs.size() != 1 ||

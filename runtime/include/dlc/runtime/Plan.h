@@ -33,6 +33,8 @@ constexpr uint32_t kPlanFormatVersion = 1;
 enum class DType : uint8_t { kF32, kF16, kBF16, kI32, kI64 };
 int64_t dtypeBytes(DType dtype);
 const char *dtypeName(DType dtype);
+/// f32, f16 or bf16.
+bool isFloatType(DType dtype);
 
 /// What a buffer holds; decides whether it persists across steps.
 enum class BufferRole : uint8_t {
