@@ -2,6 +2,8 @@
 
 #include "dlc/runtime/Plan.h"
 
+#include "dlc/runtime/Shape.h"
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -177,12 +179,7 @@ const char *bufferRoleName(BufferRole role) {
   return "?";
 }
 
-int64_t PlanBuffer::numElements() const {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
+int64_t PlanBuffer::numElements() const { return rt::numElements(shape); }
 
 std::string kernelLayout(const PlanKernel &kernel) {
   auto it = kernel.attrs.find("layout");
@@ -217,9 +214,7 @@ bool isPermutation(const std::vector<int64_t> &perm, size_t rank) {
 std::string permuteElements(std::string_view in, const std::vector<int64_t> &inShape,
                             const std::vector<int64_t> &perm, int64_t elementBytes) {
   size_t rank = inShape.size();
-  std::vector<int64_t> inStrides(rank, 1);
-  for (size_t d = rank; d-- > 1;)
-    inStrides[d - 1] = inStrides[d] * inShape[d];
+  std::vector<int64_t> inStrides = rowMajorStrides(inShape);
   std::vector<int64_t> outShape(rank), strides(rank);
   for (size_t i = 0; i < rank; ++i) {
     outShape[i] = inShape[perm[i]];

@@ -5,6 +5,7 @@
 #include "KernelRegistration.h"
 #include "dlc/runtime/Half.h"
 #include "dlc/runtime/Initializers.h"
+#include "dlc/runtime/Shape.h"
 
 #include <cmath>
 #include <cstdio>
@@ -20,12 +21,7 @@ namespace dlc::rt::cpu {
 // TensorRef and KernelContext
 //===----------------------------------------------------------------------===//
 
-int64_t TensorRef::numElements() const {
-  int64_t n = 1;
-  for (int64_t d : *shape)
-    n *= d;
-  return n;
-}
+int64_t TensorRef::numElements() const { return rt::numElements(*shape); }
 
 int64_t TensorRef::dim(int64_t i) const {
   return (*shape)[i < 0 ? i + rank() : i];
@@ -63,13 +59,6 @@ std::vector<int64_t> KernelContext::getInts(const std::string &name,
 
 Status KernelContext::error(const std::string &message) const {
   return Status(StatusCode::kInvalidArgument, "kernel '" + kernel.op + "': " + message);
-}
-
-std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * shape[i + 1];
-  return strides;
 }
 
 bool isHalf(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }

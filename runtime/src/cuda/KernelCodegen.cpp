@@ -20,6 +20,7 @@
 
 #include "KernelPrelude.h"
 #include "dlc/runtime/PlanSummary.h"
+#include "dlc/runtime/Shape.h"
 
 #include <algorithm>
 #include <optional>
@@ -50,20 +51,6 @@ constexpr int kVectorBytes = 16;
 /// put 4x the loads in flight (predicted about 4x faster; not yet timed).
 constexpr int kColumnTile = 32;
 constexpr int kColumnRows = 32;
-
-int64_t numel(const Shape &s) {
-  int64_t n = 1;
-  for (int64_t d : s)
-    n *= d;
-  return n;
-}
-
-Shape rowMajorStrides(const Shape &s) {
-  Shape strides(s.size(), 1);
-  for (int64_t i = static_cast<int64_t>(s.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * s[i + 1];
-  return strides;
-}
 
 std::string shapeText(const Shape &s) {
   std::string text = "[";
@@ -358,7 +345,7 @@ std::string Emitter::broadcastIndex(const std::string &idx, const Shape &out,
                                     const Shape &in) {
   if (in == out)
     return idx;
-  if (numel(in) == 1)
+  if (numElements(in) == 1)
     return "0LL";
   if (in.size() > out.size()) {
     fail("cannot broadcast " + shapeText(in) + " to " + shapeText(out));
@@ -778,7 +765,7 @@ StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
   // Aliasing is safe only when every input is read at the loop index; the
   // emitter records any other read, checked below.
   std::string hazard = aliasHazard(plan, flow, true, anyOverlap);
-  int64_t n = numel(space);
+  int64_t n = numElements(space);
 
   // Elements per vector access: 16 bytes of the narrowest type touched at
   // the loop index.
@@ -1212,7 +1199,7 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
   int64_t rank = static_cast<int64_t>(space.size());
   if (rank == 0 || space.back() == 0)
     return refuse("of a scalar or empty input");
-  int64_t d = space.back(), rows = numel(space) / d;
+  int64_t d = space.back(), rows = numElements(space) / d;
   if (!norm) {
     int64_t axis = intAttr(k, "axis", -1);
     if (axis != -1 && axis != rank - 1)
