@@ -1978,19 +1978,34 @@ StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
   return generateLoop(plan, launch, flow);
 }
 
-std::string launchLabel(const Plan &plan, const Launch &launch) {
+/// launchLabel without its closing parenthesis.
+std::string openLaunchLabel(const Launch &launch) {
   std::string text = "launch #" + std::to_string(launch.index) + " (" + launch.kind;
   if (launch.group >= 0)
     text += ", group " + std::to_string(launch.group);
-  text += ", kernel";
-  text += launch.kernels.size() > 1 ? "s #" : " #";
+  text += launch.kernels.size() > 1 ? ", kernels #" : ", kernel #";
   text += std::to_string(launch.kernels.front());
   if (launch.kernels.size() > 1)
     text += "-#" + std::to_string(launch.kernels.back());
-  (void)plan;
-  return text + ")";
+  return text;
 }
 } // namespace
+
+std::string launchLabel(const Launch &launch) { return openLaunchLabel(launch) + ")"; }
+
+std::string launchLabelWithOps(const Plan &plan, const Launch &launch) {
+  std::string text = openLaunchLabel(launch) + ": op";
+  text += launch.kernels.size() > 1 ? "s " : " ";
+  for (size_t i = 0, run = 1; i < launch.kernels.size(); i += run) {
+    const std::string &op = plan.kernels[launch.kernels[i]].op;
+    for (run = 1; i + run < launch.kernels.size() &&
+                  plan.kernels[launch.kernels[i + run]].op == op;
+         ++run) {
+    }
+    text += (i ? ", " : "") + op + (run > 1 ? " x" + std::to_string(run) : "");
+  }
+  return text + ")";
+}
 
 GenerateDecision isGeneratable(const Plan &plan, const Launch &launch) {
   auto launches = planLaunches(plan);
@@ -2008,7 +2023,7 @@ StatusOr<GeneratedKernel> generateKernel(const Plan &plan, const Launch &launch,
   auto g = generate(plan, launch, indexPlan(plan, launches));
   if (!g.isOk())
     return Status(g.status().code(),
-                  launchLabel(plan, launch) + " is not generated: " + g.status().message());
+                  launchLabel(launch) + " is not generated: " + g.status().message());
   g->launch = launch.index;
   g->kernels = launch.kernels;
   return g;
