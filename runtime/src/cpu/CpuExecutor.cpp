@@ -196,23 +196,8 @@ const PlanBuffer *CpuExecutor::buffer(const std::string &name) const {
   return it == byName_.end() ? nullptr : &plan_.buffers[it->second];
 }
 
-namespace {
-/// The named buffer, if it exists and holds exactly `bytes`.
-StatusOr<const PlanBuffer *> sizedBuffer(const CpuExecutor &exec,
-                                         const std::string &name, size_t bytes) {
-  const PlanBuffer *b = exec.buffer(name);
-  if (!b)
-    return Status(StatusCode::kInvalidArgument, "the plan has no buffer '" + name + "'");
-  if (static_cast<int64_t>(bytes) != b->bytes)
-    return Status(StatusCode::kInvalidArgument,
-                  "buffer '" + name + "' holds " + std::to_string(b->bytes) +
-                      " bytes, not " + std::to_string(bytes));
-  return b;
-}
-} // namespace
-
 Status CpuExecutor::write(const std::string &name, const void *data, size_t bytes) {
-  auto b = sizedBuffer(*this, name, bytes);
+  auto b = sizedBuffer(name, bytes);
   if (!b.isOk())
     return b.status();
   std::memcpy(arena_ + (*b)->offset, data, bytes);
@@ -220,7 +205,7 @@ Status CpuExecutor::write(const std::string &name, const void *data, size_t byte
 }
 
 Status CpuExecutor::read(const std::string &name, void *data, size_t bytes) const {
-  auto b = sizedBuffer(*this, name, bytes);
+  auto b = sizedBuffer(name, bytes);
   if (!b.isOk())
     return b.status();
   std::memcpy(data, arena_ + (*b)->offset, bytes);

@@ -986,23 +986,8 @@ Status CudaExecutor::fillSyntheticBatch(uint64_t seed) {
   return impl_->upload(ids, "fillSyntheticBatch()");
 }
 
-namespace {
-/// The named buffer, if it exists and holds exactly `bytes`.
-StatusOr<const PlanBuffer *> sizedBuffer(const Executor &exec, const std::string &name,
-                                         size_t bytes) {
-  const PlanBuffer *b = exec.buffer(name);
-  if (!b)
-    return Status(StatusCode::kInvalidArgument, "the plan has no buffer '" + name + "'");
-  if (static_cast<int64_t>(bytes) != b->bytes)
-    return Status(StatusCode::kInvalidArgument,
-                  "buffer '" + name + "' holds " + std::to_string(b->bytes) + " bytes, not " +
-                      std::to_string(bytes));
-  return b;
-}
-} // namespace
-
 Status CudaExecutor::write(const std::string &name, const void *data, size_t bytes) {
-  auto b = sizedBuffer(*this, name, bytes);
+  auto b = sizedBuffer(name, bytes);
   if (!b.isOk())
     return b.status();
   DLC_RETURN_IF_ERROR(cudaCheck(cudaMemcpyAsync(impl_->arena + (*b)->offset, data, bytes,
@@ -1013,7 +998,7 @@ Status CudaExecutor::write(const std::string &name, const void *data, size_t byt
 }
 
 Status CudaExecutor::read(const std::string &name, void *data, size_t bytes) const {
-  auto b = sizedBuffer(*this, name, bytes);
+  auto b = sizedBuffer(name, bytes);
   if (!b.isOk())
     return b.status();
   DLC_RETURN_IF_ERROR(cudaCheck(cudaMemcpyAsync(data, impl_->arena + (*b)->offset, bytes,
