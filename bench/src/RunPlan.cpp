@@ -8,7 +8,7 @@
 #include "dlc/runtime/Nvml.h"
 #include "dlc/runtime/PlanSummary.h"
 #include "dlc/runtime/cpu/CpuExecutor.h"
-#include "dlc/runtime/cpu/Parallel.h"
+#include "dlc/runtime/Parallel.h"
 #include "dlc/runtime/cuda/CudaExecutor.h"
 #include "dlc/runtime/cuda/LaunchPaths.h"
 #include "dlc/runtime/cuda/Nccl.h"
@@ -726,7 +726,7 @@ void describePlan(const rt::Plan &plan, const std::string &backend, Result &resu
   result.fusion = plan.fusion;
   result.batch = plan.batch;
   result.gpus = rt::planRanks(plan);
-  result.threads = rt::cpu::cpuThreadCount();
+  result.threads = rt::cpuThreadCount();
   result.peakArenaBytes = plan.arenaBytes;
   for (const rt::PlanKernel &k : plan.kernels)
     if (k.opClass == rt::OpClass::kOptimizer) {

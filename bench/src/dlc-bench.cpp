@@ -27,7 +27,6 @@
 #include "dlc/runtime/Npy.h"
 #include "dlc/runtime/PlanSummary.h"
 #include "dlc/runtime/cpu/CpuExecutor.h"
-#include "dlc/runtime/cpu/Parallel.h"
 #include "dlc/runtime/Nvml.h"
 #include "dlc/runtime/cuda/CudaExecutor.h"
 #include "dlc/runtime/cuda/KernelDump.h"

@@ -2,7 +2,7 @@
 
 #include "dlc/runtime/Collective.h"
 
-#include "dlc/runtime/cpu/Parallel.h"
+#include "dlc/runtime/Parallel.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -10,15 +10,6 @@
 #include <string>
 
 namespace dlc::rt {
-
-int64_t planRanks(const Plan &plan) {
-  int64_t ranks = 1;
-  for (const PlanKernel &k : plan.kernels) {
-    if (k.opClass == OpClass::kCollective)
-      ranks = std::max(ranks, k.intAttr("ranks", 1));
-  }
-  return ranks;
-}
 
 std::vector<int64_t> allReduceWaitPoints(const Plan &plan) {
   const int64_t n = static_cast<int64_t>(plan.kernels.size());
@@ -161,7 +152,7 @@ protected:
     int64_t base = 0;
     for (size_t i = 0; i < counts.size(); ++i) {
       float *mean = mean_.data() + base;
-      cpu::parallelFor(0, counts[i], [&](int64_t e) {
+      parallelFor(0, counts[i], [&](int64_t e) {
         float sum = 0;
         for (int r = 0; r < ranks(); ++r)
           sum += (*group_->inputs()[r])[i][e];

@@ -2,8 +2,9 @@
 
 #include "dlc/runtime/Plan.h"
 
-#include "dlc/runtime/Collective.h"
+#include "dlc/runtime/Shape.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -160,6 +161,8 @@ const char *dtypeName(DType dtype) {
   return "?";
 }
 
+bool isFloatType(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
+
 const char *bufferRoleName(BufferRole role) {
   switch (role) {
   case BufferRole::kInput: return "input";
@@ -176,12 +179,7 @@ const char *bufferRoleName(BufferRole role) {
   return "?";
 }
 
-int64_t PlanBuffer::numElements() const {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
+int64_t PlanBuffer::numElements() const { return rt::numElements(shape); }
 
 std::string kernelLayout(const PlanKernel &kernel) {
   return kernel.stringAttr("layout", "NCHW");
@@ -210,9 +208,7 @@ bool isPermutation(const std::vector<int64_t> &perm, size_t rank) {
 std::string permuteElements(std::string_view in, const std::vector<int64_t> &inShape,
                             const std::vector<int64_t> &perm, int64_t elementBytes) {
   size_t rank = inShape.size();
-  std::vector<int64_t> inStrides(rank, 1);
-  for (size_t d = rank; d-- > 1;)
-    inStrides[d - 1] = inStrides[d] * inShape[d];
+  std::vector<int64_t> inStrides = rowMajorStrides(inShape);
   std::vector<int64_t> outShape(rank), strides(rank);
   for (size_t i = 0; i < rank; ++i) {
     outShape[i] = inShape[perm[i]];
@@ -268,6 +264,15 @@ std::string toDeclaredOrder(const PlanBuffer &buffer, std::string_view stored,
   if (!isPermutation(perm, buffer.shape.size()))
     return std::string(stored);
   return permuteElements(stored, buffer.shape, inverse(perm), elementBytes);
+}
+
+int64_t planRanks(const Plan &plan) {
+  int64_t ranks = 1;
+  for (const PlanKernel &k : plan.kernels) {
+    if (k.opClass == OpClass::kCollective)
+      ranks = std::max(ranks, k.intAttr("ranks", 1));
+  }
+  return ranks;
 }
 
 Status validatePlan(const Plan &plan) {

@@ -2,18 +2,11 @@
 
 #include "dlc/runtime/PlanSummary.h"
 
+#include "dlc/runtime/Shape.h"
+
 #include <algorithm>
 
 namespace dlc::rt {
-
-namespace {
-int64_t product(const std::vector<int64_t> &shape, size_t from) {
-  int64_t n = 1;
-  for (size_t i = from; i < shape.size(); ++i)
-    n *= shape[i];
-  return n;
-}
-} // namespace
 
 int64_t kernelMacs(const Plan &plan, const PlanKernel &k) {
   auto shape = [&](int32_t id) -> const std::vector<int64_t> & {
@@ -22,18 +15,18 @@ int64_t kernelMacs(const Plan &plan, const PlanKernel &k) {
   // Each output element of a convolution sums C/groups x KH x KW products;
   // both gradients do the same work as the forward convolution.
   if (k.op == "conv2d")
-    return product(shape(k.outputs[0]), 0) * product(shape(k.inputs[1]), 1);
+    return numElements(shape(k.outputs[0])) * numElements(shape(k.inputs[1]), 1);
   if (k.op == "conv2d_backward_data")
-    return product(shape(k.inputs[0]), 0) * product(shape(k.inputs[1]), 1);
+    return numElements(shape(k.inputs[0])) * numElements(shape(k.inputs[1]), 1);
   if (k.op == "conv2d_backward_filter")
-    return product(shape(k.inputs[0]), 0) * product(shape(k.outputs[0]), 1);
+    return numElements(shape(k.inputs[0])) * numElements(shape(k.outputs[0]), 1);
   if (k.op == "matmul") {
     const std::vector<int64_t> &lhs = shape(k.inputs[0]);
     int64_t contracted = k.flag("transpose_lhs") ? lhs[lhs.size() - 2] : lhs.back();
-    return product(shape(k.outputs[0]), 0) * contracted;
+    return numElements(shape(k.outputs[0])) * contracted;
   }
   if (k.op == "linear")
-    return product(shape(k.outputs[0]), 0) * shape(k.inputs[0]).back();
+    return numElements(shape(k.outputs[0])) * shape(k.inputs[0]).back();
   return 0;
 }
 

@@ -8,7 +8,7 @@
 
 #include "dlc/runtime/cpu/Spatial.h"
 
-#include "dlc/runtime/cpu/Parallel.h"
+#include "dlc/runtime/Parallel.h"
 
 #include <cmath>
 

@@ -5,6 +5,7 @@
 #include "KernelRegistration.h"
 #include "dlc/runtime/Half.h"
 #include "dlc/runtime/Initializers.h"
+#include "dlc/runtime/Shape.h"
 
 #include <cmath>
 #include <cstdio>
@@ -20,12 +21,7 @@ namespace dlc::rt::cpu {
 // TensorRef and KernelContext
 //===----------------------------------------------------------------------===//
 
-int64_t TensorRef::numElements() const {
-  int64_t n = 1;
-  for (int64_t d : *shape)
-    n *= d;
-  return n;
-}
+int64_t TensorRef::numElements() const { return rt::numElements(*shape); }
 
 int64_t TensorRef::dim(int64_t i) const {
   return (*shape)[i < 0 ? i + rank() : i];
@@ -33,13 +29,6 @@ int64_t TensorRef::dim(int64_t i) const {
 
 Status KernelContext::error(const std::string &message) const {
   return Status(StatusCode::kInvalidArgument, "kernel '" + kernel_.op + "': " + message);
-}
-
-std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * shape[i + 1];
-  return strides;
 }
 
 bool isHalf(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
@@ -177,23 +166,8 @@ const PlanBuffer *CpuExecutor::buffer(const std::string &name) const {
   return it == byName_.end() ? nullptr : &plan_.buffers[it->second];
 }
 
-namespace {
-/// The named buffer, if it exists and holds exactly `bytes`.
-StatusOr<const PlanBuffer *> sizedBuffer(const CpuExecutor &exec,
-                                         const std::string &name, size_t bytes) {
-  const PlanBuffer *b = exec.buffer(name);
-  if (!b)
-    return Status(StatusCode::kInvalidArgument, "the plan has no buffer '" + name + "'");
-  if (static_cast<int64_t>(bytes) != b->bytes)
-    return Status(StatusCode::kInvalidArgument,
-                  "buffer '" + name + "' holds " + std::to_string(b->bytes) +
-                      " bytes, not " + std::to_string(bytes));
-  return b;
-}
-} // namespace
-
 Status CpuExecutor::write(const std::string &name, const void *data, size_t bytes) {
-  auto b = sizedBuffer(*this, name, bytes);
+  auto b = sizedBuffer(name, bytes);
   if (!b.isOk())
     return b.status();
   std::memcpy(arena_ + (*b)->offset, data, bytes);
@@ -201,7 +175,7 @@ Status CpuExecutor::write(const std::string &name, const void *data, size_t byte
 }
 
 Status CpuExecutor::read(const std::string &name, void *data, size_t bytes) const {
-  auto b = sizedBuffer(*this, name, bytes);
+  auto b = sizedBuffer(name, bytes);
   if (!b.isOk())
     return b.status();
   std::memcpy(data, arena_ + (*b)->offset, bytes);

@@ -9,7 +9,8 @@
 #define DLC_RUNTIME_CPU_KERNELREGISTRATION_H
 
 #include "dlc/runtime/cpu/CpuExecutor.h"
-#include "dlc/runtime/cpu/Parallel.h"
+#include "dlc/runtime/Parallel.h"
+#include "dlc/runtime/Shape.h"
 
 namespace dlc::rt::cpu {
 
@@ -17,9 +18,6 @@ void registerShapeKernels(KernelRegistry &registry);
 void registerDenseKernels(KernelRegistry &registry);
 void registerSpatialKernels(KernelRegistry &registry);
 void registerCollectiveKernels(KernelRegistry &registry);
-
-/// Strides of a row-major shape.
-std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape);
 
 /// Work below this many elements is not worth a thread.
 constexpr int64_t kGrain = 1 << 14;
@@ -32,9 +30,7 @@ void forEachMapped(const std::vector<int64_t> &outShape,
                    const std::vector<int64_t> &inStrides, int64_t inOffset,
                    Body body) {
   int64_t rank = static_cast<int64_t>(outShape.size());
-  int64_t count = 1;
-  for (int64_t d : outShape)
-    count *= d;
+  int64_t count = numElements(outShape);
   parallelFor(0, count, [&](int64_t o) {
     int64_t rest = o, in = inOffset;
     for (int64_t d = rank - 1; d >= 0; --d) {

@@ -151,9 +151,7 @@ Status reduce(const KernelContext &c, Reduce kind) {
     (reduced[d] ? redShape : keptShape).push_back(in[d]);
     (reduced[d] ? redStrides : keptStrides).push_back(strides[d]);
   }
-  int64_t count = 1;
-  for (int64_t s : redShape)
-    count *= s;
+  int64_t count = numElements(redShape);
   const float *x = c.in(0).f32();
   float *y = c.out(0).f32();
   forEachMapped(keptShape, keptStrides, 0, [&](int64_t o, int64_t base) {
@@ -186,9 +184,7 @@ Status matmul(const KernelContext &c) {
   std::vector<int64_t> bBatch(b.shape->begin(), b.shape->end() - 2);
   std::vector<int64_t> as = broadcastStrides(aBatch, outBatch);
   std::vector<int64_t> bs = broadcastStrides(bBatch, outBatch);
-  int64_t batches = 1;
-  for (int64_t d : outBatch)
-    batches *= d;
+  int64_t batches = numElements(outBatch);
   const float *A = a.f32(), *B = b.f32();
   float *Y = y.f32();
   parallelFor(0, batches * m, [&](int64_t row) {

@@ -9,7 +9,7 @@
 
 #include "KernelRegistration.h"
 
-#include "dlc/runtime/cpu/Parallel.h"
+#include "dlc/runtime/Parallel.h"
 
 #include <cstring>
 
@@ -104,9 +104,7 @@ Status sumToShape(const KernelContext &c) {
       keptStrides[d - lead] = inStrides[d];
     }
   }
-  int64_t inner = 1;
-  for (int64_t s : reducedSizes)
-    inner *= s;
+  int64_t inner = numElements(reducedSizes);
   const float *x = c.in(0).f32();
   float *y = c.out(0).f32();
   forEachMapped(outShape, keptStrides, 0, [&](int64_t o, int64_t base) {

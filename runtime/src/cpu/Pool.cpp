@@ -10,7 +10,7 @@
 
 #include "dlc/runtime/cpu/Spatial.h"
 
-#include "dlc/runtime/cpu/Parallel.h"
+#include "dlc/runtime/Parallel.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,6 +2,8 @@
 
 #include "CublasLtGemm.h"
 
+#include "dlc/runtime/Shape.h"
+
 #include <algorithm>
 #include <vector>
 
@@ -52,20 +54,13 @@ bool epilogueMode(const std::string &name, cublasLtEpilogue_t &mode) {
   return false;
 }
 
-int64_t product(const std::vector<int64_t> &dims) {
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= d;
-  return n;
-}
-
 /// The batch stride of an operand whose leading dimensions are `batch`
 /// against the output's `out`: a whole matrix per output batch, or 0 when
 /// the operand is one matrix shared by every batch; -1 when it broadcasts
 /// some dimensions only (one strided batch cannot express it).
 int64_t batchStride(std::vector<int64_t> batch, const std::vector<int64_t> &out,
                     int64_t matrixElements) {
-  if (product(batch) == 1)
+  if (numElements(batch) == 1)
     return 0;
   while (batch.size() < out.size())
     batch.insert(batch.begin(), 1);
@@ -76,7 +71,7 @@ int64_t batchStride(std::vector<int64_t> batch, const std::vector<int64_t> &out,
 
 Status Gemm::plan(cublasLtHandle_t handle, const Plan &plan, const PlanKernel &kernel,
                   bool allowTf32, const std::string &where, std::unique_ptr<Gemm> &gemm,
-                  std::string &refusal, const cuda::GemmEpilogue *epilogue) {
+                  std::string &refusal, const GemmEpilogue *epilogue) {
   gemm.reset();
   const bool linear = kernel.op == "linear";
   if ((kernel.op != "matmul" && !linear) || kernel.outputs.size() != 1 ||
@@ -113,7 +108,7 @@ Status Gemm::plan(cublasLtHandle_t handle, const Plan &plan, const PlanKernel &k
   int64_t m, k, n, batches = 1, lStride = 0, rStride = 0, dStride = 0;
   if (linear) {
     k = lc;
-    m = product(lhs.shape) / k;
+    m = numElements(lhs.shape) / k;
     lr = m;
     n = rr;
   } else {
@@ -121,7 +116,7 @@ Status Gemm::plan(cublasLtHandle_t handle, const Plan &plan, const PlanKernel &k
     k = ta ? lr : lc;
     n = tb ? rr : rc;
     std::vector<int64_t> outBatch(out.shape.begin(), out.shape.end() - 2);
-    batches = product(outBatch);
+    batches = numElements(outBatch);
     lStride = batchStride({lhs.shape.begin(), lhs.shape.end() - 2}, outBatch, lr * lc);
     rStride = batchStride({rhs.shape.begin(), rhs.shape.end() - 2}, outBatch, rr * rc);
     dStride = m * n;

@@ -22,7 +22,7 @@
 #define DLC_RUNTIME_SRC_CUBLAS_CUBLASLTGEMM_H
 
 #include "dlc/runtime/Plan.h"
-#include "dlc/runtime/cuda/LaunchPaths.h"
+#include "dlc/runtime/cublas/CublasLtCapabilities.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -47,7 +47,7 @@ public:
   static Status plan(cublasLtHandle_t handle, const Plan &plan, const PlanKernel &kernel,
                      bool allowTf32, const std::string &where,
                      std::unique_ptr<Gemm> &gemm, std::string &refusal,
-                     const cuda::GemmEpilogue *epilogue = nullptr);
+                     const GemmEpilogue *epilogue = nullptr);
   ~Gemm();
 
   /// Enqueues the product on `stream`, buffers at `arena` + their offsets.

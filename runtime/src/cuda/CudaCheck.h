@@ -33,11 +33,4 @@ inline Status cudaCheck(cudaError_t error, const char *call, const std::string &
 
 } // namespace dlc::rt::cuda
 
-/// Returns the Status of `expr` from the enclosing function when it fails.
-#define DLC_RETURN_IF_ERROR(expr)                                              \
-  do {                                                                         \
-    if (::dlc::rt::Status dlc_status_ = (expr); !dlc_status_.isOk())           \
-      return dlc_status_;                                                      \
-  } while (0)
-
 #endif // DLC_RUNTIME_SRC_CUDA_CUDACHECK_H

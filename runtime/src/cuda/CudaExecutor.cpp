@@ -68,29 +68,6 @@ bool envFlag(const char *name) {
   return value && std::string(value) == "1";
 }
 
-/// "launch #5 (elewise_act, group 2, kernels #7-#8: ops add, relu)"; a
-/// run of one op reads "cast x151" (a horizontal group has hundreds).
-std::string launchLabel(const Plan &plan, const Launch &launch) {
-  std::string text = "launch #" + std::to_string(launch.index) + " (" + launch.kind;
-  if (launch.group >= 0)
-    text += ", group " + std::to_string(launch.group);
-  text += launch.kernels.size() > 1 ? ", kernels #" : ", kernel #";
-  text += std::to_string(launch.kernels.front());
-  if (launch.kernels.size() > 1)
-    text += "-#" + std::to_string(launch.kernels.back());
-  text += ": op";
-  text += launch.kernels.size() > 1 ? "s " : " ";
-  for (size_t i = 0, run = 1; i < launch.kernels.size(); i += run) {
-    const std::string &op = plan.kernels[launch.kernels[i]].op;
-    for (run = 1; i + run < launch.kernels.size() &&
-                  plan.kernels[launch.kernels[i + run]].op == op;
-         ++run) {
-    }
-    text += (i ? ", " : "") + op + (run > 1 ? " x" + std::to_string(run) : "");
-  }
-  return text + ")";
-}
-
 /// One launch as the step runs it.
 struct LaunchStep {
   Launch launch;
@@ -401,7 +378,7 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
   const Launch &launch = device.launch;
   LaunchStep step;
   step.launch = launch;
-  step.path.label = launchLabel(p, launch);
+  step.path.label = launchLabelWithOps(p, launch);
   const std::string &where = step.path.label;
   // LaunchPaths decided the path from the plan; a library may still refuse
   // here (no algorithm for the shape), and then the hand-written kernel or
@@ -1009,23 +986,8 @@ Status CudaExecutor::fillSyntheticBatch(uint64_t seed) {
   return impl_->upload(ids, "fillSyntheticBatch()");
 }
 
-namespace {
-/// The named buffer, if it exists and holds exactly `bytes`.
-StatusOr<const PlanBuffer *> sizedBuffer(const Executor &exec, const std::string &name,
-                                         size_t bytes) {
-  const PlanBuffer *b = exec.buffer(name);
-  if (!b)
-    return Status(StatusCode::kInvalidArgument, "the plan has no buffer '" + name + "'");
-  if (static_cast<int64_t>(bytes) != b->bytes)
-    return Status(StatusCode::kInvalidArgument,
-                  "buffer '" + name + "' holds " + std::to_string(b->bytes) + " bytes, not " +
-                      std::to_string(bytes));
-  return b;
-}
-} // namespace
-
 Status CudaExecutor::write(const std::string &name, const void *data, size_t bytes) {
-  auto b = sizedBuffer(*this, name, bytes);
+  auto b = sizedBuffer(name, bytes);
   if (!b.isOk())
     return b.status();
   DLC_RETURN_IF_ERROR(cudaCheck(cudaMemcpyAsync(impl_->arena + (*b)->offset, data, bytes,
@@ -1036,7 +998,7 @@ Status CudaExecutor::write(const std::string &name, const void *data, size_t byt
 }
 
 Status CudaExecutor::read(const std::string &name, void *data, size_t bytes) const {
-  auto b = sizedBuffer(*this, name, bytes);
+  auto b = sizedBuffer(name, bytes);
   if (!b.isOk())
     return b.status();
   DLC_RETURN_IF_ERROR(cudaCheck(cudaMemcpyAsync(data, impl_->arena + (*b)->offset, bytes,

@@ -20,6 +20,7 @@
 
 #include "KernelPrelude.h"
 #include "dlc/runtime/PlanSummary.h"
+#include "dlc/runtime/Shape.h"
 
 #include <algorithm>
 #include <optional>
@@ -50,20 +51,6 @@ constexpr int kVectorBytes = 16;
 /// put 4x the loads in flight (predicted about 4x faster; not yet timed).
 constexpr int kColumnTile = 32;
 constexpr int kColumnRows = 32;
-
-int64_t numel(const Shape &s) {
-  int64_t n = 1;
-  for (int64_t d : s)
-    n *= d;
-  return n;
-}
-
-Shape rowMajorStrides(const Shape &s) {
-  Shape strides(s.size(), 1);
-  for (int64_t i = static_cast<int64_t>(s.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * s[i + 1];
-  return strides;
-}
 
 std::string shapeText(const Shape &s) {
   std::string text = "[";
@@ -329,7 +316,7 @@ std::string Emitter::broadcastIndex(const std::string &idx, const Shape &out,
                                     const Shape &in) {
   if (in == out)
     return idx;
-  if (numel(in) == 1)
+  if (numElements(in) == 1)
     return "0LL";
   if (in.size() > out.size()) {
     fail("cannot broadcast " + shapeText(in) + " to " + shapeText(out));
@@ -749,7 +736,7 @@ StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
   // Aliasing is safe only when every input is read at the loop index; the
   // emitter records any other read, checked below.
   std::string hazard = aliasHazard(plan, flow, true, anyOverlap);
-  int64_t n = numel(space);
+  int64_t n = numElements(space);
 
   // Elements per vector access: 16 bytes of the narrowest type touched at
   // the loop index.
@@ -1183,7 +1170,7 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
   int64_t rank = static_cast<int64_t>(space.size());
   if (rank == 0 || space.back() == 0)
     return refuse("of a scalar or empty input");
-  int64_t d = space.back(), rows = numel(space) / d;
+  int64_t d = space.back(), rows = numElements(space) / d;
   if (!norm) {
     int64_t axis = k.intAttr("axis", -1);
     if (axis != -1 && axis != rank - 1)
@@ -1908,19 +1895,34 @@ StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
   return generateLoop(plan, launch, flow);
 }
 
-std::string launchLabel(const Plan &plan, const Launch &launch) {
+/// launchLabel without its closing parenthesis.
+std::string openLaunchLabel(const Launch &launch) {
   std::string text = "launch #" + std::to_string(launch.index) + " (" + launch.kind;
   if (launch.group >= 0)
     text += ", group " + std::to_string(launch.group);
-  text += ", kernel";
-  text += launch.kernels.size() > 1 ? "s #" : " #";
+  text += launch.kernels.size() > 1 ? ", kernels #" : ", kernel #";
   text += std::to_string(launch.kernels.front());
   if (launch.kernels.size() > 1)
     text += "-#" + std::to_string(launch.kernels.back());
-  (void)plan;
-  return text + ")";
+  return text;
 }
 } // namespace
+
+std::string launchLabel(const Launch &launch) { return openLaunchLabel(launch) + ")"; }
+
+std::string launchLabelWithOps(const Plan &plan, const Launch &launch) {
+  std::string text = openLaunchLabel(launch) + ": op";
+  text += launch.kernels.size() > 1 ? "s " : " ";
+  for (size_t i = 0, run = 1; i < launch.kernels.size(); i += run) {
+    const std::string &op = plan.kernels[launch.kernels[i]].op;
+    for (run = 1; i + run < launch.kernels.size() &&
+                  plan.kernels[launch.kernels[i + run]].op == op;
+         ++run) {
+    }
+    text += (i ? ", " : "") + op + (run > 1 ? " x" + std::to_string(run) : "");
+  }
+  return text + ")";
+}
 
 GenerateDecision isGeneratable(const Plan &plan, const Launch &launch) {
   auto launches = planLaunches(plan);
@@ -1938,7 +1940,7 @@ StatusOr<GeneratedKernel> generateKernel(const Plan &plan, const Launch &launch,
   auto g = generate(plan, launch, indexPlan(plan, launches));
   if (!g.isOk())
     return Status(g.status().code(),
-                  launchLabel(plan, launch) + " is not generated: " + g.status().message());
+                  launchLabel(launch) + " is not generated: " + g.status().message());
   g->launch = launch.index;
   g->kernels = launch.kernels;
   return g;

@@ -2,7 +2,7 @@
 
 #include "CudnnBatchNorm.h"
 
-#include "dlc/runtime/cuda/LaunchPaths.h"
+#include "dlc/runtime/cudnn/CudnnCapabilities.h"
 
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
@@ -31,7 +31,7 @@ Status copyRunningStatistics(unsigned char *oldMean, unsigned char *newMean,
 Status BatchNorm::plan(const Plan &plan, const PlanKernel &kernel, const std::string &where,
                        std::unique_ptr<BatchNorm> &bn, std::string &refusal) {
   bn.reset();
-  refusal = cuda::batchNormRefusal(plan, kernel);
+  refusal = batchNormRefusal(plan, kernel);
   if (!refusal.empty())
     return Status::ok();
   std::unique_ptr<BatchNorm> b(new BatchNorm());
@@ -41,7 +41,7 @@ Status BatchNorm::plan(const Plan &plan, const PlanKernel &kernel, const std::st
   const PlanBuffer &x = plan.buffers[kernel.inputs[b->backward_ ? 1 : 0]];
   const cudnnDataType_t type = x.dtype == DType::kF16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
   const int n = static_cast<int>(x.shape[0]);
-  const int c = static_cast<int>(cuda::batchNormChannels(plan, kernel));
+  const int c = static_cast<int>(batchNormChannels(plan, kernel));
   DLC_CUDNN(cudnnCreateTensorDescriptor(&b->data_), where);
   if (kernelLayout(kernel) == "NHWC") {
     // [n, h, w, c]; batchNormRefusal admits NHWC only at rank 4.

@@ -10,7 +10,7 @@
 // variance). Backward: cudnnBatchNormalizationBackward with no saved
 // statistics, so cuDNN recomputes them from x, as the plan's op does.
 //
-// What cuDNN takes is decided statically by batchNormRefusal (LaunchPaths.h):
+// What cuDNN takes is decided statically by batchNormRefusal (CudnnCapabilities.h):
 // f32 data with f32 statistics, or f16 data with f32 statistics (mixed
 // precision). Everything else (bf16, pure fp16 statistics) runs on the
 // hand-written kernel.

@@ -9,7 +9,7 @@
 
 #include "CudnnConv.h"
 
-#include "dlc/runtime/cuda/LaunchPaths.h"
+#include "dlc/runtime/cudnn/CudnnCapabilities.h"
 
 #include <vector>
 
@@ -105,7 +105,7 @@ Status Conv::plan(cudnnHandle_t handle, const Plan &plan, const PlanKernel &kern
               ", " + dtypeName(W.dtype) + ", " + dtypeName(Y.dtype) + ")";
     return Status::ok();
   }
-  if (std::string why = cuda::convRefusal(plan, kernel); !why.empty()) {
+  if (std::string why = convRefusal(plan, kernel); !why.empty()) {
     refusal = why;
     return Status::ok();
   }

@@ -2,8 +2,6 @@
 
 #include "CudnnFusedBatchNorm.h"
 
-#include "../cuda/CudaCheck.h"
-
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 namespace dlc::rt::cudnn {
@@ -18,7 +16,7 @@ size_t alignUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
 } // namespace
 
 Status FusedBatchNorm::plan(cudnnHandle_t handle, const Plan &plan,
-                            const cuda::FusedBatchNormGroup &group, const std::string &where,
+                            const FusedBatchNormGroup &group, const std::string &where,
                             std::unique_ptr<FusedBatchNorm> &bn, std::string &refusal) {
   bn.reset();
   std::unique_ptr<FusedBatchNorm> b(new FusedBatchNorm());
@@ -92,7 +90,7 @@ FusedBatchNorm::~FusedBatchNorm() {
 Status FusedBatchNorm::run(cudnnHandle_t handle, unsigned char *arena, unsigned char *reserve,
                            void *workspace, size_t workspaceBytes, cudaStream_t stream) const {
   const float one = 1.0f, zero = 0.0f;
-  const cuda::FusedBatchNormGroup &g = group_;
+  const FusedBatchNormGroup &g = group_;
   auto at = [&](int32_t id) -> unsigned char * {
     return id < 0 ? nullptr : arena + offsets_.at(id);
   };

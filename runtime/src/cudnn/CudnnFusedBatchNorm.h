@@ -21,7 +21,7 @@
 
 #include "CudnnBatchNorm.h"
 
-#include "dlc/runtime/cuda/LaunchPaths.h"
+#include "dlc/runtime/cudnn/CudnnCapabilities.h"
 
 namespace dlc::rt::cudnn {
 
@@ -30,12 +30,12 @@ public:
   /// The call for `group`. When cuDNN reports the shapes unsupported, `*bn`
   /// stays null and `refusal` says so; any other failing call is an error.
   static Status plan(cudnnHandle_t handle, const Plan &plan,
-                     const cuda::FusedBatchNormGroup &group, const std::string &where,
+                     const FusedBatchNormGroup &group, const std::string &where,
                      std::unique_ptr<FusedBatchNorm> &bn, std::string &refusal);
   ~FusedBatchNorm();
 
   bool backward() const { return group_.backward; }
-  const cuda::FusedBatchNormGroup &group() const { return group_; }
+  const FusedBatchNormGroup &group() const { return group_; }
   size_t workspaceBytes() const { return workspace_; }
   /// The slice of the reserve region a forward call writes and its
   /// gradient reads: saved mean, saved inverse std (f32 per channel), then
@@ -51,7 +51,7 @@ public:
 
 private:
   FusedBatchNorm() = default;
-  cuda::FusedBatchNormGroup group_;
+  FusedBatchNormGroup group_;
   std::string where_;
   double epsilon_ = 1e-5, momentum_ = 0.1;
   int64_t channels_ = 0;

@@ -29,10 +29,6 @@
 
 namespace dlc::rt {
 
-/// The data-parallel ranks a plan was compiled for: the `ranks` of its
-/// all_reduce kernels, 1 without any.
-int64_t planRanks(const Plan &plan);
-
 /// How far each all_reduce may run alongside the kernels after it, as DDP
 /// overlaps a bucket's all-reduce with the rest of the backward pass: for
 /// kernel k an all_reduce, waitAt[k] is the first later kernel that touches

@@ -59,6 +59,11 @@ public:
   /// Launches per step by the path that runs them ("generated", "cublaslt",
   /// "cudnn", "host-fallback"); empty where the backend has one path.
   virtual std::map<std::string, int64_t> launchesByPath() const { return {}; }
+
+protected:
+  /// The named buffer, if it exists and holds exactly `bytes`: what write()
+  /// and read() check first.
+  StatusOr<const PlanBuffer *> sizedBuffer(const std::string &name, size_t bytes) const;
 };
 
 } // namespace dlc::rt

@@ -34,6 +34,8 @@ constexpr uint32_t kPlanFormatVersion = 2;
 enum class DType : uint8_t { kF32, kF16, kBF16, kI32, kI64 };
 int64_t dtypeBytes(DType dtype);
 const char *dtypeName(DType dtype);
+/// f32, f16 or bf16.
+bool isFloatType(DType dtype);
 
 /// What a buffer holds; decides whether it persists across steps.
 enum class BufferRole : uint8_t {
@@ -141,6 +143,10 @@ struct Plan {
   std::vector<PlanBuffer> buffers;
   std::vector<PlanKernel> kernels;
 };
+
+/// The data-parallel ranks a plan was compiled for: the `ranks` of its
+/// all_reduce kernels, 1 without any.
+int64_t planRanks(const Plan &plan);
 
 /// Checks internal consistency: buffer indices in range, each buffer's bytes
 /// equal to its element count times its element size and inside the arena,

@@ -69,4 +69,11 @@ private:
 
 } // namespace dlc::rt
 
+/// Returns the Status of `expr` from the enclosing function when it fails.
+#define DLC_RETURN_IF_ERROR(expr)                                              \
+  do {                                                                         \
+    if (::dlc::rt::Status dlc_status_ = (expr); !dlc_status_.isOk())           \
+      return dlc_status_;                                                      \
+  } while (0)
+
 #endif // DLC_RUNTIME_STATUS_H

@@ -73,6 +73,14 @@ struct Launch {
 /// The plan's launches in order.
 std::vector<Launch> planLaunches(const Plan &plan);
 
+/// "launch #5 (elewise_act, group 2, kernels #7-#8)": how messages name a
+/// launch.
+std::string launchLabel(const Launch &launch);
+/// The same with the ops it runs, a run of one op counted (a horizontal
+/// group has hundreds): "launch #5 (elewise_act, group 2, kernels #7-#8:
+/// ops add, relu)", "launch #9 (horizontal_cast, ...: ops cast x151)".
+std::string launchLabelWithOps(const Plan &plan, const Launch &launch);
+
 /// Each kernel's inputs with views resolved: a reshape is a buffer no
 /// kernel writes, sharing the bytes of the value it reshapes, which is the
 /// last kernel output written at its offset (and size) before the reader.

@@ -37,7 +37,9 @@
 #define DLC_RUNTIME_CUDA_LAUNCHPATHS_H
 
 #include "dlc/runtime/Plan.h"
+#include "dlc/runtime/cublas/CublasLtCapabilities.h"
 #include "dlc/runtime/cuda/KernelCodegen.h"
+#include "dlc/runtime/cudnn/CudnnCapabilities.h"
 
 #include <map>
 #include <string>
@@ -64,30 +66,15 @@ std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan);
 /// launches) wants them.
 std::vector<Launch> launchesOf(const std::vector<DeviceLaunch> &device);
 
-/// "" when cuBLASLt can take `kernel` as far as its types, ranks and
-/// operand count go; otherwise why not.
-std::string gemmRefusal(const Plan &plan, const PlanKernel &kernel);
-/// The same for cuDNN and the three convolution ops.
-std::string convRefusal(const Plan &plan, const PlanKernel &kernel);
-/// The same for cuDNN's training-mode batch norm and its gradient: f32 data
-/// with f32 statistics or f16 data with f32 statistics, a positive epsilon,
-/// fewer than 2^31 elements per dimension.
-std::string batchNormRefusal(const Plan &plan, const PlanKernel &kernel);
-/// A batch norm's channel count: dimension 1, or the last one under NHWC.
-int64_t batchNormChannels(const Plan &plan, const PlanKernel &kernel);
+/// What each library takes is the library's to say (CublasLtCapabilities.h,
+/// CudnnCapabilities.h); routing asks it.
+using cublas::GemmEpilogue;
+using cublas::gemmRefusal;
+using cudnn::batchNormChannels;
+using cudnn::batchNormRefusal;
+using cudnn::convRefusal;
+using cudnn::FusedBatchNormGroup;
 
-/// A whole gemm_bias_act / gemm_dact_bgrad group (xla's GEMM epilogues) as
-/// one cuBLASLt call: which epilogue, the GEMM kernel, and the buffers the
-/// epilogue writes besides D.
-struct GemmEpilogue {
-  /// relu, relu_bias, gelu, gelu_bias, gelu_aux, gelu_aux_bias (forward),
-  /// dgelu, dgelu_bgrad (backward): CUBLASLT_EPILOGUE_* of the same name.
-  std::string epilogue;
-  size_t gemm = 0;        // the matmul / linear kernel
-  int32_t output = -1;    // D: the activation (or its gradient)
-  int32_t aux = -1;       // the pre-activation: written (gelu_aux*) or read (dgelu*)
-  int32_t biasGrad = -1;  // dgelu_bgrad: the bias gradient
-};
 /// The epilogue for `launch` (a group of kind gemm_bias_act or
 /// gemm_dact_bgrad), or kInvalidArgument saying why cuBLASLt cannot compute
 /// the group in one call (exact GELU: cuBLASLt's is the tanh form; ReLU's
@@ -95,31 +82,11 @@ struct GemmEpilogue {
 StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch);
 
 /// A paddle batch-norm group (bn_act, bn_add_act and their gradients) as
-/// cuDNN's fused batch norm computes it in one call
-/// (cudnnBatchNormalizationForwardTrainingEx / BackwardEx with
-/// CUDNN_BATCHNORM_OPS_BN_ACTIVATION or _BN_ADD_ACTIVATION). Buffer ids;
-/// -1 where the form has none.
-struct FusedBatchNormGroup {
-  bool backward = false;
-  bool add = false;    // the residual form: y = relu(bn(x) + z)
-  size_t bn = 0;       // the batch_norm / batch_norm_backward kernel
-  int32_t x = -1;      // the batch norm's input
-  int32_t y = -1;      // the relu's output (forward writes it, backward reads it)
-  int32_t scale = -1;
-  // forward
-  int32_t z = -1, bias = -1, runningMean = -1, runningVar = -1, newMean = -1, newVar = -1;
-  // backward: dy is the gradient of y; dz (the add form) the gradient that
-  // flows to the shortcut, which is the relu gradient the group writes out
-  int32_t dy = -1, dx = -1, dz = -1, dscale = -1, dbias = -1;
-  /// Backward: the forward group (a launch index into `launches`) whose
-  /// reserve space and saved statistics it reads, and that group.
-  size_t forwardLaunch = 0;
-};
-/// The group's fused form, or kInvalidArgument saying why cuDNN cannot run
-/// it as one call: not FP16 NHWC data with f32 statistics and channels a
-/// multiple of 4 (cuDNN's persistent NHWC kernels), a value of the group
-/// read outside it that the call does not write, or (backward) no forward
-/// group of the same input before it.
+/// cuDNN's fused batch norm computes it in one call, or kInvalidArgument
+/// saying why cuDNN cannot run it as one call: not FP16 NHWC data with f32
+/// statistics and channels a multiple of 4 (cuDNN's persistent NHWC
+/// kernels), a value of the group read outside it that the call does not
+/// write, or (backward) no forward group of the same input before it.
 StatusOr<FusedBatchNormGroup> fusedBatchNormFor(const Plan &plan, const Launch &launch,
                                                 const std::vector<Launch> &launches);
 

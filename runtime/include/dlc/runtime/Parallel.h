@@ -1,21 +1,22 @@
-//===- Parallel.h - simple work splitting for the CPU backend ---*- C++ -*-===//
+//===- Parallel.h - simple work splitting over host threads -----*- C++ -*-===//
 //
 // The CPU backend is the numerical reference: kernels are straightforward
 // loops, parallel only over independent outer indices (batch, channel) so
 // every output element is computed by one thread in a fixed order and the
-// results are bit-identical whatever the thread count.
+// results are bit-identical whatever the thread count. The thread ranks'
+// all-reduce (Collective.h) splits its sums the same way.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DLC_RUNTIME_CPU_PARALLEL_H
-#define DLC_RUNTIME_CPU_PARALLEL_H
+#ifndef DLC_RUNTIME_PARALLEL_H
+#define DLC_RUNTIME_PARALLEL_H
 
 #include <algorithm>
 #include <cstdint>
 #include <thread>
 #include <vector>
 
-namespace dlc::rt::cpu {
+namespace dlc::rt {
 
 /// Threads the CPU kernels use: DLC_CPU_THREADS if set, else the hardware's.
 int cpuThreadCount();
@@ -47,6 +48,6 @@ void parallelFor(int64_t begin, int64_t end, Body body, int64_t grain = 1) {
     t.join();
 }
 
-} // namespace dlc::rt::cpu
+} // namespace dlc::rt
 
-#endif // DLC_RUNTIME_CPU_PARALLEL_H
+#endif // DLC_RUNTIME_PARALLEL_H

@@ -1,10 +1,10 @@
-//===- Parallel.cpp - thread count of the CPU backend ---------------------===//
+//===- Parallel.cpp - how many host threads work splits over --------------===//
 
-#include "dlc/runtime/cpu/Parallel.h"
+#include "dlc/runtime/Parallel.h"
 
 #include <cstdlib>
 
-namespace dlc::rt::cpu {
+namespace dlc::rt {
 
 int cpuThreadCount() {
   static const int count = [] {
@@ -19,4 +19,4 @@ int cpuThreadCount() {
   return count;
 }
 
-} // namespace dlc::rt::cpu
+} // namespace dlc::rt
