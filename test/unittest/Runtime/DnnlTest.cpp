@@ -1,0 +1,232 @@
+//===- DnnlTest.cpp - oneDNN kernels against the CPU reference ------------===//
+//
+// Every kernel of dnnlKernels() runs beside its reference (cpuKernels()) on
+// the same seeded random inputs, over geometries chosen to reach the edges
+// (odd sizes, strides, dilation, padding, groups, ceil mode, transposes,
+// broadcast batches) in both layouts, and must agree to
+// max |fast - ref| / max |ref| <= 1e-4 on every result. Skipped, saying
+// why, in a build without oneDNN.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/runtime/cpu/Dnnl.h"
+#include "dlc/runtime/cpu/Spatial.h"
+
+#include "TestPlan.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace dlc::rt;
+using namespace dlc::rt::cpu;
+using dlc_test::PlanBuilder;
+
+namespace {
+
+/// max |fast - ref| / max |ref| that float rounding may leave between a
+/// float32 oneDNN kernel and the double-accumulating reference.
+constexpr double kTolerance = 1e-4;
+
+using Shape = std::vector<int64_t>;
+
+/// One kernel in a plan (PlanBuilder's), its buffers as host vectors.
+class OneKernel {
+public:
+  explicit OneKernel(uint32_t seed = 1) : rng(seed) {}
+
+  /// An operand filled with uniform values in [lo, hi).
+  int32_t input(Shape shape, float lo = -1, float hi = 1) {
+    int32_t id = add(std::move(shape));
+    std::uniform_real_distribution<float> u(lo, hi);
+    for (float &v : values[id])
+      v = u(rng);
+    return id;
+  }
+  /// An operand of values drawn from {0, 1, 2}: many ties in every window.
+  int32_t ties(Shape shape) {
+    int32_t id = add(std::move(shape));
+    std::uniform_int_distribution<int> u(0, 2);
+    for (float &v : values[id])
+      v = static_cast<float>(u(rng));
+    return id;
+  }
+  int32_t output(Shape shape) { return add(std::move(shape)); }
+  void kernel(const std::string &op, std::vector<int32_t> in, std::vector<int32_t> out,
+              PlanAttrs attrs) {
+    b.kernel(op, std::move(in), std::move(out), std::move(attrs));
+  }
+  const PlanKernel &planKernel() const { return b.plan.kernels.back(); }
+
+  /// Every buffer after running the kernel with `fn` on copies of them;
+  /// `aliases` maps an output to the input whose storage it shares.
+  std::vector<std::vector<float>> run(const KernelFn &fn,
+                                      std::vector<std::pair<size_t, size_t>> aliases = {}) {
+    std::vector<std::vector<float>> v = values;
+    const PlanKernel &k = planKernel();
+    std::vector<TensorRef> in, out;
+    for (int32_t id : k.inputs)
+      in.push_back({v[id].data(), DType::kF32, &b.plan.buffers[id].shape});
+    for (int32_t id : k.outputs)
+      out.push_back({v[id].data(), DType::kF32, &b.plan.buffers[id].shape});
+    for (auto [o, i] : aliases)
+      out[o].data = in[i].data;
+    Status s = fn(KernelContext(k, in, out, 0));
+    EXPECT_TRUE(s.isOk()) << s.toString();
+    for (auto [o, i] : aliases)
+      v[k.outputs[o]] = v[k.inputs[i]];
+    return v;
+  }
+
+  /// Runs the oneDNN kernel and the reference; expects each result to
+  /// agree within kTolerance, and oneDNN to have run it itself unless
+  /// `byReference`. Returns the oneDNN results.
+  std::vector<std::vector<float>> compare(const std::string &what,
+                                          std::vector<std::pair<size_t, size_t>> aliases = {},
+                                          bool byReference = false) {
+    const std::string &op = planKernel().op;
+    EXPECT_TRUE(dnnlKernels().count(op)) << op;
+    if (!dnnlKernels().count(op))
+      return {};
+    int64_t before = dnnlReferenceCalls();
+    auto fast = run(dnnlKernels().at(op), aliases);
+    EXPECT_EQ(dnnlReferenceCalls() - before, byReference ? 1 : 0)
+        << what << ": " << op << (byReference ? " did not run" : " ran")
+        << " the reference kernel";
+    auto ref = run(cpuKernels().at(op), aliases);
+    for (size_t o = 0; o < planKernel().outputs.size(); ++o) {
+      int32_t id = planKernel().outputs[o];
+      double err = 0, scale = 0;
+      for (size_t i = 0; i < ref[id].size(); ++i) {
+        err = std::max(err, double(std::fabs(fast[id][i] - ref[id][i])));
+        scale = std::max(scale, double(std::fabs(ref[id][i])));
+      }
+      EXPECT_LE(err, kTolerance * scale)
+          << what << ": result " << o << " of " << op << ": max |fast - ref| " << err
+          << ", max |ref| " << scale;
+    }
+    return fast;
+  }
+
+private:
+  int32_t add(Shape shape) {
+    int32_t id = b.add("b" + std::to_string(values.size()), DType::kF32, shape,
+                       BufferRole::kTemporary);
+    values.emplace_back(b.plan.buffers[id].numElements());
+    return id;
+  }
+
+  PlanBuilder b;
+  std::vector<std::vector<float>> values;
+  std::mt19937 rng;
+};
+
+/// A rank-4 shape given as [n, c, h, w] in `layout`'s order ("NHWC" puts
+/// c last; an OIHW filter becomes OHWI the same way).
+Shape inLayout(const std::string &layout, int64_t n, int64_t c, int64_t h, int64_t w) {
+  return layout == "NHWC" ? Shape{n, h, w, c} : Shape{n, c, h, w};
+}
+
+class Dnnl : public testing::Test {
+protected:
+  void SetUp() override {
+    if (!dnnlAvailable())
+      GTEST_SKIP() << dnnlDescription();
+  }
+};
+
+const char *const kLayouts[] = {"NCHW", "NHWC"};
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+struct ConvCase {
+  int64_t n, c, h, w, k, kh, kw, sh, sw, ph, pw, dh, dw, groups, bias;
+};
+
+const ConvCase kConvCases[] = {
+    {2, 3, 7, 6, 4, 3, 3, 1, 1, 0, 0, 1, 1, 1, 1},     // plain, with bias
+    {2, 4, 9, 8, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0},     // strided, padded
+    {1, 3, 10, 9, 5, 3, 2, 2, 3, 2, 1, 2, 3, 1, 1},    // dilated, non-square
+    {2, 6, 7, 8, 4, 3, 3, 1, 2, 1, 0, 1, 1, 2, 1},     // two groups
+    {2, 5, 8, 7, 5, 3, 3, 2, 1, 1, 1, 1, 1, 5, 1},     // depthwise
+    {1, 3, 6, 5, 6, 1, 1, 2, 2, 0, 0, 1, 1, 3, 0},     // depthwise x2, 1x1
+    {1, 2, 5, 5, 3, 5, 5, 1, 1, 2, 2, 1, 1, 1, 1},     // kernel = input
+    {3, 16, 15, 13, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0}, // blocked channels, odd
+    {2, 32, 9, 9, 16, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},   // 1x1, blocked
+    {2, 24, 11, 7, 36, 3, 3, 1, 1, 2, 2, 2, 2, 4, 0},  // groups of 6 -> 9, dilated
+};
+
+std::string describe(const ConvCase &cs, const std::string &layout) {
+  char text[160];
+  std::snprintf(text, sizeof(text),
+                "%s n%ld c%ld %ldx%ld k%ld %ldx%ld s%ld,%ld p%ld,%ld d%ld,%ld g%ld",
+                layout.c_str(), long(cs.n), long(cs.c), long(cs.h), long(cs.w),
+                long(cs.k), long(cs.kh), long(cs.kw), long(cs.sh), long(cs.sw),
+                long(cs.ph), long(cs.pw), long(cs.dh), long(cs.dw), long(cs.groups));
+  return text;
+}
+
+PlanAttrs convAttrs(const ConvCase &cs, const std::string &layout) {
+  return {{"stride", std::vector<int64_t>{cs.sh, cs.sw}},
+          {"padding", std::vector<int64_t>{cs.ph, cs.pw}},
+          {"dilation", std::vector<int64_t>{cs.dh, cs.dw}},
+          {"groups", cs.groups},
+          {"layout", layout}};
+}
+
+/// x, w and y shapes of a case in a layout.
+struct ConvShapes {
+  Shape x, w, y;
+};
+
+ConvShapes convShapes(const ConvCase &cs, const std::string &layout) {
+  int64_t oh = convOutputSize(cs.h, cs.kh, cs.sh, cs.ph, cs.dh);
+  int64_t ow = convOutputSize(cs.w, cs.kw, cs.sw, cs.pw, cs.dw);
+  return {inLayout(layout, cs.n, cs.c, cs.h, cs.w),
+          inLayout(layout, cs.k, cs.c / cs.groups, cs.kh, cs.kw),
+          inLayout(layout, cs.n, cs.k, oh, ow)};
+}
+
+TEST_F(Dnnl, Conv2dForwardMatchesReference) {
+  for (const ConvCase &cs : kConvCases)
+    for (const char *layout : kLayouts) {
+      ConvShapes s = convShapes(cs, layout);
+      OneKernel k;
+      std::vector<int32_t> in{k.input(s.x), k.input(s.w)};
+      if (cs.bias)
+        in.push_back(k.input({cs.k}));
+      k.kernel("conv2d", in, {k.output(s.y)}, convAttrs(cs, layout));
+      k.compare(describe(cs, layout));
+    }
+}
+
+TEST_F(Dnnl, Conv2dBackwardDataMatchesReference) {
+  for (const ConvCase &cs : kConvCases)
+    for (const char *layout : kLayouts) {
+      ConvShapes s = convShapes(cs, layout);
+      OneKernel k;
+      k.kernel("conv2d_backward_data", {k.input(s.y), k.input(s.w)}, {k.output(s.x)},
+               convAttrs(cs, layout));
+      k.compare(describe(cs, layout));
+    }
+}
+
+TEST_F(Dnnl, Conv2dBackwardFilterMatchesReference) {
+  for (const ConvCase &cs : kConvCases)
+    for (const char *layout : kLayouts) {
+      ConvShapes s = convShapes(cs, layout);
+      OneKernel k;
+      k.kernel("conv2d_backward_filter", {k.input(s.y), k.input(s.x)}, {k.output(s.w)},
+               convAttrs(cs, layout));
+      k.compare(describe(cs, layout));
+    }
+}
+
+} // namespace
