@@ -41,6 +41,7 @@ dnnl::stream &stream();
 
 /// Registration of each family's kernels (DnnlConv.cpp, ...).
 void registerConvKernels(KernelRegistry &registry);
+void registerMatmulKernels(KernelRegistry &registry);
 
 //===----------------------------------------------------------------------===//
 // Running a kernel

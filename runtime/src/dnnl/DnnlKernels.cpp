@@ -47,6 +47,7 @@ const KernelRegistry &dnnlKernels() {
   static const KernelRegistry registry = [] {
     KernelRegistry r;
     onednn::registerConvKernels(r);
+    onednn::registerMatmulKernels(r);
     return r;
   }();
   return registry;

@@ -229,4 +229,53 @@ TEST_F(Dnnl, Conv2dBackwardFilterMatchesReference) {
     }
 }
 
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+TEST_F(Dnnl, MatmulMatchesReference) {
+  struct Case {
+    Shape a, b, y;
+    bool ta, tb;
+  };
+  const Case cases[] = {
+      {{5, 7}, {7, 3}, {5, 3}, false, false},
+      {{7, 5}, {7, 3}, {5, 3}, true, false},
+      {{5, 7}, {3, 7}, {5, 3}, false, true},
+      {{7, 5}, {3, 7}, {5, 3}, true, true},
+      {{2, 3, 5, 7}, {2, 3, 7, 4}, {2, 3, 5, 4}, false, false}, // batched
+      {{4, 5, 7}, {7, 3}, {4, 5, 3}, false, false},             // x @ W, folded
+      {{4, 7, 5}, {3, 7}, {4, 5, 3}, true, true},               // shared rhs, transposed
+      {{5, 7}, {3, 7, 4}, {3, 5, 4}, false, false},             // shared lhs
+      {{2, 1, 5, 7}, {1, 3, 4, 7}, {2, 3, 5, 4}, false, true},  // both broadcast
+      {{3, 2, 9, 6}, {3, 2, 9, 11}, {3, 2, 6, 11}, true, false},
+  };
+  for (const Case &cs : cases) {
+    OneKernel k;
+    k.kernel("matmul", {k.input(cs.a), k.input(cs.b)}, {k.output(cs.y)},
+             {{"transpose_lhs", int64_t(cs.ta)}, {"transpose_rhs", int64_t(cs.tb)}});
+    k.compare("matmul a rank " + std::to_string(cs.a.size()) + " ta " +
+              std::to_string(cs.ta) + " tb " + std::to_string(cs.tb));
+  }
+}
+
+TEST_F(Dnnl, LinearMatchesReference) {
+  struct Case {
+    Shape x;
+    int64_t out;
+    bool bias;
+  };
+  const Case cases[] = {{{6, 10}, 7, true}, {{2, 3, 10}, 5, false}, {{1, 33}, 17, true}};
+  for (const Case &cs : cases) {
+    OneKernel k;
+    std::vector<int32_t> in{k.input(cs.x), k.input({cs.out, cs.x.back()})};
+    if (cs.bias)
+      in.push_back(k.input({cs.out}));
+    Shape y = cs.x;
+    y.back() = cs.out;
+    k.kernel("linear", in, {k.output(y)}, {});
+    k.compare("linear to " + std::to_string(cs.out));
+  }
+}
+
 } // namespace
