@@ -42,6 +42,7 @@ dnnl::stream &stream();
 /// Registration of each family's kernels (DnnlConv.cpp, ...).
 void registerConvKernels(KernelRegistry &registry);
 void registerMatmulKernels(KernelRegistry &registry);
+void registerNormKernels(KernelRegistry &registry);
 
 //===----------------------------------------------------------------------===//
 // Running a kernel

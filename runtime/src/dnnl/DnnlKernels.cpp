@@ -48,6 +48,7 @@ const KernelRegistry &dnnlKernels() {
     KernelRegistry r;
     onednn::registerConvKernels(r);
     onednn::registerMatmulKernels(r);
+    onednn::registerNormKernels(r);
     return r;
   }();
   return registry;

@@ -278,4 +278,58 @@ TEST_F(Dnnl, LinearMatchesReference) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Batch norm
+//===----------------------------------------------------------------------===//
+
+struct NormCase {
+  Shape x; ///< in the layout's order
+  std::string layout;
+  double eps, momentum;
+};
+
+const NormCase kNormCases[] = {
+    {{4, 6, 5, 3}, "NCHW", 1e-5, 0.1},
+    {{4, 5, 3, 6}, "NHWC", 1e-5, 0.1},
+    {{2, 7, 7, 40}, "NHWC", 1e-3, 0.3}, // channel blocks of 16 and a tail
+    {{8, 5}, "NCHW", 1e-5, 0.1},        // rank 2 (after a linear)
+    {{3, 9, 11}, "NCHW", 1e-4, 0.2},    // rank 3
+};
+
+int64_t channelsOf(const NormCase &cs) {
+  return cs.layout == "NHWC" && cs.x.size() == 4 ? cs.x[3] : cs.x[1];
+}
+
+TEST_F(Dnnl, BatchNormMatchesReferenceIncludingRunningStats) {
+  for (const NormCase &cs : kNormCases)
+    for (bool inPlace : {false, true}) {
+      int64_t c = channelsOf(cs);
+      OneKernel k;
+      // x offset from 0 so that the mean matters.
+      int32_t x = k.input(cs.x, 0.5f, 3);
+      int32_t scale = k.input({c}), bias = k.input({c});
+      int32_t mean = k.input({c}), var = k.input({c}, 0.5f, 2);
+      k.kernel("batch_norm", {x, scale, bias, mean, var},
+               {k.output(cs.x), k.output({c}), k.output({c})},
+               {{"epsilon", cs.eps}, {"momentum", cs.momentum}, {"layout", cs.layout}});
+      std::vector<std::pair<size_t, size_t>> aliases;
+      if (inPlace)
+        aliases = {{1, 3}, {2, 4}};
+      k.compare(cs.layout + " rank " + std::to_string(cs.x.size()) +
+                    (inPlace ? " in place" : ""),
+                aliases);
+    }
+}
+
+TEST_F(Dnnl, BatchNormBackwardMatchesReference) {
+  for (const NormCase &cs : kNormCases) {
+    int64_t c = channelsOf(cs);
+    OneKernel k;
+    k.kernel("batch_norm_backward", {k.input(cs.x), k.input(cs.x, 0.5f, 3), k.input({c})},
+             {k.output(cs.x), k.output({c}), k.output({c})},
+             {{"epsilon", cs.eps}, {"layout", cs.layout}});
+    k.compare(cs.layout + " rank " + std::to_string(cs.x.size()));
+  }
+}
+
 } // namespace
