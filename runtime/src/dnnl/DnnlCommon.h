@@ -43,6 +43,7 @@ dnnl::stream &stream();
 void registerConvKernels(KernelRegistry &registry);
 void registerMatmulKernels(KernelRegistry &registry);
 void registerNormKernels(KernelRegistry &registry);
+void registerPoolKernels(KernelRegistry &registry);
 
 //===----------------------------------------------------------------------===//
 // Running a kernel

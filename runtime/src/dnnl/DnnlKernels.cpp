@@ -49,6 +49,7 @@ const KernelRegistry &dnnlKernels() {
     onednn::registerConvKernels(r);
     onednn::registerMatmulKernels(r);
     onednn::registerNormKernels(r);
+    onednn::registerPoolKernels(r);
     return r;
   }();
   return registry;

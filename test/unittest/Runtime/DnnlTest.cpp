@@ -332,4 +332,91 @@ TEST_F(Dnnl, BatchNormBackwardMatchesReference) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+struct PoolCase {
+  int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, ceil, includePad;
+};
+
+const PoolCase kPoolCases[] = {
+    {2, 3, 9, 8, 3, 3, 2, 2, 1, 1, 0, 1},    // ResNet's stem pool, odd size
+    {1, 4, 8, 8, 2, 2, 2, 2, 0, 0, 0, 1},    // 2x2 / 2
+    {2, 3, 8, 10, 3, 3, 2, 2, 0, 0, 1, 1},   // ceil: a last window over the edge
+    {1, 2, 8, 7, 3, 2, 2, 1, 1, 0, 1, 0},    // ceil, exclude padding
+    {2, 16, 10, 11, 3, 3, 3, 3, 1, 1, 1, 0}, // ceil drops an all-padding window
+    {1, 5, 6, 6, 3, 3, 1, 1, 1, 1, 0, 0},    // overlapping, exclude padding
+    {1, 3, 7, 7, 2, 3, 3, 2, 1, 1, 0, 1},    // floor drops a remainder
+};
+
+Shape poolOut(const PoolCase &cs, const std::string &layout) {
+  return inLayout(layout, cs.n, cs.c, poolOutputSize(cs.h, cs.kh, cs.sh, cs.ph, cs.ceil),
+                  poolOutputSize(cs.w, cs.kw, cs.sw, cs.pw, cs.ceil));
+}
+
+PlanAttrs poolAttrs(const PoolCase &cs, const std::string &layout) {
+  return {{"kernel_size", std::vector<int64_t>{cs.kh, cs.kw}},
+          {"stride", std::vector<int64_t>{cs.sh, cs.sw}},
+          {"padding", std::vector<int64_t>{cs.ph, cs.pw}},
+          {"ceil_mode", cs.ceil},
+          {"count_include_pad", cs.includePad},
+          {"layout", layout}};
+}
+
+std::string describe(const PoolCase &cs, const std::string &layout) {
+  char text[160];
+  std::snprintf(text, sizeof(text), "%s %ldx%ld k%ldx%ld s%ld,%ld p%ld,%ld ceil %ld pad %ld",
+                layout.c_str(), long(cs.h), long(cs.w), long(cs.kh), long(cs.kw),
+                long(cs.sh), long(cs.sw), long(cs.ph), long(cs.pw), long(cs.ceil),
+                long(cs.includePad));
+  return text;
+}
+
+TEST_F(Dnnl, PoolingMatchesReference) {
+  for (const PoolCase &cs : kPoolCases)
+    for (const char *layout : kLayouts) {
+      Shape x = inLayout(layout, cs.n, cs.c, cs.h, cs.w), y = poolOut(cs, layout);
+      PlanAttrs attrs = poolAttrs(cs, layout);
+      std::string what = describe(cs, layout);
+      for (bool tied : {false, true}) {
+        OneKernel fwd;
+        int32_t in = tied ? fwd.ties(x) : fwd.input(x);
+        fwd.kernel("max_pool2d", {in}, {fwd.output(y)}, attrs);
+        fwd.compare(what);
+        // Ties are where the first maximum of a window matters.
+        OneKernel bwd;
+        bwd.kernel("max_pool2d_backward",
+                   {bwd.input(y), tied ? bwd.ties(x) : bwd.input(x)}, {bwd.output(x)},
+                   attrs);
+        bwd.compare(what + (tied ? " tied" : ""));
+      }
+      // Counting the padding, a window that ceil mode adds is the reference's.
+      bool ceilAdds = poolOutputSize(cs.h, cs.kh, cs.sh, cs.ph, cs.ceil) !=
+                          poolOutputSize(cs.h, cs.kh, cs.sh, cs.ph, false) ||
+                      poolOutputSize(cs.w, cs.kw, cs.sw, cs.pw, cs.ceil) !=
+                          poolOutputSize(cs.w, cs.kw, cs.sw, cs.pw, false);
+      bool byReference = cs.includePad && ceilAdds;
+      OneKernel avg;
+      avg.kernel("avg_pool2d", {avg.input(x)}, {avg.output(y)}, attrs);
+      avg.compare(what, {}, byReference);
+      OneKernel avgBwd;
+      avgBwd.kernel("avg_pool2d_backward", {avgBwd.input(y)}, {avgBwd.output(x)}, attrs);
+      avgBwd.compare(what, {}, byReference);
+    }
+}
+
+TEST_F(Dnnl, OnlyAvgPoolCeilWithPaddingCountedRunsTheReference) {
+  // Ceil mode that adds a window, with count_include_pad: that window
+  // reaches past the padding, where oneDNN would divide by the whole kernel
+  // (DnnlPool.cpp).
+  PoolCase past{1, 2, 8, 8, 3, 3, 2, 2, 0, 0, 1, 1};
+  for (const char *op : {"avg_pool2d", "max_pool2d"}) {
+    OneKernel k;
+    Shape x = inLayout("NCHW", 1, 2, 8, 8);
+    k.kernel(op, {k.input(x)}, {k.output(poolOut(past, "NCHW"))}, poolAttrs(past, "NCHW"));
+    k.compare(op, {}, /*byReference=*/std::string(op) == "avg_pool2d");
+  }
+}
+
 } // namespace
