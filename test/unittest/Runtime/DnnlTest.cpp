@@ -419,4 +419,48 @@ TEST_F(Dnnl, OnlyAvgPoolCeilWithPaddingCountedRunsTheReference) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Determinism, operand checks
+//===----------------------------------------------------------------------===//
+
+TEST_F(Dnnl, RepeatedRunsAreBitIdentical) {
+  ConvCase cs{4, 32, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0};
+  for (const char *layout : kLayouts) {
+    ConvShapes s = convShapes(cs, layout);
+    OneKernel k;
+    k.kernel("conv2d_backward_filter", {k.input(s.y), k.input(s.x)}, {k.output(s.w)},
+             convAttrs(cs, layout));
+    auto first = k.run(dnnlKernels().at("conv2d_backward_filter"));
+    for (int i = 0; i < 3; ++i)
+      EXPECT_EQ(k.run(dnnlKernels().at("conv2d_backward_filter")), first) << layout;
+    OneKernel bn;
+    bn.kernel("batch_norm_backward", {bn.input(s.x), bn.input(s.x), bn.input({cs.c})},
+              {bn.output(s.x), bn.output({cs.c}), bn.output({cs.c})}, {{"layout", layout}});
+    auto bnFirst = bn.run(dnnlKernels().at("batch_norm_backward"));
+    EXPECT_EQ(bn.run(dnnlKernels().at("batch_norm_backward")), bnFirst) << layout;
+  }
+}
+
+TEST_F(Dnnl, HalfPrecisionOperandsAreRefusedNotMisread) {
+  // The executor widens fp16 / bf16 buffers before every kernel; a kernel
+  // handed one directly says so.
+  Shape x{1, 2, 4, 4}, w{2, 2, 3, 3}, y{1, 2, 2, 2};
+  std::vector<uint16_t> half(32);
+  std::vector<float> wv(36), yv(8);
+  PlanBuilder b;
+  b.kernel("conv2d", {0, 1}, {2});
+  const PlanKernel &k = b.plan.kernels.back();
+  Status s = dnnlKernels().at("conv2d")(
+      KernelContext(k, {{half.data(), DType::kF16, &x}, {wv.data(), DType::kF32, &w}},
+                    {{yv.data(), DType::kF32, &y}}, 0));
+  EXPECT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("f16"), std::string::npos) << s.toString();
+}
+
+TEST_F(Dnnl, DescribesItsThreading) {
+  std::string d = dnnlDescription();
+  EXPECT_NE(d.find("oneDNN"), std::string::npos) << d;
+  EXPECT_NE(d.find("threads"), std::string::npos) << d;
+}
+
 } // namespace
