@@ -17,6 +17,7 @@ packages=(
   "libmlir-${LLVM_VERSION}-dev" "mlir-${LLVM_VERSION}-tools"
   "llvm-${LLVM_VERSION}-dev" "llvm-${LLVM_VERSION}-tools"
   libgtest-dev libgmock-dev
+  libdnnl-dev
   libopenmpi-dev openmpi-bin
   python3-torch python3-numpy
 )

@@ -1,0 +1,43 @@
+//===- Dnnl.h - oneDNN kernels for the CPU backend's heavy ops --*- C++ -*-===//
+//
+// Convolutions, matrix products, batch norm and pooling through oneDNN, with
+// the reference kernels' calling convention (cpuKernels()): a registry by
+// plan op name that a fast CPU backend lays over the reference one. The
+// reference stays the numerical truth; these agree with it to float
+// rounding (DnnlTest.cpp), not bit for bit.
+//
+// Results are identical run to run for a fixed thread count and machine.
+// Debian's oneDNN runs on OpenMP; the kernels give it cpuThreadCount()
+// threads (DLC_CPU_THREADS, else the hardware's), which overrides
+// OMP_NUM_THREADS. Another thread count, or a CPU with other vector
+// instructions (oneDNN dispatches on them; DNNL_MAX_CPU_ISA caps it), may
+// change the last bits.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_RUNTIME_CPU_DNNL_H
+#define DLC_RUNTIME_CPU_DNNL_H
+
+#include "dlc/runtime/cpu/CpuExecutor.h"
+
+#include <string>
+
+namespace dlc::rt::cpu {
+
+/// Whether dlc was built with oneDNN (CMake found libdnnl).
+bool dnnlAvailable();
+
+/// "oneDNN 2.6.3, OpenMP, 2 threads, ISA avx2", or why there is none.
+std::string dnnlDescription();
+
+/// The oneDNN kernels by plan op name; empty without oneDNN. A kernel
+/// whose configuration oneDNN cannot run as the reference defines it (see
+/// DnnlPool.cpp) runs the reference kernel instead.
+const KernelRegistry &dnnlKernels();
+
+/// Calls of dnnlKernels() so far that ran the reference kernel instead.
+int64_t dnnlReferenceCalls();
+
+} // namespace dlc::rt::cpu
+
+#endif // DLC_RUNTIME_CPU_DNNL_H

@@ -1,0 +1,133 @@
+//===- DnnlMatmul.cpp - matmul and linear through oneDNN's matmul ---------===//
+//
+// matmul (a, b) -> y with transpose_lhs / transpose_rhs and broadcast batch
+// dimensions; linear (x, w[, bias]) -> x w^T + bias over x's last
+// dimension. Transposes are strides of the operands' memory descriptors,
+// not copies.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dnnl/DnnlCommon.h"
+
+namespace dlc::rt::cpu::onednn {
+
+namespace {
+
+enum OpTag : int64_t { kMatmul = 16, kLinear };
+
+struct MatmulEntry {
+  Prim matmul;
+  md src, weights, bias, dst;
+};
+
+/// A row-major buffer of `shape` ([..., r, c]) as a rank-`rank` matrix
+/// batch: leading batch dimensions of 1 added (broadcast), and the last
+/// two swapped to [c, r] when `transposed`, by strides.
+md matrixDesc(const std::vector<int64_t> &shape, size_t rank, bool transposed) {
+  size_t lead = rank - shape.size();
+  dims d(rank, 1), strides(rank, 1);
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    d[lead + i] = shape[i];
+    strides[lead + i] = stride;
+    stride *= shape[i];
+  }
+  for (size_t i = 0; i < lead; ++i)
+    strides[i] = stride; // any stride: the extent is 1
+  if (transposed) {
+    std::swap(d[rank - 2], d[rank - 1]);
+    std::swap(strides[rank - 2], strides[rank - 1]);
+  }
+  return md(d, kF32, strides);
+}
+
+int64_t product(std::vector<int64_t>::const_iterator begin,
+                std::vector<int64_t>::const_iterator end) {
+  int64_t p = 1;
+  for (auto it = begin; it != end; ++it)
+    p *= *it;
+  return p;
+}
+
+std::shared_ptr<MatmulEntry> makeEntry(const md &src, const md &weights,
+                                       const md &bias, const md &dst) {
+  auto d = !bias.is_zero() ? dnnl::matmul::desc(src, weights, bias, dst)
+                : dnnl::matmul::desc(src, weights, dst);
+  dnnl::matmul::primitive_desc pd(d, userScratchpad(), engine());
+  return std::make_shared<MatmulEntry>(
+      MatmulEntry{makePrim<dnnl::matmul>(pd), src, weights, bias, dst});
+}
+
+void run(const MatmulEntry &e, void *src, void *weights, void *bias, void *dst) {
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_SRC, dnnl::memory(e.src, engine(), src)},
+      {DNNL_ARG_WEIGHTS, dnnl::memory(e.weights, engine(), weights)},
+      {DNNL_ARG_DST, dnnl::memory(e.dst, engine(), dst)}};
+  if (bias)
+    args.emplace(DNNL_ARG_BIAS, dnnl::memory(e.bias, engine(), bias));
+  execute(e.matmul, std::move(args));
+}
+
+Status matmul(const KernelContext &c) {
+  static Cache<MatmulEntry> cache;
+  return guarded(c, [&]() -> Status {
+    const TensorRef &a = c.in(0), &b = c.in(1), &y = c.out(0);
+    if (a.rank() < 2 || b.rank() < 2 || y.rank() < 2 ||
+        y.rank() < std::max(a.rank(), b.rank()))
+      return c.error("expects matrices (rank >= 2) and batch dimensions that broadcast");
+    bool ta = c.getInt("transpose_lhs", 0), tb = c.getInt("transpose_rhs", 0);
+    Key key = shapeKey(c, kMatmul);
+    key.push_back(ta);
+    key.push_back(tb);
+    auto entry = cache.get(key, [&] {
+      const std::vector<int64_t> &as = *a.shape, &bs = *b.shape, &ys = *y.shape;
+      int64_t aBatch = product(as.begin(), as.end() - 2);
+      int64_t yBatch = product(ys.begin(), ys.end() - 2);
+      int64_t bBatch = product(bs.begin(), bs.end() - 2);
+      int64_t m = y.dim(-2), k = ta ? a.dim(-2) : a.dim(-1), n = y.dim(-1);
+      // One shared right-hand matrix under a row-major batch of left ones
+      // (x @ W): a single [batch * m, k] x [k, n] product.
+      if (!ta && bBatch == 1 && aBatch == yBatch)
+        return makeEntry(md({yBatch * m, k}, kF32, tag::ab),
+                         matrixDesc(std::vector<int64_t>(bs.end() - 2, bs.end()), 2, tb), md(),
+                         md({yBatch * m, n}, kF32, tag::ab));
+      size_t rank = ys.size();
+      return makeEntry(matrixDesc(as, rank, ta), matrixDesc(bs, rank, tb), md(),
+                       plainDesc(ys));
+    });
+    if (!entry)
+      return runReference(c);
+    run(*entry, a.data, b.data, nullptr, y.data);
+    return Status::ok();
+  });
+}
+
+Status linear(const KernelContext &c) {
+  static Cache<MatmulEntry> cache;
+  return guarded(c, [&]() -> Status {
+    const TensorRef &x = c.in(0), &w = c.in(1), &y = c.out(0);
+    if (w.rank() != 2 || x.rank() < 1)
+      return c.error("expects a 2-d weight");
+    bool bias = c.numInputs() > 2;
+    auto entry = cache.get(shapeKey(c, kLinear), [&] {
+      int64_t in = x.dim(-1), out = w.dim(0), rows = x.numElements() / in;
+      // w is [out, in]: w^T is [in, out] with strides (1, in).
+      return makeEntry(md({rows, in}, kF32, tag::ab), md({in, out}, kF32, tag::ba),
+                       bias ? md({1, out}, kF32, tag::ab) : md(),
+                       md({rows, out}, kF32, tag::ab));
+    });
+    if (!entry)
+      return runReference(c);
+    run(*entry, x.data, w.data, bias ? c.in(2).data : nullptr, y.data);
+    return Status::ok();
+  });
+}
+
+} // namespace
+
+void registerMatmulKernels(KernelRegistry &r) {
+  r["matmul"] = matmul;
+  r["linear"] = linear;
+}
+
+} // namespace dlc::rt::cpu::onednn

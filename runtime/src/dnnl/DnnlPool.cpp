@@ -1,0 +1,177 @@
+//===- DnnlPool.cpp - max and average pooling through oneDNN --------------===//
+//
+// max_pool2d / avg_pool2d (x) -> y and their gradients (dy, x) -> dx and
+// (dy) -> dx, with the reference's window rules (Pool.cpp, PyTorch's):
+//
+//  - ceil mode is a larger right padding, chosen so that oneDNN's floor
+//    formula gives the reference's output size;
+//  - max pooling ignores padding in both; backward routes each gradient to
+//    the first maximum of its window, as the reference (ties matter after a
+//    relu). A NaN wins a window in the reference, not in oneDNN;
+//  - average pooling without count_include_pad divides by the real input
+//    elements of a window in both. With count_include_pad the reference
+//    divides by the window clipped to the input plus its `padding`; oneDNN
+//    by the whole kernel. They agree except where ceil mode adds a window
+//    (it then always reaches past the padding): that runs the reference.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dnnl/DnnlCommon.h"
+
+#include <algorithm>
+
+namespace dlc::rt::cpu::onednn {
+
+namespace {
+
+enum OpTag : int64_t { kForward = 48, kBackward };
+
+struct PoolGeometry {
+  Layout layout = Layout::kNchw;
+  dims src, dst, kernel, strides, padL, padR;
+  dnnl::algorithm algorithm = dnnl::algorithm::pooling_max;
+  /// Whether oneDNN computes what the reference does (see the file header).
+  bool matchesReference = true;
+
+  md srcDesc() const { return activationDesc(src, layout); }
+  md dstDesc() const { return activationDesc(dst, layout); }
+};
+
+/// The pooling of x into y, read as the reference reads it (poolParams in
+/// OpsSpatial.cpp); `max` or average.
+StatusOr<PoolGeometry> geometry(const KernelContext &c, const TensorRef &x,
+                                const TensorRef &y, bool max) {
+  auto layout = layoutOf(c);
+  if (!layout.isOk())
+    return layout.status();
+  if (x.rank() != 4 || y.rank() != 4)
+    return c.error("expects 4-d input and output");
+  std::vector<int64_t> k = c.getInts("kernel_size", {1, 1}),
+                       s = c.getInts("stride", {1, 1}),
+                       pad = c.getInts("padding", {0, 0});
+  if (k.size() != 2 || s.size() != 2 || pad.size() != 2)
+    return c.error("expects two kernel sizes, strides and paddings");
+  bool includePad = c.getInt("count_include_pad", 1);
+  PoolGeometry g;
+  g.layout = *layout;
+  g.src = nchwDims(*x.shape, g.layout);
+  g.dst = nchwDims(*y.shape, g.layout);
+  g.kernel = {k[0], k[1]};
+  g.strides = {s[0], s[1]};
+  g.padL = {pad[0], pad[1]};
+  g.padR = g.padL;
+  for (int d = 0; d < 2; ++d) {
+    // The right padding that makes floor((in + l + r - k) / s) + 1 the
+    // output size; the left padding where that is enough (floor mode).
+    int64_t exact = (g.dst[2 + d] - 1) * s[d] + k[d] - g.src[2 + d] - pad[d];
+    g.padR[d] = std::max(pad[d], exact);
+  }
+  if (max)
+    g.algorithm = dnnl::algorithm::pooling_max;
+  else if (includePad)
+    g.algorithm = dnnl::algorithm::pooling_avg_include_padding;
+  else
+    g.algorithm = dnnl::algorithm::pooling_avg_exclude_padding;
+  if (!max && includePad && g.padR != g.padL)
+    g.matchesReference = false;
+  return g;
+}
+
+Key poolKey(const KernelContext &c, OpTag op, const PoolGeometry &g) {
+  Key key = shapeKey(c, op);
+  key.push_back(static_cast<int64_t>(g.layout));
+  key.push_back(static_cast<int64_t>(g.algorithm));
+  for (const dims *d : {&g.kernel, &g.strides, &g.padL, &g.padR})
+    key.insert(key.end(), d->begin(), d->end());
+  return key;
+}
+
+dnnl::pooling_forward::primitive_desc forwardPd(const PoolGeometry &g,
+                                                dnnl::prop_kind kind) {
+  dnnl::pooling_forward::desc d(kind, g.algorithm, g.srcDesc(), g.dstDesc(), g.strides,
+                                g.kernel, g.padL, g.padR);
+  return dnnl::pooling_forward::primitive_desc(d, userScratchpad(), engine());
+}
+
+Status poolForward(const KernelContext &c, bool max) {
+  static Cache<Prim> maxCache, avgCache;
+  return guarded(c, [&]() -> Status {
+    auto g = geometry(c, c.in(0), c.out(0), max);
+    if (!g.isOk())
+      return g.status();
+    if (!g->matchesReference)
+      return runReference(c);
+    auto prim = (max ? maxCache : avgCache).get(poolKey(c, kForward, *g), [&] {
+      // Inference: no workspace (the argmax) to write.
+      return std::make_shared<Prim>(makePrim<dnnl::pooling_forward>(
+          forwardPd(*g, dnnl::prop_kind::forward_inference)));
+    });
+    if (!prim)
+      return runReference(c);
+    execute(*prim, {{DNNL_ARG_SRC, dnnl::memory(g->srcDesc(), engine(), c.in(0).data)},
+                    {DNNL_ARG_DST, dnnl::memory(g->dstDesc(), engine(), c.out(0).data)}});
+    return Status::ok();
+  });
+}
+
+struct BackwardEntry {
+  /// Max pooling: the forward pass again, for the workspace (the argmax
+  /// of each window) its backward pass reads; the plan keeps none.
+  std::optional<Prim> forward;
+  md workspace;
+  Prim backward;
+};
+
+Status poolBackward(const KernelContext &c, bool max) {
+  // in: dy (and x for max); out: dx.
+  static Cache<BackwardEntry> maxCache, avgCache;
+  return guarded(c, [&]() -> Status {
+    auto g = geometry(c, c.out(0), c.in(0), max);
+    if (!g.isOk())
+      return g.status();
+    if (!g->matchesReference)
+      return runReference(c);
+    auto entry = (max ? maxCache : avgCache).get(poolKey(c, kBackward, *g), [&] {
+      auto hint = forwardPd(*g, dnnl::prop_kind::forward_training);
+      dnnl::pooling_backward::desc d(g->algorithm, g->srcDesc(), g->dstDesc(),
+                                     g->strides, g->kernel, g->padL, g->padR);
+      dnnl::pooling_backward::primitive_desc pd(d, userScratchpad(), engine(), hint);
+      auto e = std::make_shared<BackwardEntry>();
+      if (max) {
+        e->forward = makePrim<dnnl::pooling_forward>(hint);
+        e->workspace = hint.workspace_desc();
+      }
+      e->backward = makePrim<dnnl::pooling_backward>(pd);
+      return e;
+    });
+    if (!entry)
+      return runReference(c);
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_DIFF_DST, dnnl::memory(g->dstDesc(), engine(), c.in(0).data)},
+        {DNNL_ARG_DIFF_SRC, dnnl::memory(g->srcDesc(), engine(), c.out(0).data)}};
+    if (entry->forward) {
+      md dst = g->dstDesc();
+      dnnl::memory workspace(entry->workspace, engine(),
+                             threadBuffer(Slot::kWorkspace, entry->workspace.get_size()));
+      execute(*entry->forward,
+              {{DNNL_ARG_SRC, dnnl::memory(g->srcDesc(), engine(), c.in(1).data)},
+               {DNNL_ARG_DST, dnnl::memory(dst, engine(),
+                                           threadBuffer(Slot::kDst, dst.get_size()))},
+               {DNNL_ARG_WORKSPACE, workspace}});
+      args.emplace(DNNL_ARG_WORKSPACE, workspace);
+    }
+    execute(entry->backward, std::move(args));
+    return Status::ok();
+  });
+}
+
+} // namespace
+
+void registerPoolKernels(KernelRegistry &r) {
+  r["max_pool2d"] = [](const KernelContext &c) { return poolForward(c, true); };
+  r["avg_pool2d"] = [](const KernelContext &c) { return poolForward(c, false); };
+  r["max_pool2d_backward"] = [](const KernelContext &c) { return poolBackward(c, true); };
+  r["avg_pool2d_backward"] = [](const KernelContext &c) { return poolBackward(c, false); };
+}
+
+} // namespace dlc::rt::cpu::onednn

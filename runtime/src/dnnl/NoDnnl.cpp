@@ -1,0 +1,21 @@
+//===- NoDnnl.cpp - the oneDNN kernels in a build without oneDNN ----------===//
+
+#include "dlc/runtime/cpu/Dnnl.h"
+
+namespace dlc::rt::cpu {
+
+bool dnnlAvailable() { return false; }
+
+std::string dnnlDescription() {
+  return "no oneDNN: dlc was built without it (Debian: libdnnl-dev, found by "
+         "CMake at configure time)";
+}
+
+const KernelRegistry &dnnlKernels() {
+  static const KernelRegistry empty;
+  return empty;
+}
+
+int64_t dnnlReferenceCalls() { return 0; }
+
+} // namespace dlc::rt::cpu
