@@ -8,8 +8,7 @@ namespace dlc::rt::cudnn {
 
 // cuDNN 9's CUDNN_BN_MIN_EPSILON is 0: any epsilon the op allows.
 std::string epsilonRefusal(const PlanKernel &kernel) {
-  auto it = kernel.attrs.find("epsilon");
-  const double *epsilon = it == kernel.attrs.end() ? nullptr : std::get_if<double>(&it->second);
+  const double *epsilon = findAttr<double>(kernel.attrs, "epsilon");
   if (epsilon && !(*epsilon > 0))
     return "epsilon " + std::to_string(*epsilon) + ", not positive";
   return "";

@@ -3,7 +3,7 @@
 #include "dnnl/DnnlCommon.h"
 
 #include "dlc/runtime/cpu/Dnnl.h"
-#include "dlc/runtime/cpu/Parallel.h"
+#include "dlc/runtime/Parallel.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -142,7 +142,7 @@ void Operand::finish(const dnnl::memory &bound, void *data) const {
 //===----------------------------------------------------------------------===//
 
 StatusOr<Layout> layoutOf(const KernelContext &c) {
-  std::string layout = c.getString("layout", "NCHW");
+  std::string layout = c.kernel().stringAttr("layout", "NCHW");
   if (layout == "NCHW")
     return Layout::kNchw;
   if (layout == "NHWC")

@@ -54,14 +54,14 @@ StatusOr<ConvGeometry> geometry(const KernelContext &c, const TensorRef &x,
     return layout.status();
   if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4)
     return c.error("expects 4-d input, filter and output");
-  std::vector<int64_t> stride = c.getInts("stride", {1, 1}),
-                       pad = c.getInts("padding", {0, 0}),
-                       dil = c.getInts("dilation", {1, 1});
+  std::vector<int64_t> stride = c.kernel().intsAttr("stride", {1, 1}),
+                       pad = c.kernel().intsAttr("padding", {0, 0}),
+                       dil = c.kernel().intsAttr("dilation", {1, 1});
   if (stride.size() != 2 || pad.size() != 2 || dil.size() != 2)
     return c.error("expects two strides, paddings and dilations");
   ConvGeometry g;
   g.layout = *layout;
-  g.groups = c.getInt("groups", 1);
+  g.groups = c.kernel().intAttr("groups", 1);
   g.src = nchwDims(*x.shape, g.layout);
   g.dst = nchwDims(*y.shape, g.layout);
   const std::vector<int64_t> &ws = *w.shape;

@@ -2,7 +2,7 @@
 
 #include "dlc/runtime/cpu/Dnnl.h"
 
-#include "dlc/runtime/cpu/Parallel.h"
+#include "dlc/runtime/Parallel.h"
 #include "dnnl/DnnlCommon.h"
 
 namespace dlc::rt::cpu {

@@ -75,7 +75,7 @@ Status matmul(const KernelContext &c) {
     if (a.rank() < 2 || b.rank() < 2 || y.rank() < 2 ||
         y.rank() < std::max(a.rank(), b.rank()))
       return c.error("expects matrices (rank >= 2) and batch dimensions that broadcast");
-    bool ta = c.getInt("transpose_lhs", 0), tb = c.getInt("transpose_rhs", 0);
+    bool ta = c.kernel().intAttr("transpose_lhs", 0), tb = c.kernel().intAttr("transpose_rhs", 0);
     Key key = shapeKey(c, kMatmul);
     key.push_back(ta);
     key.push_back(tb);

@@ -12,7 +12,7 @@
 
 #include "dnnl/DnnlCommon.h"
 
-#include "dlc/runtime/cpu/Parallel.h"
+#include "dlc/runtime/Parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -48,7 +48,7 @@ StatusOr<NormGeometry> geometry(const KernelContext &c, const TensorRef &x) {
   if (nchw.empty())
     nchw = {g.n, g.c, g.spatial, 1};
   g.data = activationDesc(nchw, g.channelsLast ? Layout::kNhwc : Layout::kNchw);
-  g.eps = static_cast<float>(c.getFloat("epsilon", 1e-5));
+  g.eps = static_cast<float>(c.kernel().floatAttr("epsilon", 1e-5));
   return g;
 }
 
@@ -103,7 +103,7 @@ Status batchNorm(const KernelContext &c) {
       std::memcpy(runningMean, c.in(3).data, g->c * sizeof(float));
     if (runningVar != c.in(4).f32())
       std::memcpy(runningVar, c.in(4).data, g->c * sizeof(float));
-    double momentum = c.getFloat("momentum", 0.1);
+    double momentum = c.kernel().floatAttr("momentum", 0.1);
     int64_t count = g->n * g->spatial;
     for (int64_t k = 0; k < g->c; ++k) {
       // The unbiased estimator, as PyTorch; none for a single element.

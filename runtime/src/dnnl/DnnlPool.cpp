@@ -46,12 +46,12 @@ StatusOr<PoolGeometry> geometry(const KernelContext &c, const TensorRef &x,
     return layout.status();
   if (x.rank() != 4 || y.rank() != 4)
     return c.error("expects 4-d input and output");
-  std::vector<int64_t> k = c.getInts("kernel_size", {1, 1}),
-                       s = c.getInts("stride", {1, 1}),
-                       pad = c.getInts("padding", {0, 0});
+  std::vector<int64_t> k = c.kernel().intsAttr("kernel_size", {1, 1}),
+                       s = c.kernel().intsAttr("stride", {1, 1}),
+                       pad = c.kernel().intsAttr("padding", {0, 0});
   if (k.size() != 2 || s.size() != 2 || pad.size() != 2)
     return c.error("expects two kernel sizes, strides and paddings");
-  bool includePad = c.getInt("count_include_pad", 1);
+  bool includePad = c.kernel().intAttr("count_include_pad", 1);
   PoolGeometry g;
   g.layout = *layout;
   g.src = nchwDims(*x.shape, g.layout);
