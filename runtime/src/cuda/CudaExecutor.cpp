@@ -111,6 +111,11 @@ void reserveTable(LaunchStep &step, size_t bytes, size_t &tableBytes) {
   tableBytes += bytes;
 }
 
+/// Adds `why` to the reasons a launch is not on a faster path.
+void addReason(std::string &reason, const std::string &why) {
+  reason += (reason.empty() ? "" : "; ") + why;
+}
+
 } // namespace
 
 struct CudaExecutor::Impl {
@@ -185,9 +190,41 @@ struct CudaExecutor::Impl {
 
   ~Impl();
   const Plan &plan() const { return host->plan(); }
+  /// "sm_90": what kernels are compiled for.
+  std::string arch() const;
+
+  // create(), step by step.
+  /// The device `requested.device` names, made current, and the stream.
+  Status openDevice(const std::vector<CudaDeviceInfo> &devices, const CudaOptions &requested);
+  /// kResourceExhausted when the plan's arena alone does not fit.
+  Status checkArenaFits(const Plan &plan) const;
+  Status createHostMirror(Plan plan);
+  /// Every launch on its path (prepareLaunch), the step counter's kernel,
+  /// the allocation and the all-reduce schedule; then `paths`.
+  Status prepareLaunches();
+  /// NVRTC on every core for the routed launches' kernels, into the disk
+  /// cache that prepareLaunch then loads from.
+  void precompile(const std::vector<DeviceLaunch> &routed, const std::vector<Launch> &all,
+                  const KernelCompiler &compiler) const;
+  /// Whether steps may replay a captured graph; graphNote says why not.
+  void decideGraph();
+
+  /// One launch on the path LaunchPaths chose, or on the next one that
+  /// takes it; `reason` gathers why it is not on a faster one.
   Status prepareLaunch(const DeviceLaunch &device, const std::vector<Launch> &all,
                        KernelCompiler &compiler, cudnn::AlgorithmCache &algorithms,
                        size_t &tableBytes);
+  Status prepareGenerated(LaunchStep &step, const std::vector<Launch> &all,
+                          KernelCompiler &compiler, size_t &tableBytes);
+  /// A GEMM (or GEMM-epilogue group) through cuBLASLt; no step.gemm, with
+  /// why in `reason`, when cuBLASLt refuses it.
+  Status prepareCublasLt(LaunchStep &step, std::string &reason);
+  /// A convolution, batch norm or fused batch-norm group through cuDNN; no
+  /// library object, with why in `reason`, when cuDNN refuses it.
+  Status prepareCudnn(LaunchStep &step, const std::vector<Launch> &all,
+                      cudnn::AlgorithmCache &algorithms, std::string &reason);
+  /// The CPU backend runs the launch on host copies of what it touches.
+  void prepareHostFallback(LaunchStep &step);
   /// The one allocation, then every launch's addresses and tables.
   Status allocateAndBind(size_t tableBytes);
   /// `entry` of the source compiled for this device (once per key).
@@ -282,91 +319,118 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan, CudaOpti
   if (!devices.isOk())
     return devices.status();
   auto impl = std::make_unique<Impl>();
-  auto chosen = std::find_if(devices->begin(), devices->end(), [&](const CudaDeviceInfo &d) {
-    return d.ordinal == options.device;
-  });
-  if (chosen == devices->end())
-    return Status(StatusCode::kUnavailable,
-                  "no CUDA device " + std::to_string(options.device) + ": this machine has " +
-                      std::to_string(devices->size()));
-  impl->device = *chosen;
-  std::string arch = "sm_" + std::to_string(impl->device.computeMajor) +
-                     std::to_string(impl->device.computeMinor);
-  impl->deviceName = impl->device.name + " (" + arch + ")";
-  impl->options = options;
-  impl->options.syncEachLaunch |= envFlag("DLC_CUDA_SYNC");
-  impl->options.allowTf32 |= envFlag("DLC_CUDA_TF32");
-  DLC_RETURN_IF_ERROR(cudaCheck(cudaSetDevice(impl->device.ordinal), "cudaSetDevice"));
-  DLC_RETURN_IF_ERROR(cudaCheck(cudaStreamCreate(&impl->stream), "cudaStreamCreate"));
+  DLC_RETURN_IF_ERROR(impl->openDevice(*devices, options));
+  DLC_RETURN_IF_ERROR(impl->checkArenaFits(plan));
+  DLC_RETURN_IF_ERROR(impl->createHostMirror(std::move(plan)));
+  DLC_RETURN_IF_ERROR(cudaCheck(cudaEventCreate(&impl->start), "cudaEventCreate"));
+  DLC_RETURN_IF_ERROR(cudaCheck(cudaEventCreate(&impl->stop), "cudaEventCreate"));
+  DLC_RETURN_IF_ERROR(impl->prepareLaunches());
+  impl->decideGraph();
+  return std::unique_ptr<CudaExecutor>(new CudaExecutor(std::move(impl)));
+}
 
-  // A plan whose arena alone does not fit is refused before the host
-  // mirror and the kernels are prepared; allocateAndBind() allocates.
+std::string CudaExecutor::Impl::arch() const {
+  return "sm_" + std::to_string(device.computeMajor) + std::to_string(device.computeMinor);
+}
+
+Status CudaExecutor::Impl::openDevice(const std::vector<CudaDeviceInfo> &devices,
+                                      const CudaOptions &requested) {
+  auto chosen = std::find_if(devices.begin(), devices.end(), [&](const CudaDeviceInfo &d) {
+    return d.ordinal == requested.device;
+  });
+  if (chosen == devices.end())
+    return Status(StatusCode::kUnavailable,
+                  "no CUDA device " + std::to_string(requested.device) +
+                      ": this machine has " + std::to_string(devices.size()));
+  device = *chosen;
+  deviceName = device.name + " (" + arch() + ")";
+  options = requested;
+  options.syncEachLaunch |= envFlag("DLC_CUDA_SYNC");
+  options.allowTf32 |= envFlag("DLC_CUDA_TF32");
+  DLC_RETURN_IF_ERROR(cudaCheck(cudaSetDevice(device.ordinal), "cudaSetDevice"));
+  return cudaCheck(cudaStreamCreate(&stream), "cudaStreamCreate");
+}
+
+Status CudaExecutor::Impl::checkArenaFits(const Plan &plan) const {
+  // Refused before the host mirror and the kernels are prepared;
+  // allocateAndBind() allocates.
   size_t freeBytes = 0, totalBytes = 0;
   if (cudaMemGetInfo(&freeBytes, &totalBytes) == cudaSuccess &&
       static_cast<size_t>(plan.arenaBytes) > freeBytes)
     return Status(StatusCode::kResourceExhausted,
-                  "cannot allocate the plan's arena on " + impl->deviceName + ": planned peak " +
+                  "cannot allocate the plan's arena on " + deviceName + ": planned peak " +
                       std::to_string(plan.arenaBytes) + " bytes, the device has " +
                       std::to_string(freeBytes) + " bytes free of " +
                       std::to_string(totalBytes) + " (reduce --batch)");
+  return Status::ok();
+}
 
-  auto host = cpu::CpuExecutor::create(std::move(plan));
-  if (!host.isOk())
-    return Status(host.status().code(), "the CUDA backend's host fallback: " +
-                                            host.status().message());
-  impl->host = std::move(*host);
+Status CudaExecutor::Impl::createHostMirror(Plan plan) {
+  auto created = cpu::CpuExecutor::create(std::move(plan));
+  if (!created.isOk())
+    return Status(created.status().code(), "the CUDA backend's host fallback: " +
+                                               created.status().message());
+  host = std::move(*created);
   // A dropout left to the host draws this rank's masks, as the device's do.
-  impl->host->setRank(options.rank);
-  DLC_RETURN_IF_ERROR(cudaCheck(cudaEventCreate(&impl->start), "cudaEventCreate"));
-  DLC_RETURN_IF_ERROR(cudaCheck(cudaEventCreate(&impl->stop), "cudaEventCreate"));
+  host->setRank(options.rank);
+  return Status::ok();
+}
 
+Status CudaExecutor::Impl::prepareLaunches() {
   KernelCompiler compiler;
   cudnn::AlgorithmCache algorithms;
   size_t tableBytes = 0;
-  std::vector<DeviceLaunch> routed = planDeviceLaunches(impl->plan());
+  std::vector<DeviceLaunch> routed = planDeviceLaunches(plan());
   std::vector<Launch> all = launchesOf(routed);
-  // NVRTC on every core first: hundreds of kernels for a large model, which
-  // the loop below then loads from the disk cache (its own compile reports
-  // any failure, with the launch it belongs to).
-  if (!compiler.cacheDir().empty()) {
-    std::vector<KernelSource> sources = {{"dlc_advance_step", kAdvanceStepSource}};
-    for (const DeviceLaunch &d : routed) {
-      if (d.path == "generated") {
-        if (auto g = generateKernel(impl->plan(), d.launch, all); g.isOk())
-          sources.push_back({g->name, g->source});
-      } else if (d.path == "hand-written") {
-        const PlanKernel &k = impl->plan().kernels[d.launch.kernels.front()];
-        if (auto hand = planHandKernel(impl->plan(), k); hand.isOk())
-          sources.push_back({"dlc_hw_" + hand->family, handKernelSource(hand->family)});
-      }
-    }
-    (void)compileInParallel(sources, arch, std::max(1u, std::thread::hardware_concurrency()),
-                            compiler.cacheDir());
-  }
-  for (const DeviceLaunch &device : routed)
-    DLC_RETURN_IF_ERROR(impl->prepareLaunch(device, all, compiler, algorithms, tableBytes));
-  DLC_RETURN_IF_ERROR(impl->loadKernel(compiler, "dlc_advance_step", kAdvanceStepSource,
-                                       "dlc_advance_step", "the step counter",
-                                       impl->advanceStep));
-  DLC_RETURN_IF_ERROR(impl->allocateAndBind(tableBytes));
-  DLC_RETURN_IF_ERROR(impl->scheduleAllReduces());
+  precompile(routed, all, compiler);
+  for (const DeviceLaunch &d : routed)
+    DLC_RETURN_IF_ERROR(prepareLaunch(d, all, compiler, algorithms, tableBytes));
+  DLC_RETURN_IF_ERROR(loadKernel(compiler, "dlc_advance_step", kAdvanceStepSource,
+                                 "dlc_advance_step", "the step counter", advanceStep));
+  DLC_RETURN_IF_ERROR(allocateAndBind(tableBytes));
+  DLC_RETURN_IF_ERROR(scheduleAllReduces());
   DLC_RETURN_IF_ERROR(
-      cudaCheck(cudaStreamSynchronize(impl->stream), "cudaStreamSynchronize", "create()"));
-  int64_t onHost = 0;
-  for (const LaunchStep &l : impl->launches) {
-    impl->paths.push_back(l.path);
-    onHost += l.path.path == "host-fallback";
+      cudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize", "create()"));
+  for (const LaunchStep &l : launches)
+    paths.push_back(l.path);
+  return Status::ok();
+}
+
+void CudaExecutor::Impl::precompile(const std::vector<DeviceLaunch> &routed,
+                                    const std::vector<Launch> &all,
+                                    const KernelCompiler &compiler) const {
+  // Hundreds of kernels for a large model at once; prepareLaunch's own
+  // compile reports any failure, with the launch it belongs to.
+  if (compiler.cacheDir().empty())
+    return;
+  std::vector<KernelSource> sources = {{"dlc_advance_step", kAdvanceStepSource}};
+  for (const DeviceLaunch &d : routed) {
+    if (d.path == "generated") {
+      if (auto g = generateKernel(plan(), d.launch, all); g.isOk())
+        sources.push_back({g->name, g->source});
+    } else if (d.path == "hand-written") {
+      const PlanKernel &k = plan().kernels[d.launch.kernels.front()];
+      if (auto hand = planHandKernel(plan(), k); hand.isOk())
+        sources.push_back({"dlc_hw_" + hand->family, handKernelSource(hand->family)});
+    }
   }
-  if (!impl->options.cudaGraph)
-    impl->graphNote = "disabled (--no-cuda-graph)";
+  (void)compileInParallel(sources, arch(), std::max(1u, std::thread::hardware_concurrency()),
+                          compiler.cacheDir());
+}
+
+void CudaExecutor::Impl::decideGraph() {
+  int64_t onHost = 0;
+  for (const LaunchPath &path : paths)
+    onHost += path.path == "host-fallback";
+  if (!options.cudaGraph)
+    graphNote = "disabled (--no-cuda-graph)";
   else if (onHost)
-    impl->graphNote = std::to_string(onHost) + " launch" + (onHost > 1 ? "es fall" : " falls") +
-                      " back to the host";
-  else if (impl->options.syncEachLaunch)
-    impl->graphNote = "waiting after every launch (DLC_CUDA_SYNC=1)";
+    graphNote = std::to_string(onHost) + " launch" + (onHost > 1 ? "es fall" : " falls") +
+                " back to the host";
+  else if (options.syncEachLaunch)
+    graphNote = "waiting after every launch (DLC_CUDA_SYNC=1)";
   else
-    impl->graphUsable = true;
-  return std::unique_ptr<CudaExecutor>(new CudaExecutor(std::move(impl)));
+    graphUsable = true;
 }
 
 Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
@@ -374,146 +438,160 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
                                          KernelCompiler &compiler,
                                          cudnn::AlgorithmCache &algorithms,
                                          size_t &tableBytes) {
-  const Plan &p = plan();
-  const Launch &launch = device.launch;
   LaunchStep step;
-  step.launch = launch;
-  step.path.label = launchLabelWithOps(p, launch);
-  const std::string &where = step.path.label;
+  step.launch = device.launch;
+  step.path.label = launchLabelWithOps(plan(), device.launch);
   // LaunchPaths decided the path from the plan; a library may still refuse
   // here (no algorithm for the shape), and then the hand-written kernel or
   // the host takes the launch.
   std::string reason = device.reason;
-  auto note = [&](const std::string &why) { reason += (reason.empty() ? "" : "; ") + why; };
-
   if (device.path == "nccl") {
     step.path.path = "nccl";
-    step.path.reason = reason;
     step.nccl = true;
-    launches.push_back(std::move(step));
-    return Status::ok();
-  }
-  if (device.path == "generated") {
-    auto generated = generateKernel(p, launch, all);
-    if (!generated.isOk())
-      return generated.status(); // LaunchPaths said it was generated
-    const GeneratedKernel &g = *generated;
-    step.path.path = "generated";
-    step.path.reason = reason;
-    step.form = g.form;
-    step.kernelName = g.name;
-    DLC_RETURN_IF_ERROR(loadKernel(compiler, g.name, g.source, g.name, where, step.kernel));
-    int64_t threads = int64_t(g.blockSize) * g.blockSizeY;
-    int64_t blocks =
-        g.form == KernelForm::kReduction || g.form == KernelForm::kRow ||
-                g.form == KernelForm::kTranspose
-            ? g.work
-            : (g.work + threads - 1) / threads;
-    int64_t cap = int64_t(this->device.multiprocessors) * kBlocksPerMultiprocessor;
-    step.grid = dim3(static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, cap)));
-    step.block = dim3(g.blockSize, g.blockSizeY);
-    if (walksSegmentTable(g.form)) {
-      step.segments = static_cast<int>(g.tableSegments());
-      step.packTable = [g, plan = &p](unsigned char *base) {
-        return packSegmentTable(g, [&](int32_t id) {
-          return reinterpret_cast<uint64_t>(base) + uint64_t(plan->buffers[id].offset);
-        });
-      };
-      reserveTable(step, step.packTable(nullptr).size(), tableBytes);
-    } else {
-      for (int32_t id : g.args)
-        step.pointerOffsets.push_back(p.buffers[id].offset);
-      step.readsStep = g.readsStep;
+  } else if (device.path == "generated") {
+    DLC_RETURN_IF_ERROR(prepareGenerated(step, all, compiler, tableBytes));
+  } else {
+    if (device.path == "cublaslt")
+      DLC_RETURN_IF_ERROR(prepareCublasLt(step, reason));
+    else if (device.path == "cudnn")
+      DLC_RETURN_IF_ERROR(prepareCudnn(step, all, algorithms, reason));
+    bool onLibrary = step.gemm || step.conv || step.bn || step.fusedBn;
+    bool handWritten = false;
+    if (!onLibrary && device.path != "host-fallback" && step.launch.kernels.size() == 1) {
+      auto hand = prepareHandWritten(step.launch, compiler, step, reason, tableBytes);
+      if (!hand.isOk())
+        return hand.status();
+      handWritten = *hand;
     }
-    launches.push_back(std::move(step));
-    return Status::ok();
+    if (!onLibrary && !handWritten)
+      prepareHostFallback(step);
   }
+  step.path.reason = reason;
+  launches.push_back(std::move(step));
+  return Status::ok();
+}
 
-  const PlanKernel &kernel = p.kernels[launch.kernels.front()];
+Status CudaExecutor::Impl::prepareGenerated(LaunchStep &step, const std::vector<Launch> &all,
+                                            KernelCompiler &compiler, size_t &tableBytes) {
+  const Plan &p = plan();
+  const std::string &where = step.path.label;
+  auto generated = generateKernel(p, step.launch, all);
+  if (!generated.isOk())
+    return generated.status(); // LaunchPaths said it was generated
+  const GeneratedKernel &g = *generated;
+  step.path.path = "generated";
+  step.form = g.form;
+  step.kernelName = g.name;
+  DLC_RETURN_IF_ERROR(loadKernel(compiler, g.name, g.source, g.name, where, step.kernel));
+  int64_t threads = int64_t(g.blockSize) * g.blockSizeY;
+  int64_t blocks =
+      g.form == KernelForm::kReduction || g.form == KernelForm::kRow ||
+              g.form == KernelForm::kTranspose
+          ? g.work
+          : (g.work + threads - 1) / threads;
+  int64_t cap = int64_t(device.multiprocessors) * kBlocksPerMultiprocessor;
+  step.grid = dim3(static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, cap)));
+  step.block = dim3(g.blockSize, g.blockSizeY);
+  if (walksSegmentTable(g.form)) {
+    step.segments = static_cast<int>(g.tableSegments());
+    step.packTable = [g, plan = &p](unsigned char *base) {
+      return packSegmentTable(g, [&](int32_t id) {
+        return reinterpret_cast<uint64_t>(base) + uint64_t(plan->buffers[id].offset);
+      });
+    };
+    reserveTable(step, step.packTable(nullptr).size(), tableBytes);
+  } else {
+    for (int32_t id : g.args)
+      step.pointerOffsets.push_back(p.buffers[id].offset);
+    step.readsStep = g.readsStep;
+  }
+  return Status::ok();
+}
+
+Status CudaExecutor::Impl::prepareCublasLt(LaunchStep &step, std::string &reason) {
+  const Plan &p = plan();
+  const Launch &launch = step.launch;
+  const std::string &where = step.path.label;
+  if (!lt)
+    DLC_RETURN_IF_ERROR(cublas::cublasCheck(cublasLtCreate(&lt), "cublasLtCreate", where));
+  // A GEMM-epilogue group is one call; LaunchPaths chose its epilogue.
+  std::optional<GemmEpilogue> epilogue;
+  if (launch.kernels.size() > 1) {
+    auto chosen = gemmEpilogueFor(p, launch);
+    if (!chosen.isOk())
+      return chosen.status(); // LaunchPaths said it had one
+    epilogue = *chosen;
+  }
+  const PlanKernel &gemmKernel =
+      epilogue ? p.kernels[epilogue->gemm] : p.kernels[launch.kernels.front()];
   std::string refusal;
-  if (device.path == "cublaslt") {
-    if (!lt)
-      DLC_RETURN_IF_ERROR(cublas::cublasCheck(cublasLtCreate(&lt), "cublasLtCreate", where));
-    // A GEMM-epilogue group is one call; LaunchPaths chose its epilogue.
-    std::optional<GemmEpilogue> epilogue;
-    if (launch.kernels.size() > 1) {
-      auto chosen = gemmEpilogueFor(p, launch);
-      if (!chosen.isOk())
-        return chosen.status(); // LaunchPaths said it had one
-      epilogue = *chosen;
-    }
-    const PlanKernel &gemmKernel = epilogue ? p.kernels[epilogue->gemm] : kernel;
-    DLC_RETURN_IF_ERROR(cublas::Gemm::plan(lt, p, gemmKernel, options.allowTf32, where,
-                                           step.gemm, refusal,
-                                           epilogue ? &*epilogue : nullptr));
-    if (step.gemm)
-      step.path.path = "cublaslt";
-    else
-      note("cuBLASLt refuses it: " + refusal);
-  } else if (device.path == "cudnn") {
-    if (!dnn) {
-      DLC_RETURN_IF_ERROR(cudnn::cudnnCheck(cudnnCreate(&dnn), "cudnnCreate", where));
-      DLC_RETURN_IF_ERROR(
-          cudnn::cudnnCheck(cudnnSetStream(dnn, stream), "cudnnSetStream", where));
-    }
-    if (launch.kernels.size() > 1) {
-      // A paddle batch-norm group: cuDNN's fused batch norm.
-      auto group = fusedBatchNormFor(p, launch, all);
-      if (!group.isOk())
-        return group.status(); // LaunchPaths said it was one
-      auto key = std::make_pair(group->x, group->y);
-      if (group->backward && !reserveOf.count(key)) {
-        note("its forward group did not run fused, so there is no reserve space to read");
-      } else {
-        DLC_RETURN_IF_ERROR(
-            cudnn::FusedBatchNorm::plan(dnn, p, *group, where, step.fusedBn, refusal));
-        if (step.fusedBn) {
-          if (group->backward) {
-            step.fusedBn->setReserveOffset(reserveOf.at(key));
-          } else {
-            reserveBytes = alignUp(reserveBytes, kRegionAlignment);
-            step.fusedBn->setReserveOffset(reserveBytes);
-            reserveOf[key] = reserveBytes;
-            reserveBytes += step.fusedBn->reserveBytes();
-          }
-          step.path.path = "cudnn";
-        } else {
-          note("cuDNN refuses it: " + refusal);
-        }
-      }
-    } else {
-      if (kernel.opClass == OpClass::kBatchNormalization)
-        DLC_RETURN_IF_ERROR(cudnn::BatchNorm::plan(p, kernel, where, step.bn, refusal));
-      else
-        DLC_RETURN_IF_ERROR(cudnn::Conv::plan(dnn, p, kernel, options.allowTf32, where,
-                                              algorithms, step.conv, refusal));
-      // (A fused group said above why cuDNN refused it, if it did.)
-      if (step.conv || step.bn)
-        step.path.path = "cudnn";
-      else
-        note("cuDNN refuses it: " + refusal);
-    }
-  }
-  if (step.gemm || step.conv || step.bn || step.fusedBn) {
-    step.path.reason = reason;
-    launches.push_back(std::move(step));
-    return Status::ok();
-  }
+  DLC_RETURN_IF_ERROR(cublas::Gemm::plan(lt, p, gemmKernel, options.allowTf32, where,
+                                         step.gemm, refusal,
+                                         epilogue ? &*epilogue : nullptr));
+  if (step.gemm)
+    step.path.path = "cublaslt";
+  else
+    addReason(reason, "cuBLASLt refuses it: " + refusal);
+  return Status::ok();
+}
 
-  if (device.path != "host-fallback" && launch.kernels.size() == 1 && !step.gemm) {
-    auto hand = prepareHandWritten(launch, compiler, step, reason, tableBytes);
-    if (!hand.isOk())
-      return hand.status();
-    if (*hand) {
-      step.path.reason = reason;
-      launches.push_back(std::move(step));
+Status CudaExecutor::Impl::prepareCudnn(LaunchStep &step, const std::vector<Launch> &all,
+                                        cudnn::AlgorithmCache &algorithms,
+                                        std::string &reason) {
+  const Plan &p = plan();
+  const Launch &launch = step.launch;
+  const std::string &where = step.path.label;
+  if (!dnn) {
+    DLC_RETURN_IF_ERROR(cudnn::cudnnCheck(cudnnCreate(&dnn), "cudnnCreate", where));
+    DLC_RETURN_IF_ERROR(
+        cudnn::cudnnCheck(cudnnSetStream(dnn, stream), "cudnnSetStream", where));
+  }
+  std::string refusal;
+  if (launch.kernels.size() > 1) {
+    // A paddle batch-norm group: cuDNN's fused batch norm.
+    auto group = fusedBatchNormFor(p, launch, all);
+    if (!group.isOk())
+      return group.status(); // LaunchPaths said it was one
+    auto key = std::make_pair(group->x, group->y);
+    if (group->backward && !reserveOf.count(key)) {
+      addReason(reason,
+                "its forward group did not run fused, so there is no reserve space to read");
       return Status::ok();
     }
+    DLC_RETURN_IF_ERROR(
+        cudnn::FusedBatchNorm::plan(dnn, p, *group, where, step.fusedBn, refusal));
+    if (!step.fusedBn) {
+      addReason(reason, "cuDNN refuses it: " + refusal);
+      return Status::ok();
+    }
+    if (group->backward) {
+      step.fusedBn->setReserveOffset(reserveOf.at(key));
+    } else {
+      reserveBytes = alignUp(reserveBytes, kRegionAlignment);
+      step.fusedBn->setReserveOffset(reserveBytes);
+      reserveOf[key] = reserveBytes;
+      reserveBytes += step.fusedBn->reserveBytes();
+    }
+    step.path.path = "cudnn";
+    return Status::ok();
   }
+  const PlanKernel &kernel = p.kernels[launch.kernels.front()];
+  if (kernel.opClass == OpClass::kBatchNormalization)
+    DLC_RETURN_IF_ERROR(cudnn::BatchNorm::plan(p, kernel, where, step.bn, refusal));
+  else
+    DLC_RETURN_IF_ERROR(cudnn::Conv::plan(dnn, p, kernel, options.allowTf32, where,
+                                          algorithms, step.conv, refusal));
+  if (step.conv || step.bn)
+    step.path.path = "cudnn";
+  else
+    addReason(reason, "cuDNN refuses it: " + refusal);
+  return Status::ok();
+}
 
+void CudaExecutor::Impl::prepareHostFallback(LaunchStep &step) {
+  const Plan &p = plan();
   step.path.path = "host-fallback";
-  step.path.reason = reason;
-  for (size_t k : launch.kernels)
+  for (size_t k : step.launch.kernels)
     for (const std::vector<int32_t> *ids : {&p.kernels[k].inputs, &p.kernels[k].outputs})
       for (int32_t id : *ids) {
         if (std::find(step.hostReads.begin(), step.hostReads.end(), id) ==
@@ -524,8 +602,6 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
                 step.hostWrites.end())
           step.hostWrites.push_back(id);
       }
-  launches.push_back(std::move(step));
-  return Status::ok();
 }
 
 Status CudaExecutor::Impl::loadKernel(KernelCompiler &compiler, const std::string &libraryKey,
@@ -534,9 +610,7 @@ Status CudaExecutor::Impl::loadKernel(KernelCompiler &compiler, const std::strin
   // One library per source, compiled (or found in the disk cache) once.
   auto library = libraries.find(libraryKey);
   if (library == libraries.end()) {
-    std::string arch =
-        "sm_" + std::to_string(device.computeMajor) + std::to_string(device.computeMinor);
-    auto cubin = compiler.compile(libraryKey, source, arch);
+    auto cubin = compiler.compile(libraryKey, source, arch());
     if (!cubin.isOk())
       return Status(cubin.status().code(), where + ": " + cubin.status().message());
     cudaLibrary_t loaded = nullptr;

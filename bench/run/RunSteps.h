@@ -1,0 +1,128 @@
+//===- RunSteps.h - the steps a timed run is made of ------------*- C++ -*-===//
+//
+// What the one-process run (RunPlan.cpp) and the data-parallel one
+// (RunRanks.cpp) share: the buffers a repeat starts from and a run writes
+// out (RunBuffers.cpp), and what watches the timed steps (RunMeters.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_BENCH_RUNSTEPS_H
+#define DLC_BENCH_RUNSTEPS_H
+
+#include "RunPlan.h"
+
+#include "dlc/runtime/Executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace dlc::rt::cuda {
+class CudaExecutor;
+} // namespace dlc::rt::cuda
+
+namespace dlc::bench {
+
+/// A run's error, its message ready to print.
+inline rt::Status failure(const std::string &text) {
+  return rt::Status(rt::StatusCode::kInvalidArgument, text);
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers in and out (RunBuffers.cpp)
+//===----------------------------------------------------------------------===//
+
+/// What every repeat starts from: parameters from the seed (or
+/// --params-in), and a batch drawn from `dataSeed` (or read from
+/// `inputsDir`, "" for none).
+rt::Status prepareRepeat(rt::Executor &exec, const RunOptions &o, uint64_t dataSeed,
+                         const std::string &inputsDir);
+
+/// After kernel `k`: if it is an optimizer update, keeps the gradient it
+/// read (unscaled with the status the update read, under loss scaling) as
+/// its parameter's, for --dump-out.
+void captureGradient(const rt::Executor &exec, size_t k,
+                     std::map<std::string, std::vector<float>> &lastGrads);
+
+/// --dump-out: every parameter and state, the loss (`loss`, the mean over
+/// the ranks), and each parameter's last gradient, in the declared order.
+rt::Status writeDump(const rt::Executor &exec,
+                     const std::map<std::string, std::vector<float>> &lastGrads,
+                     const std::string &dir, float loss);
+
+//===----------------------------------------------------------------------===//
+// Watching the timed steps (RunMeters.cpp)
+//===----------------------------------------------------------------------===//
+
+/// CPU seconds this process has used (every thread, user and system).
+double processCpuSeconds();
+
+/// The share of the host's hardware threads the timed steps kept busy,
+/// accumulated over the repeats.
+struct HostBusy {
+  double cpuSeconds = 0, wallSeconds = 0;
+  void add(double cpu, double wall) { cpuSeconds += cpu, wallSeconds += wall; }
+  double percent() const {
+    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    return wallSeconds > 0 ? 100.0 * cpuSeconds / (wallSeconds * cores) : -1;
+  }
+};
+
+/// One line on stderr, rewritten in place as the steps run: the repeat,
+/// warm-up or timed step, and the time the run has left at the pace so far.
+/// A terminal only (pipes and logs get nothing) and rank 0 only. The CPU
+/// backend can take hours over a large model; the estimate is how its user
+/// knows to shorten the run.
+class Progress {
+public:
+  explicit Progress(const RunOptions &o);
+  ~Progress() { finish(); }
+  /// Clears the line, before the report or an error is printed.
+  void finish();
+  /// After step `step` (0-based) of `steps` of repeat `repeat`'s warm-up or
+  /// timed loop.
+  void stepDone(int64_t repeat, bool warmup, int64_t step, int64_t steps);
+
+private:
+  bool enabled_;
+  std::string label_;
+  int64_t repeats_, total_, done_ = 0;
+  std::chrono::steady_clock::time_point start_, shown_;
+};
+
+/// --profile on the CPU backend: seconds and calls by op, between
+/// consecutive kernel ends of the timed steps (the executor's observer).
+struct OpProfile {
+  std::map<std::string, std::pair<double, int64_t>> byOp;
+  bool timing = false;
+  std::chrono::steady_clock::time_point lastMark = std::chrono::steady_clock::now();
+
+  void kernelEnded(const std::string &op);
+  void startTiming();
+  /// The table, slowest op first, per step of `steps` timed steps.
+  void print(int64_t steps, const std::string &whose) const;
+};
+
+/// --profile on the CUDA backend: device milliseconds per step by launch
+/// kind and path, slowest first, then the ten slowest launches.
+rt::Status printLaunchProfile(const rt::cuda::CudaExecutor &gpu);
+
+//===----------------------------------------------------------------------===//
+// Data-parallel ranks (RunRanks.cpp)
+//===----------------------------------------------------------------------===//
+
+/// mpirun started `launched` processes for a plan of `ranks` ranks.
+std::string processCountMessage(int launched, int64_t ranks);
+
+/// A plan compiled for `ranks` data-parallel ranks, run and timed as one
+/// (RunRanks.cpp says how).
+rt::Status runDataParallel(const rt::Plan &plan, const RunOptions &o, Result &result,
+                           int ranks);
+
+} // namespace dlc::bench
+
+#endif // DLC_BENCH_RUNSTEPS_H
