@@ -25,6 +25,8 @@
 #include <optional>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <set>
@@ -642,9 +644,27 @@ std::string opsSummary(const Plan &plan, const Launch &launch) {
   return text;
 }
 
+/// The host target's parameters after a kernel's own.
+std::string partParams(KernelTarget target) {
+  return target == KernelTarget::kHost ? ", int dlc_part, int dlc_parts" : "";
+}
+
+/// The loop over a launch's `count` independent items: the device's
+/// grid-stride loop (`cuda`, as each form spells it), or on the host part
+/// dlc_part's contiguous share (hostPartsText).
+std::string gridLoop(KernelTarget target, const std::string &cuda, const std::string &var,
+                     const std::string &count) {
+  if (target == KernelTarget::kCuda)
+    return cuda;
+  return "for (long long " + var + " = dlc_part_begin(" + count + ", dlc_part, dlc_parts), " +
+         var + "_end = dlc_part_begin(" + count + ", dlc_part + 1, dlc_parts); " + var + " < " +
+         var + "_end; ++" + var + ")";
+}
+
 /// The kernel's parameter list, inputs and outputs in the emitter's order;
 /// __restrict__ only when no written buffer shares bytes with another.
-std::string paramList(const Emitter &e, const Dataflow &flow, bool restrict) {
+std::string paramList(const Emitter &e, const Dataflow &flow, bool restrict,
+                      KernelTarget target) {
   std::string text;
   for (size_t i = 0; i < e.params.size(); ++i) {
     const PlanBuffer &b = e.plan.buffers[e.params[i]];
@@ -655,7 +675,7 @@ std::string paramList(const Emitter &e, const Dataflow &flow, bool restrict) {
   }
   if (e.usesStep)
     text += ", const long long *__restrict__ dlc_step_counter";
-  return text;
+  return text + partParams(target);
 }
 
 /// The first line of a kernel whose dropouts read the step counter.
@@ -687,13 +707,16 @@ std::string aliasHazard(const Plan &plan, const Dataflow &flow, bool identityOnl
 
 std::string finish(GeneratedKernel &g, const Plan &plan, const Launch &launch,
                    const Emitter &e, const std::string &signatureAndBody,
-                   const std::string &form, const std::string &opsHeader = "") {
+                   const std::string &form, KernelTarget target,
+                   const std::string &opsHeader = "") {
   std::string includes;
   if (e.usesF16)
     includes += "#include <cuda_fp16.h>\n#define DLC_F16 1\n";
   if (e.usesBF16)
     includes += "#include <cuda_bf16.h>\n#define DLC_BF16 1\n";
-  std::string text = includes + kernelPrelude() + "\n" + signatureAndBody;
+  std::string text = includes + kernelPrelude() + "\n" +
+                     (target == KernelTarget::kHost ? hostPartsText() + std::string("\n") : "") +
+                     signatureAndBody;
   // The name hashes everything but itself, so equal computations share it.
   std::set<std::string> seen;
   std::string ops;
@@ -716,12 +739,13 @@ std::string finish(GeneratedKernel &g, const Plan &plan, const Launch &launch,
   for (size_t at; (at = text.find("DLC_KERNEL_NAME")) != std::string::npos;)
     text.replace(at, 15, g.name);
   g.source = header + text;
+  g.target = target;
   g.readsStep = e.usesStep;
   return g.name;
 }
 
 StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
-                                       const Dataflow &flow) {
+                                       const Dataflow &flow, KernelTarget target) {
   // The loop runs over the largest exported value; a smaller one must
   // broadcast to it, and is stored by the iterations at its broadcast
   // dimensions' first index (multi-output fusion of a value and its
@@ -831,13 +855,17 @@ StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
   std::string v = std::to_string(vec);
   std::ostringstream s;
   s << "extern \"C\" __global__ void __launch_bounds__(" << kBlockSize << ") DLC_KERNEL_NAME("
-    << paramList(e, flow, !anyOverlap) << ") {\n"
-    << stepLine(e) << "  const long long n = " << n << "LL;\n"
-    << "  const long long stride = (long long)gridDim.x * blockDim.x;\n"
-    << "  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-    << "  // " << v << " elements per thread and access, 16-byte loads and stores.\n"
-    << "  for (long long q = first; q < n / " << v << "; q += stride) {\n"
-    << "    const long long base = q * " << v << ";\n";
+    << paramList(e, flow, !anyOverlap, target) << ") {\n"
+    << stepLine(e) << "  const long long n = " << n << "LL;\n";
+  if (target == KernelTarget::kCuda)
+    s << "  const long long stride = (long long)gridDim.x * blockDim.x;\n"
+      << "  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+      << "  // " << v << " elements per thread and access, 16-byte loads and stores.\n"
+      << "  for (long long q = first; q < n / " << v << "; q += stride) {\n";
+  else
+    s << "  // " << v << " elements per access, 16-byte loads and stores, over this part's "
+      << "vectors.\n  " << gridLoop(target, "", "q", "n / " + v) << " {\n";
+  s << "    const long long base = q * " << v << ";\n";
   for (int32_t id : vectorInputs)
     s << "    float " << e.param(id) << "_v[" << v << "];\n    dlc_ldv<" << v << ">("
       << e.param(id) << ", base, " << e.param(id) << "_v);\n";
@@ -851,14 +879,20 @@ StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
   for (int32_t id : flow.exported)
     if (plan.buffers[id].shape == space)
       s << "    dlc_stv<" << v << ">(" << e.param(id) << ", base, " << e.param(id) << "_v);\n";
-  s << "  }\n"
-    << "  // The tail that does not fill a vector.\n"
-    << "  for (long long i = n / " << v << " * " << v << " + first; i < n; i += stride) {\n"
-    << scalarBody << "  }\n}\n";
+  if (target == KernelTarget::kCuda)
+    s << "  }\n"
+      << "  // The tail that does not fill a vector.\n"
+      << "  for (long long i = n / " << v << " * " << v << " + first; i < n; i += stride) {\n";
+  else
+    s << "  }\n"
+      << "  // The tail that does not fill a vector: the last part's.\n"
+      << "  for (long long i = dlc_part + 1 == dlc_parts ? n / " << v << " * " << v
+      << " : n; i < n; ++i) {\n";
+  s << scalarBody << "  }\n}\n";
   g.args = e.params;
   g.blockSize = kBlockSize;
   g.work = std::max<int64_t>(1, (n + vec - 1) / vec);
-  finish(g, plan, launch, e, s.str(), "loop");
+  finish(g, plan, launch, e, s.str(), "loop", target);
   return g;
 }
 
@@ -900,7 +934,8 @@ std::optional<BatchedTranspose> batchedTranspose(const Shape &in,
 /// float unchanged.
 std::optional<StatusOr<GeneratedKernel>> generateTranspose(const Plan &plan,
                                                            const Launch &launch,
-                                                           const Dataflow &flow) {
+                                                           const Dataflow &flow,
+                                                           KernelTarget target) {
   if (launch.kernels.size() != 1 || flow.inputs.size() != 1 || flow.exported.size() != 1)
     return std::nullopt;
   const PlanKernel &k = plan.kernels[launch.kernels[0]];
@@ -923,7 +958,7 @@ std::optional<StatusOr<GeneratedKernel>> generateTranspose(const Plan &plan,
   std::ostringstream src;
   src << "extern \"C\" __global__ void __launch_bounds__(" << kTransposeTile * kTransposeRows
       << ") DLC_KERNEL_NAME(const " << T << " *__restrict__ in0, " << T
-      << " *__restrict__ out1) {\n"
+      << " *__restrict__ out1" << partParams(target) << ") {\n"
       << "  // in0 as [" << t->batch << "][" << t->rows << "][" << t->cols << "], out1 as ["
       << t->batch << "][" << t->cols << "][" << t->rows << "]; one " << tile << " x " << tile
       << " tile per block and turn.\n"
@@ -932,7 +967,10 @@ std::optional<StatusOr<GeneratedKernel>> generateTranspose(const Plan &plan,
       << "  const long long tilesRows = " << tilesRows << "LL, tilesCols = " << tilesCols
       << "LL;\n"
       << "  const long long tiles = " << t->batch << "LL * tilesRows * tilesCols;\n"
-      << "  for (long long q = blockIdx.x; q < tiles; q += gridDim.x) {\n"
+      << "  "
+      << gridLoop(target, "for (long long q = blockIdx.x; q < tiles; q += gridDim.x)", "q",
+                  "tiles")
+      << " {\n"
       << "    const long long b = q / (tilesRows * tilesCols), r = q % (tilesRows * tilesCols);\n"
       << "    const long long row0 = r / tilesCols * " << tile << ", col0 = r % tilesCols * "
       << tile << ";\n"
@@ -956,13 +994,14 @@ std::optional<StatusOr<GeneratedKernel>> generateTranspose(const Plan &plan,
   g.blockSize = static_cast<int>(kTransposeTile);
   g.blockSizeY = static_cast<int>(kTransposeRows);
   g.work = t->batch * tilesRows * tilesCols;
-  finish(g, plan, launch, e, src.str(), "transpose");
+  finish(g, plan, launch, e, src.str(), "transpose", target);
   return StatusOr<GeneratedKernel>(std::move(g));
 }
 
 StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &launch,
                                             const Dataflow &flow,
-                                            const std::vector<size_t> &reductions) {
+                                            const std::vector<size_t> &reductions,
+                                            KernelTarget target) {
   auto shapeOr = reductionShape(plan, plan.kernels[reductions[0]]);
   if (!shapeOr.isOk())
     return shapeOr.status();
@@ -1057,13 +1096,16 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
     for (size_t a = 0; a < reductions.size(); ++a)
       e.line("__shared__ float part" + std::to_string(a) + "[" + std::to_string(kColumnRows) +
              "][" + std::to_string(kColumnTile + 1) + "];");
-    e.open("for (long long o0 = (long long)blockIdx.x * blockDim.x; o0 < " + rows +
-           "; o0 += (long long)gridDim.x * blockDim.x)");
+    e.open(gridLoop(target,
+                    "for (long long o0 = (long long)blockIdx.x * blockDim.x; o0 < " + rows +
+                        "; o0 += (long long)gridDim.x * blockDim.x)",
+                    "o0", rows));
     e.line("const long long o = o0 + threadIdx.x;");
   } else {
     for (size_t a = 0; a < reductions.size(); ++a)
       e.line("__shared__ float smem" + std::to_string(a) + "[32];");
-    e.open("for (long long o = blockIdx.x; o < " + rows + "; o += gridDim.x)");
+    e.open(gridLoop(target, "for (long long o = blockIdx.x; o < " + rows + "; o += gridDim.x)",
+                    "o", rows));
   }
   std::string base;
   if (!rowsOuter && !rowsInner) {
@@ -1138,12 +1180,12 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   std::ostringstream s;
   if (columns)
     s << "extern \"C\" __global__ void __launch_bounds__(" << kColumnTile * kColumnRows
-      << ") DLC_KERNEL_NAME(" << paramList(e, flow, !anyOverlap) << ") {\n"
+      << ") DLC_KERNEL_NAME(" << paramList(e, flow, !anyOverlap, target) << ") {\n"
       << stepLine(e) << "  // " << red.rows << " outputs in tiles of " << kColumnTile << " (blockDim.x), each "
       << "summing " << red.count << " rows split over blockDim.y = " << kColumnRows << ".\n";
   else
     s << "extern \"C\" __global__ void __launch_bounds__(" << block << ") DLC_KERNEL_NAME("
-      << paramList(e, flow, !anyOverlap) << ") {\n"
+      << paramList(e, flow, !anyOverlap, target) << ") {\n"
       << stepLine(e) << "  // One block per output row: " << red.rows << " rows of " << red.count
       << " elements" << (rowsOuter ? ", contiguous" : rowsInner ? ", strided by the row count" : "")
       << ".\n";
@@ -1152,7 +1194,7 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   g.blockSize = columns ? kColumnTile : block;
   g.blockSizeY = columns ? kColumnRows : 1;
   g.work = columns ? (red.rows + kColumnTile - 1) / kColumnTile : red.rows;
-  finish(g, plan, launch, e, s.str(), "reduce");
+  finish(g, plan, launch, e, s.str(), "reduce", target);
   return g;
 }
 
@@ -1166,7 +1208,8 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
 /// seeds the row op's result at the index, so consumers and every
 /// exported value are computed and stored there.
 StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
-                                      const Dataflow &flow, size_t rowKernel) {
+                                      const Dataflow &flow, size_t rowKernel,
+                                      KernelTarget target) {
   const PlanKernel &k = plan.kernels[rowKernel];
   const std::string &op = k.op;
   auto refuse = [&](const std::string &why) {
@@ -1224,8 +1267,9 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
     e.indent = 1;
     e.line("__shared__ double smem[32];");
     e.line("const long long d = " + std::to_string(d) + "LL;");
-    e.open("for (long long r = blockIdx.x; r < " + std::to_string(rows) +
-           "LL; r += gridDim.x)");
+    std::string rowCount = std::to_string(rows) + "LL";
+    e.open(gridLoop(target, "for (long long r = blockIdx.x; r < " + rowCount + "; r += gridDim.x)",
+                    "r", rowCount));
     if (causal) // the last visible key of the row's query
       e.line("const long long last = r % " + std::to_string(space[rank - 2]) + "LL + " +
              std::to_string(d - space[rank - 2]) + "LL;");
@@ -1361,14 +1405,14 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
 
   std::ostringstream src;
   src << "extern \"C\" __global__ void __launch_bounds__(" << block << ") DLC_KERNEL_NAME("
-      << paramList(e, flow, !anyOverlap) << ") {\n"
+      << paramList(e, flow, !anyOverlap, target) << ") {\n"
       << stepLine(e) << "  // One block per row: " << rows << " rows of " << d << ", " << op
       << (causal ? " (causal)" : "") << " statistics in double.\n"
       << e.body << "}\n";
   g.args = e.params;
   g.blockSize = block;
   g.work = rows;
-  finish(g, plan, launch, e, src.str(), "row");
+  finish(g, plan, launch, e, src.str(), "row", target);
   return g;
 }
 
@@ -1445,11 +1489,41 @@ DLC_KERNEL_NAME(const DlcSegment *__restrict__ table, int segments,
 }
 )cuda";
 
+/// A table kernel's body for the host: the signature takes the parts, and
+/// each segment loop (the optimizer's) or the loop over all segments' vectors
+/// (the casts') covers the part's share. Every rewritten line must be there.
+std::string hostTableBody(std::string body) {
+  static const std::pair<const char *, const char *> kRewrites[] = {
+      {"const long long *__restrict__ step_counter) {",
+       "const long long *__restrict__ step_counter, int dlc_part, int dlc_parts) {"},
+      {"const long long *__restrict__ step) {",
+       "const long long *__restrict__ step, int dlc_part, int dlc_parts) {"},
+      {"  const long long stride = (long long)gridDim.x * blockDim.x;\n", ""},
+      {"  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n", ""},
+      {"for (long long i = first; i < seg.n; i += stride)",
+       "for (long long i = dlc_part_begin(seg.n, dlc_part, dlc_parts), "
+       "i_end = dlc_part_begin(seg.n, dlc_part + 1, dlc_parts); i < i_end; ++i)"},
+      {"for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total; "
+       "q += stride)",
+       "for (long long q = dlc_part_begin(total, dlc_part, dlc_parts), "
+       "q_end = dlc_part_begin(total, dlc_part + 1, dlc_parts); q < q_end; ++q)"}};
+  for (const auto &[from, to] : kRewrites)
+    for (size_t at; (at = body.find(from)) != std::string::npos;)
+      body.replace(at, std::strlen(from), to);
+  for (const char *device : {"gridDim", "blockIdx", "+= stride", "= first"})
+    if (body.find(device) != std::string::npos) {
+      std::fprintf(stderr, "dlc: a table kernel's host body still reads %s\n", device);
+      std::abort(); // the rewrites above no longer match the kernel text
+    }
+  return body;
+}
+
 /// The table forms' source: it does not depend on the table, so every
 /// launch of the form in every model shares one kernel (the header still
 /// lists this launch's ops).
 void finishTableKernel(GeneratedKernel &g, const Plan &plan, const Launch &launch,
-                       const char *body, const char *form, const char *comment) {
+                       const char *body, const char *form, const char *comment,
+                       KernelTarget target) {
   Dataflow none;
   Emitter e(plan, none);
   g.blockSize = kBlockSize;
@@ -1458,10 +1532,14 @@ void finishTableKernel(GeneratedKernel &g, const Plan &plan, const Launch &launc
   // Half-precision values handled as their bits and widened as the CPU
   // widens them (Half.h), so that a table kernel also runs as plain C++ on
   // the host (no cuda_fp16.h there) and matches the CPU bit for bit.
-  finish(g, plan, generic, e, std::string(halfToFloatText()) + "\n" + body, form, comment);
+  finish(g, plan, generic, e,
+         std::string(halfToFloatText()) + "\n" +
+             (target == KernelTarget::kHost ? hostTableBody(body) : std::string(body)),
+         form, target, comment);
 }
 
-StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &launch) {
+StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &launch,
+                                            KernelTarget target) {
   GeneratedKernel g;
   g.form = KernelForm::kOptimizer;
   // Casts in the group widen a half-precision gradient for one update:
@@ -1532,7 +1610,8 @@ StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &laun
   }
   finishTableKernel(g, plan, launch, kOptimizerBody, "optimizer",
                     "// fuses sgd_update and adamw_update horizontally: one launch walks a\n"
-                    "// table of (param, grad, state, n) segments, one per updated tensor\n");
+                    "// table of (param, grad, state, n) segments, one per updated tensor\n",
+                    target);
   return g;
 }
 
@@ -1683,7 +1762,7 @@ std::string horizontalCastRefusal(const Plan &plan, const Launch &launch,
 }
 
 StatusOr<GeneratedKernel> generateHorizontalCast(const Plan &plan, const Launch &launch,
-                                                 const Dataflow &flow) {
+                                                 const Dataflow &flow, KernelTarget target) {
   bool anyOverlap = false;
   std::string hazard = aliasHazard(plan, flow, false, anyOverlap);
   if (!hazard.empty())
@@ -1711,7 +1790,8 @@ StatusOr<GeneratedKernel> generateHorizontalCast(const Plan &plan, const Launch 
     return Status(StatusCode::kInvalidArgument, "computes nothing that is read later");
   finishTableKernel(g, plan, launch, castBody(), "horizontal_cast",
                     "// fuses independent casts horizontally: one launch walks a table of\n"
-                    "// (in, out, n, types) segments, one per cast, f32 / f16 / bf16 each way\n");
+                    "// (in, out, n, types) segments, one per cast, f32 / f16 / bf16 each way\n",
+                    target);
   return g;
 }
 
@@ -1834,7 +1914,8 @@ bool onlyUpdatesAndTheirGradientCasts(const Launch &launch, const Plan &plan) {
 }
 
 StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
-                                   const PlanIndex &index) {
+                                   const PlanIndex &index,
+                                   KernelTarget target = KernelTarget::kCuda) {
   if (launch.kernels.empty())
     return Status(StatusCode::kInvalidArgument, "an empty launch");
   bool allOptimizer = true, anyOptimizer = false;
@@ -1861,7 +1942,7 @@ StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
   // half-precision gradients (dlc-fuse-optimizer-updates).
   bool castsForUpdates = anyOptimizer && onlyUpdatesAndTheirGradientCasts(launch, plan);
   if (allOptimizer || castsForUpdates)
-    return generateOptimizer(plan, launch);
+    return generateOptimizer(plan, launch, target);
   if (anyOptimizer)
     return Status(StatusCode::kInvalidArgument,
                   "mixes optimizer updates with other ops; only a horizontal group of "
@@ -1880,10 +1961,10 @@ StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
                     "holds a row op (" + first + ") and a reduction (" +
                         plan.kernels[reductions[0]].op + "); the row form computes no other "
                         "reduction");
-    return generateRow(plan, launch, flow, rowOps[0]);
+    return generateRow(plan, launch, flow, rowOps[0], target);
   }
   if (!reductions.empty())
-    return generateReduction(plan, launch, flow, reductions);
+    return generateReduction(plan, launch, flow, reductions, target);
   // Casts whose results differ in shape (mixed precision's weight casts,
   // fused by FuseParameterCasts) are no loop: the horizontal cast kernel
   // takes them when they are independent.
@@ -1899,11 +1980,11 @@ StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
       return Status(StatusCode::kInvalidArgument,
                     "casts of different shapes, which only a horizontal group of independent "
                     "casts computes in one launch, but " + refusal);
-    return generateHorizontalCast(plan, launch, flow);
+    return generateHorizontalCast(plan, launch, flow, target);
   }
-  if (auto transposed = generateTranspose(plan, launch, flow))
+  if (auto transposed = generateTranspose(plan, launch, flow, target))
     return std::move(*transposed);
-  return generateLoop(plan, launch, flow);
+  return generateLoop(plan, launch, flow, target);
 }
 
 std::string launchLabel(const Plan &plan, const Launch &launch) {
@@ -1932,8 +2013,9 @@ StatusOr<GeneratedKernel> generateKernel(const Plan &plan, const Launch &launch)
 }
 
 StatusOr<GeneratedKernel> generateKernel(const Plan &plan, const Launch &launch,
-                                         const std::vector<Launch> &launches) {
-  auto g = generate(plan, launch, indexPlan(plan, launches));
+                                         const std::vector<Launch> &launches,
+                                         KernelTarget target) {
+  auto g = generate(plan, launch, indexPlan(plan, launches), target);
   if (!g.isOk())
     return Status(g.status().code(),
                   launchLabel(plan, launch) + " is not generated: " + g.status().message());
@@ -1942,14 +2024,14 @@ StatusOr<GeneratedKernel> generateKernel(const Plan &plan, const Launch &launch,
   return g;
 }
 
-PlanKernels generatePlanKernels(const Plan &plan) {
+PlanKernels generatePlanKernels(const Plan &plan, KernelTarget target) {
   PlanKernels result;
   auto launches = planLaunches(plan);
   PlanIndex index = indexPlan(plan, launches);
   for (const Launch &launch : launches) {
     if (launch.implementation != "generated")
       continue;
-    auto g = generate(plan, launch, index);
+    auto g = generate(plan, launch, index, target);
     if (!g.isOk()) {
       result.refused.emplace_back(launch, g.status().message());
       continue;

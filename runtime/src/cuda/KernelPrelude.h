@@ -11,6 +11,12 @@ namespace dlc::rt::cuda {
 /// when the kernel touches half types.
 const char *kernelPrelude();
 
+/// What the host target's kernels (KernelTarget::kHost) include after the
+/// prelude: dlc_part_begin, which cuts a launch's items into the parts'
+/// contiguous shares, and __shared__ arrays of each thread's own (parts
+/// run at once on threads of the CPU).
+const char *hostPartsText();
+
 /// f16 / bf16 values as their 16 bits, converted to and from float exactly
 /// as the CPU converts them (Half.h), on the device and as plain C++:
 /// kernels/HalfToFloat.cuh (dlc_f16_bits_to_float, dlc_bf16_bits_to_float

@@ -39,6 +39,14 @@
 // (const table *, int segments, const long long *step): the launcher packs their
 // table with packSegmentTable once and uploads it.
 //
+// The host target (KernelTarget::kHost) writes the same kernels as plain
+// C++ for the CPU backend (cpu/HostKernels.h): each takes two more
+// parameters, (int dlc_part, int dlc_parts), and computes the contiguous
+// share of the launch's items (vectors, rows, tiles, elements) that part
+// `dlc_part` of `dlc_parts` owns, where the device's grid-stride loops
+// would interleave them across blocks (and threads would then share cache
+// lines). Block-level loops stay, with one thread per block.
+//
 // Launches whose ops the generator does not cover (library ops such as
 // batch_norm inside paddle's bn_act group, hand-written ops other than the
 // row form's, two row ops in one launch) stay on the library path, and
@@ -92,6 +100,9 @@ GenerateDecision isGeneratable(const Plan &plan, const Launch &launch);
 /// kTranspose: a lone batched transpose (NCHW <-> NHWC) in shared-memory
 /// tiles of kTransposeTile x kTransposeTile elements, kTransposeRows rows of
 /// threads per block.
+/// What a kernel's source is written for (see the header comment).
+enum class KernelTarget { kCuda, kHost };
+
 enum class KernelForm { kLoop, kReduction, kRow, kOptimizer, kHorizontalCast, kTranspose };
 constexpr int64_t kTransposeTile = 32, kTransposeRows = 8;
 const char *kernelFormName(KernelForm form);
@@ -131,7 +142,8 @@ struct GeneratedKernel {
   /// Stable: the form, the ops and a hash of the source's body, so two
   /// launches with the same computation share one name and one cubin.
   std::string name;
-  std::string source; // a complete translation unit for NVRTC
+  std::string source; // a complete translation unit for NVRTC (or the host)
+  KernelTarget target = KernelTarget::kCuda;
   KernelForm form = KernelForm::kLoop;
   size_t launch = 0;           // Launch::index
   std::vector<size_t> kernels; // the plan kernels it computes
@@ -168,7 +180,8 @@ StatusOr<GeneratedKernel> generateKernel(const Plan &plan, const Launch &launch)
 /// groups split, LaunchPaths.h): which values leave the launch is decided
 /// against those launches.
 StatusOr<GeneratedKernel> generateKernel(const Plan &plan, const Launch &launch,
-                                         const std::vector<Launch> &launches);
+                                         const std::vector<Launch> &launches,
+                                         KernelTarget target = KernelTarget::kCuda);
 
 /// Every generated launch of a plan: kernels for those the generator
 /// covers, and the rest with the reason they take the library path.
@@ -176,7 +189,8 @@ struct PlanKernels {
   std::vector<GeneratedKernel> kernels;
   std::vector<std::pair<Launch, std::string>> refused;
 };
-PlanKernels generatePlanKernels(const Plan &plan);
+PlanKernels generatePlanKernels(const Plan &plan,
+                                KernelTarget target = KernelTarget::kCuda);
 
 /// The optimizer kernel's table as the device reads it (struct DlcSegment
 /// in the source: 112 bytes per segment), with each buffer id turned into a
