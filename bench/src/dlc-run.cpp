@@ -5,7 +5,7 @@
 //           [-o FILE] [--profile] [--no-cuda-graph] [--no-overlap] [--tf32]
 //           [--gpu NAME]
 //           [--peak-tflops X] [--fp32-peak fp32|tf32] [--params-in DIR]
-//           [--inputs-in DIR] [--dump-out DIR] [--describe]
+//           [--inputs-in DIR] [--dump-out DIR] [--describe] [--cpu-generated]
 //
 // dlc-bench without the compiler: it runs a plan written by `dlc-bench
 // MODEL --compile-only --emit-plan X.plan` with the same loop and the same
@@ -25,6 +25,8 @@
 #include "RunPlan.h"
 
 #include "dlc/runtime/Collective.h"
+#include "dlc/runtime/cpu/CpuExecutor.h"
+#include "dlc/runtime/cpu/HostKernels.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -46,6 +48,7 @@ const char *const kUsage =
     "Times a plan compiled by `dlc-bench MODEL --compile-only --emit-plan PLAN.plan`,\n"
     "as dlc-bench times a model, without MLIR.\n"
     "  --backend cpu|cuda     the backend (default cpu)\n"
+    "  --cpu-generated        cpu: run generated launches as compiled host kernels\n"
     "  --warmup N             untimed steps before timing (default 20)\n"
     "  --steps N              timed steps per repeat (default 100)\n"
     "  --repeats N            repeats; the median is reported (default 5)\n"
@@ -72,7 +75,7 @@ const char *const kUsage =
 int runMain(int argc, char **argv) {
   std::string planPath, format = "table", output = "-", gpu, fp32Peak = "fp32";
   double peakTflops = 0;
-  bool describe = false;
+  bool describe = false, cpuGenerated = false;
   bench::RunOptions o;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -134,6 +137,8 @@ int runMain(int argc, char **argv) {
       o.inputsIn = value();
     } else if (arg == "--dump-out") {
       o.dumpOut = value();
+    } else if (arg == "--cpu-generated") {
+      cpuGenerated = true;
     } else if (arg == "--describe") {
       describe = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -181,6 +186,22 @@ int runMain(int argc, char **argv) {
     return fail(error);
   result.peakTflops = peak.tflops;
   result.peakName = peak.name;
+  if (cpuGenerated && o.backend == "cpu" && !describe) {
+    // Compiled (or found in the cache) once here, so the time is reported;
+    // the executors then load the same library.
+    auto host = rt::cpu::HostKernels::create(*plan);
+    if (!host.isOk())
+      return fail(host.status().toString());
+    const rt::cpu::HostKernelStats &h = (*host)->stats();
+    std::cerr << "dlc-run: cpu fast mode: " << h.generated << " of " << h.launches
+              << " launches generated (" << h.kernels << " of " << plan->kernels.size()
+              << " kernels), " << h.distinct << " distinct, "
+              << (h.cacheHit ? "loaded from cache" : "compiled in " + std::to_string(h.compileSeconds) + " s")
+              << " (" << h.library << ")\n";
+    rt::cpu::CpuExecutor::Options options = rt::cpu::CpuExecutor::defaultOptions();
+    options.generatedLaunches = true;
+    rt::cpu::CpuExecutor::setDefaultOptions(options);
+  }
   if (!describe)
     if (rt::Status ran = bench::runPlan(*plan, o, result); !ran.isOk())
       return fail(ran.message());

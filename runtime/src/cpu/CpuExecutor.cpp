@@ -5,6 +5,7 @@
 #include "KernelRegistration.h"
 #include "dlc/runtime/Half.h"
 #include "dlc/runtime/Initializers.h"
+#include "dlc/runtime/cpu/HostKernels.h"
 
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <random>
 
 namespace dlc::rt::cpu {
@@ -77,6 +79,33 @@ const KernelRegistry &cpuKernels() {
 //===----------------------------------------------------------------------===//
 
 CpuExecutor::CpuExecutor(Plan plan) : plan_(std::move(plan)) {}
+CpuExecutor::~CpuExecutor() = default;
+
+namespace {
+std::mutex defaultsMutex;
+CpuExecutor::Options &defaults() {
+  static CpuExecutor::Options options = [] {
+    CpuExecutor::Options o;
+    o.kernelCacheDir = defaultHostKernelCacheDir();
+    return o;
+  }();
+  return options;
+}
+} // namespace
+
+CpuExecutor::Options CpuExecutor::defaultOptions() {
+  std::lock_guard<std::mutex> lock(defaultsMutex);
+  return defaults();
+}
+
+void CpuExecutor::setDefaultOptions(const Options &options) {
+  std::lock_guard<std::mutex> lock(defaultsMutex);
+  defaults() = options;
+}
+
+const HostKernelStats *CpuExecutor::hostKernelStats() const {
+  return host_ ? &host_->stats() : nullptr;
+}
 
 namespace {
 /// MemAvailable from /proc/meminfo in bytes, or -1 where there is none.
@@ -132,12 +161,19 @@ Status CpuExecutor::checkHostMemory(const Plan &plan, int copies) {
 }
 
 StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::create(Plan plan) {
+  return create(std::move(plan), defaultOptions());
+}
+
+StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::create(Plan plan, const Options &options) {
   if (Status status = validatePlan(plan); !status.isOk())
     return status;
   std::unique_ptr<CpuExecutor> exec(new CpuExecutor(std::move(plan)));
   const Plan &p = exec->plan_;
   for (const PlanKernel &k : p.kernels) {
     auto it = cpuKernels().find(k.op);
+    if (options.libraryKernels)
+      if (auto lib = options.libraryKernels->find(k.op); lib != options.libraryKernels->end())
+        it = lib;
     if (it == cpuKernels().end())
       return Status(StatusCode::kUnavailable,
                     "the CPU backend has no kernel for '" + k.op + "'");
@@ -164,6 +200,17 @@ StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::create(Plan plan) {
   std::memset(exec->arena_, 0, p.arenaBytes);
   for (size_t i = 0; i < p.buffers.size(); ++i)
     exec->byName_.emplace(p.buffers[i].name, static_cast<int32_t>(i));
+  if (options.generatedLaunches) {
+    auto host = HostKernels::create(p, options.kernelCacheDir);
+    if (!host.isOk())
+      return host.status();
+    exec->host_ = std::move(*host);
+    exec->host_->bind(p, exec->arena_);
+    if (options.partElements > 0)
+      exec->host_->setPartElements(options.partElements);
+    exec->pool_ = std::make_unique<ThreadPool>(options.threads > 0 ? options.threads
+                                                                   : cpuThreadCount());
+  }
   return exec;
 }
 
@@ -315,6 +362,22 @@ Status CpuExecutor::step() {
     return first;
   };
   for (size_t k = 0; k < plan_.kernels.size(); ++k) {
+    if (int64_t l = host_ ? host_->launchStartingAt(k) : -1; l >= 0) {
+      // A generated launch computes all its kernels at once: the
+      // all-reduces any of them waits for finish first.
+      const std::vector<size_t> &kernels = host_->launches()[l].launch.kernels;
+      size_t last = kernels.back();
+      if (Status s = finish([&](auto &p) { return waitAt_[p.first] <= static_cast<int64_t>(last); });
+          !s.isOk())
+        return s;
+      host_->run(static_cast<size_t>(l), stepCounter,
+                 communicator_ ? communicator_->rank() : rank_, *pool_);
+      if (observer_)
+        for (size_t j : kernels)
+          observer_(j);
+      k = last;
+      continue;
+    }
     bool collective = plan_.kernels[k].opClass == OpClass::kCollective;
     bool async = overlap_ && collective && communicator_;
     // An all-reduce in its place waits for those under way.

@@ -464,28 +464,29 @@ StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch) {
   return e;
 }
 
-std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan) {
-  // Each launch is decided against the plan's own launches. A group no
-  // device kernel computes is split: its runs of consecutive element-wise /
-  // reduction kernels stay together as generated sub-launches, every other
+std::vector<Launch> splitGroups(const Plan &plan,
+                                const std::function<std::string(const Launch &)> &refusal,
+                                std::vector<std::string> &splitReason) {
+  // A group `refusal` refuses is split: its runs of consecutive element-wise
+  // / reduction kernels stay together as generated sub-launches, every other
   // kernel goes alone. Which values leave a launch depends on the split, so
   // each run is then checked against the launches as split, and a run the
   // generator refuses there is split further, until none is.
   std::vector<Launch> original = planLaunches(plan);
   std::vector<Launch> launches;
-  std::vector<std::string> splitReason;
+  splitReason.clear();
   auto generatedOp = [&](size_t k) {
     OpClass c = plan.kernels[k].opClass;
     return isElemental(c) || c == OpClass::kReduction;
   };
   for (const Launch &launch : original) {
-    DeviceLaunch whole = launch.kernels.size() > 1 ? choose(plan, launch, original) : DeviceLaunch();
-    if (launch.kernels.size() < 2 || whole.path != "host-fallback") {
+    std::string whole = launch.kernels.size() > 1 ? refusal(launch) : "";
+    if (whole.empty()) {
       launches.push_back(launch);
       splitReason.push_back("");
       continue;
     }
-    std::string why = "split from its group (" + whole.reason + ")";
+    std::string why = "split from its group (" + whole + ")";
     for (size_t i = 0; i < launch.kernels.size();) {
       Launch part = launch;
       part.kernels = {launch.kernels[i++]};
@@ -523,6 +524,23 @@ std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan) {
       changed = true;
     }
   }
+  return launches;
+}
+
+std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan) {
+  // Each launch is decided against the plan's own launches; a group no
+  // device kernel computes (whose whole path would be the host) is split.
+  std::vector<Launch> original = planLaunches(plan);
+  std::vector<std::string> splitReason;
+  std::vector<Launch> launches = splitGroups(
+      plan,
+      [&](const Launch &launch) {
+        DeviceLaunch whole = choose(plan, launch, original);
+        if (whole.path != "host-fallback")
+          return std::string();
+        return whole.reason.empty() ? std::string("no device kernel computes it") : whole.reason;
+      },
+      splitReason);
 
   std::vector<DeviceLaunch> device;
   for (size_t i = 0; i < launches.size(); ++i) {

@@ -91,12 +91,42 @@ void roundFromFloat(const float *from, DType dtype, void *to, int64_t n);
 /// Every CPU kernel, by plan op name.
 const KernelRegistry &cpuKernels();
 
+class HostKernels;
+struct HostKernelStats;
+class ThreadPool;
+
 class CpuExecutor : public Executor {
 public:
+  /// How the kernels run. The defaults are the reference: every plan kernel
+  /// on its own, by cpuKernels().
+  struct Options {
+    /// The fast mode (HostKernels.h): every launch the kernel generator
+    /// covers runs as one compiled host kernel, all its plan kernels at
+    /// once, on cpuThreadCount() threads; the others run one by one.
+    bool generatedLaunches = false;
+    /// Kernels by op name that take precedence over cpuKernels() for the
+    /// kernels run one by one (a vendor library's); null: none.
+    const KernelRegistry *libraryKernels = nullptr;
+    /// Where the fast mode keeps its compiled kernels ("" is no cache).
+    std::string kernelCacheDir;
+    /// The fast mode's threads; 0 is cpuThreadCount(). Results are the same
+    /// for every count (each output element is one thread's, in one order).
+    int threads = 0;
+    /// Elements a generated launch gives each thread at least; 0 is the
+    /// default (HostKernels.h). Tests set 1 to cut small launches too.
+    int64_t partElements = 0;
+  };
+  /// What create(plan) uses: the reference, unless a driver set otherwise.
+  static Options defaultOptions();
+  static void setDefaultOptions(const Options &options);
+
   /// Refuses a plan with a kernel the CPU backend lacks or an element type
   /// it does not run, naming both, and one that does not fit in the host's
-  /// available memory (checkHostMemory).
+  /// available memory (checkHostMemory). The fast mode also fails when the
+  /// host compiler does (HostKernels.h).
   static StatusOr<std::unique_ptr<CpuExecutor>> create(Plan plan);
+  static StatusOr<std::unique_ptr<CpuExecutor>> create(Plan plan, const Options &options);
+  ~CpuExecutor() override;
   /// kResourceExhausted, naming what is needed and what is available, when
   /// `copies` executors of `plan` (ranks run as threads) would need more
   /// host memory than /proc/meminfo's MemAvailable; ok where it cannot tell.
@@ -140,6 +170,8 @@ public:
   void setOverlapAllReduce(bool overlap) { overlap_ = overlap; }
   /// The arena: buffer b lives at hostArena() + b.offset.
   unsigned char *hostArena() { return arena_; }
+  /// The fast mode's launches and compile time; null in the reference mode.
+  const HostKernelStats *hostKernelStats() const;
 
 private:
   explicit CpuExecutor(Plan plan);
@@ -171,6 +203,9 @@ private:
   std::vector<int64_t> halfScratch_;
   int64_t scratchElements_ = 0;
   std::vector<float> scratch_;
+  /// The fast mode's kernels and threads; null in the reference mode.
+  std::unique_ptr<HostKernels> host_;
+  std::unique_ptr<ThreadPool> pool_;
 };
 
 } // namespace dlc::rt::cpu

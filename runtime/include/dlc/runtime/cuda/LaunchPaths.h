@@ -39,6 +39,7 @@
 #include "dlc/runtime/Plan.h"
 #include "dlc/runtime/cuda/KernelCodegen.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -59,6 +60,17 @@ struct DeviceLaunch {
 
 /// The plan's launches with groups split where needed, each with its path.
 std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan);
+
+/// The plan's launches with every group of several kernels that `refusal`
+/// refuses (a non-empty reason) split as planDeviceLaunches splits them:
+/// runs of consecutive element-wise / reduction kernels, split further
+/// where the generator refuses a run against the split launches, and the
+/// other kernels alone. `splitReason[i]`: "split from its group (reason)"
+/// for a part of a split group, "" otherwise. The CPU backend's fast mode
+/// splits the groups the generator refuses.
+std::vector<Launch> splitGroups(const Plan &plan,
+                                const std::function<std::string(const Launch &)> &refusal,
+                                std::vector<std::string> &splitReason);
 
 /// The launches alone, as KernelCodegen's generateKernel(plan, launch,
 /// launches) wants them.
