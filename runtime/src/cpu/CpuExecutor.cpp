@@ -295,6 +295,16 @@ Status CpuExecutor::runKernel(size_t k, int64_t step) {
   return Status::ok();
 }
 
+Status CpuExecutor::materializeGradientCast(size_t k, const std::vector<size_t> &launch) {
+  const PlanKernel &kernel = plan_.kernels[k];
+  if (kernel.opClass != OpClass::kOptimizer || kernel.inputs.size() < 2)
+    return Status::ok();
+  for (size_t c : launch)
+    if (plan_.kernels[c].op == "cast" && plan_.kernels[c].outputs[0] == kernel.inputs[1])
+      return runKernel(c, stepCounter);
+  return Status::ok();
+}
+
 Status CpuExecutor::kernelError(const Status &status, int64_t step, size_t k) {
   return Status(status.code(), "step " + std::to_string(step) + ", kernel #" +
                                    std::to_string(k) + ": " + status.message());
@@ -373,8 +383,14 @@ Status CpuExecutor::step() {
       host_->run(static_cast<size_t>(l), stepCounter,
                  communicator_ ? communicator_->rank() : rank_, *pool_);
       if (observer_)
-        for (size_t j : kernels)
+        for (size_t j : kernels) {
+          // An observer reads a kernel's operands after it ran; the fused
+          // cast of an update's half gradient is computed in registers, so
+          // it is run alone to show the gradient the update read.
+          if (Status s = materializeGradientCast(j, kernels); !s.isOk())
+            return s;
           observer_(j);
+        }
       k = last;
       continue;
     }

@@ -179,6 +179,9 @@ private:
   /// All_reduce kernel k on a thread beside the step's (its own memory for
   /// half-precision operands, not the kernels' scratch).
   Status allReduceAside(size_t k, int64_t step);
+  /// Runs the cast of generated launch `launch` that writes optimizer
+  /// kernel k's gradient, if there is one (for an observer).
+  Status materializeGradientCast(size_t k, const std::vector<size_t> &launch);
   /// Kernel k's failure at step `step`, as every kernel reports it.
   static Status kernelError(const Status &status, int64_t step, size_t k);
 
