@@ -320,3 +320,21 @@ TEST(HostKernels, TheReferenceModeIsTheDefault) {
   ASSERT_TRUE(exec.isOk());
   EXPECT_EQ((*exec)->hostKernelStats(), nullptr);
 }
+
+TEST(HostKernels, EachLaunchAloneMatchesItsReferenceKernels) {
+  // dlc-kernels --check-host's measure, on every form: each launch on random
+  // operands, alone.
+  TempCache cache;
+  for (const Plan &plan : {dlc_test::formsPlan(), dlc_test::rowPlan(),
+                           dlc_test::transposePlan(), optimizerPlan(), splitGroupsPlan()}) {
+    SCOPED_TRACE(plan.model);
+    auto checks = cpu::checkHostLaunches(plan, 7, cache.dir);
+    ASSERT_TRUE(checks.isOk()) << checks.status().toString();
+    size_t generated = 0;
+    for (const cpu::HostLaunch &h : cpu::planHostLaunches(plan))
+      generated += h.kernel.has_value();
+    EXPECT_EQ(checks->size(), generated);
+    for (const cpu::HostLaunchCheck &c : *checks)
+      EXPECT_LE(c.error, 1e-5) << "launch #" << c.launch << ", buffer " << c.buffer;
+  }
+}

@@ -139,6 +139,21 @@ private:
   int64_t partElements_ = kDefaultPartElements;
 };
 
+/// One generated launch run against its plan kernels' reference kernels.
+struct HostLaunchCheck {
+  size_t launch = 0; // into planHostLaunches
+  /// The largest, over the buffers the launch writes, of max |fast - ref| /
+  /// max |ref| (compare_dumps.py's measure), and the buffer it was.
+  double error = 0;
+  std::string buffer;
+};
+/// Every generated launch of `plan` alone on random operands, once by its
+/// host kernel and once kernel by kernel with the reference (step 0, rank
+/// 0). A value the host kernel fails to write shows as a large error.
+StatusOr<std::vector<HostLaunchCheck>>
+checkHostLaunches(const Plan &plan, uint64_t seed = 1,
+                  const std::string &cacheDir = defaultHostKernelCacheDir());
+
 } // namespace dlc::rt::cpu
 
 #endif // DLC_RUNTIME_CPU_HOSTKERNELS_H
