@@ -140,6 +140,7 @@ StatusOr<std::vector<HostLaunchCheck>> checkHostLaunches(const Plan &plan, uint6
       if (error >= check.error) {
         check.error = error;
         check.buffer = b.name;
+        check.unit = b.dtype == DType::kF16 ? 0x1p-10 : b.dtype == DType::kBF16 ? 0x1p-7 : 0x1p-23;
       }
     }
     checks.push_back(std::move(check));

@@ -22,7 +22,7 @@ int cpuThreadCount() {
 namespace {
 /// Polls of a waiting thread before it sleeps: some tens of microseconds,
 /// about the gap between two generated launches of a step.
-constexpr int kSpins = 4000;
+constexpr int kSpins = 1000;
 
 inline void relax() {
 #if defined(__x86_64__) || defined(__i386__)

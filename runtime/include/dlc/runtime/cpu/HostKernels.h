@@ -23,6 +23,7 @@
 #include "dlc/runtime/Plan.h"
 #include "dlc/runtime/cuda/KernelCodegen.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -146,6 +147,12 @@ struct HostLaunchCheck {
   /// max |ref| (compare_dumps.py's measure), and the buffer it was.
   double error = 0;
   std::string buffer;
+  /// The relative spacing of that buffer's type (2^-23 for f32, 2^-10 for
+  /// f16, 2^-7 for bf16): a rounding the two sides take differently moves a
+  /// half-precision value by that much, whatever a float tolerance says.
+  double unit = 0;
+  /// Whether the launch is within `tolerance`, or within one unit.
+  bool within(double tolerance) const { return error <= std::max(tolerance, unit); }
 };
 /// Every generated launch of `plan` alone on random operands, once by its
 /// host kernel and once kernel by kernel with the reference (step 0, rank
