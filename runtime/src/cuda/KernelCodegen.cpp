@@ -1266,6 +1266,21 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
     };
     e.indent = 1;
     e.line("__shared__ double smem[32];");
+    // On the host, the row op's operands that the launch computes (a
+    // dropout's mask, a residual add) are computed in the first pass and
+    // kept for the others: a GPU recomputes them rather than spill, a core
+    // has the cache for a row.
+    std::vector<std::pair<int32_t, std::string>> kept;
+    if (target == KernelTarget::kHost)
+      for (size_t j = 0; j < (backward ? 2u : 1u); ++j) {
+        int32_t id = k.inputs[j];
+        if (auto view = flow.views.find(id); view != flow.views.end())
+          id = view->second;
+        if (!flow.producer.count(id))
+          continue;
+        kept.emplace_back(id, "dlc_in" + std::to_string(j));
+        e.line("__shared__ float " + kept.back().second + "[" + std::to_string(d) + "];");
+      }
     e.line("const long long d = " + std::to_string(d) + "LL;");
     std::string rowCount = std::to_string(rows) + "LL";
     e.open(gridLoop(target, "for (long long r = blockIdx.x; r < " + rowCount + "; r += gridDim.x)",
@@ -1274,11 +1289,19 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
       e.line("const long long last = r % " + std::to_string(space[rank - 2]) + "LL + " +
              std::to_string(d - space[rank - 2]) + "LL;");
     // One pass over the row: `each` emits the work at element i.
+    int passes = 0;
     auto pass = [&](const std::function<void()> &each) {
       e.open("for (long long c = threadIdx.x; c < d; c += blockDim.x)");
       e.line("const long long i = r * d + c;");
+      for (const auto &[id, array] : kept)
+        if (passes > 0)
+          e.seed(id, "i", array + "[c]");
       each();
+      for (const auto &[id, array] : kept)
+        if (passes == 0)
+          e.line(array + "[c] = " + e.value(id, "i") + ";");
       e.close();
+      ++passes;
     };
     auto reduce = [&](const std::string &acc, bool max) {
       e.line(acc + " = dlc_block_allreduce<" + B + ", " + (max ? "true" : "false") + ">(" + acc +
@@ -1305,17 +1328,32 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
                z + " : mx;");
       });
       reduce("mx", true);
-      pass([&] {
-        std::string z = logit();
-        e.line((causal ? "if (" + visible + ") " : std::string()) + "sum += exp(" + z +
-               " - mx);");
-      });
-      reduce("sum", false);
-      last = [&] {
-        // The CPU stores the exponential as a float, then divides it.
-        std::string y = "(float)((double)(float)exp(" + logit() + " - mx) / sum)";
-        return e.temp("y", "float", causal ? visible + " ? " + y + " : 0.f" : y);
-      };
+      if (target == KernelTarget::kHost) {
+        // A core computes what a GPU would recompute: each exponential
+        // once, kept (as the CPU keeps it, a float) for the last pass.
+        e.line("__shared__ float dlc_e[" + std::to_string(d) + "];");
+        pass([&] {
+          std::string z = logit();
+          e.line("const double dlc_ex = " + (causal ? visible + " ? " : std::string()) +
+                 "exp(" + z + " - mx)" + (causal ? " : 0.0" : "") + ";");
+          e.line("dlc_e[c] = (float)dlc_ex;");
+          e.line("sum += dlc_ex;");
+        });
+        reduce("sum", false);
+        last = [&] { return e.temp("y", "float", "(float)((double)dlc_e[c] / sum)"); };
+      } else {
+        pass([&] {
+          std::string z = logit();
+          e.line((causal ? "if (" + visible + ") " : std::string()) + "sum += exp(" + z +
+                 " - mx);");
+        });
+        reduce("sum", false);
+        last = [&] {
+          // The CPU stores the exponential as a float, then divides it.
+          std::string y = "(float)((double)(float)exp(" + logit() + " - mx) / sum)";
+          return e.temp("y", "float", causal ? visible + " ? " + y + " : 0.f" : y);
+        };
+      }
     } else if (norm) {
       e.line("double mean = 0.0, var = 0.0;");
       pass([&] { e.line("mean += (double)" + e.value(k.inputs[0], "i") + ";"); });
