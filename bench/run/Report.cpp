@@ -147,6 +147,9 @@ void writeJson(std::ostream &os, const Result &r) {
   if (!r.launchesByPath.empty())
     os << "  \"launches_by_path\": " << countsJson(r.launchesByPath) << ",\n"
        << "  \"device_bytes_per_step\": " << r.deviceMemoryBytesPerStep << ",\n";
+  if (!r.cpuBackendNote.empty())
+    os << "  \"cpu_backend\": " << jsonString(r.cpuBackendNote) << ",\n"
+       << "  \"host_compile_seconds\": " << r.hostCompileSeconds << ",\n";
   if (r.backend == "cuda")
     os << "  \"device\": " << jsonString(r.device) << ",\n"
        << "  \"cuda_graph\": " << (r.cudaGraph ? "true" : "false") << ",\n"
@@ -350,12 +353,16 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
     }
   // CPU ranks share one machine's cores: their "scaling" is contention.
   for (const Result &x : results)
-    if (x.gpus > 1 && x.backend == "cpu") {
+    if (x.gpus > 1 && x.backend != "cuda") {
       os << "cpu backend: the ranks share this machine's cores with their kernels' "
             "threads, so speed-up over 1 GPU and scaling measure that contention, not "
             "communication; they check the machinery (--backend cuda for GPUs)\n";
       break;
     }
+  // The fast CPU backend says how much of the step ran where.
+  for (const Result &x : results)
+    if (!x.cpuBackendNote.empty())
+      os << x.fusion << " batch " << x.batch << ": cpu backend: " << x.cpuBackendNote << "\n";
   // The CUDA backend says how much of the step ran where.
   for (const Result &x : results)
     if (!x.launchesByPath.empty()) {

@@ -79,6 +79,10 @@ struct Result {
   double gpuUtilization = 0;
   int64_t gpuMemoryUsedBytes = 0;
   std::string gpuUsageNote; // why there are no samples
+  /// --backend cpu: what ran where (generated launches, oneDNN, reference
+  /// kernels), and the seconds the host compiler took (0 on a cache hit).
+  std::string cpuBackendNote;
+  double hostCompileSeconds = 0;
   /// The timed steps' CPU time over wall time x the host's hardware
   /// threads, in percent (this process's threads; a rank's own under
   /// mpirun); -1 when not measured (compile-only).

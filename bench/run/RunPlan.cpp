@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "RunPlan.h"
+
+#include "CpuBackend.h"
 #include "RunSteps.h"
 
 #include "dlc/runtime/Collective.h"
@@ -83,6 +85,8 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
   int64_t ranks = rt::planRanks(plan);
   if (int launched = rt::launchedProcesses(); launched > 1 && launched != ranks)
     return failure(processCountMessage(launched, ranks));
+  if (rt::Status ready = prepareCpuBackend(plan, o.backend, result); !ready.isOk())
+    return failure(ready.toString());
   if (ranks > 1)
     return runDataParallel(plan, o, result, static_cast<int>(ranks));
   // Both backends run the same loop below through rt::Executor.
@@ -107,7 +111,7 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
     else
       result.gpuUsageNote = monitor.status().message();
   } else {
-    auto created = rt::cpu::CpuExecutor::create(plan);
+    auto created = rt::cpu::CpuExecutor::create(plan, cpuExecutorOptions(o.backend));
     if (!created.isOk())
       return failure(created.status().toString());
     executor = std::move(*created);

@@ -21,7 +21,7 @@
 namespace dlc::bench {
 
 struct RunOptions {
-  std::string backend = "cpu"; // cpu or cuda
+  std::string backend = "cpu"; // cpu, reference or cuda (CpuBackend.h)
   int64_t warmup = 20, steps = 100, repeats = 5;
   uint64_t seed = 0;
   std::string paramsIn, inputsIn, dumpOut; // directories, "" for none

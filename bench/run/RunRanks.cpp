@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CpuBackend.h"
 #include "RunSteps.h"
 
 #include "dlc/runtime/Collective.h"
@@ -264,7 +265,7 @@ rt::Status RankRun::createCpuRanks() {
   if (rt::Status fits = rt::cpu::CpuExecutor::checkHostMemory(plan, local); !fits.isOk())
     return failure(fits.toString());
   for (int i = 0; i < local; ++i) {
-    auto created = rt::cpu::CpuExecutor::create(plan);
+    auto created = rt::cpu::CpuExecutor::create(plan, cpuExecutorOptions(o.backend));
     if (!created.isOk())
       return failure(created.status().toString());
     (*created)->setCommunicator(process ? process : threadGroup[i].get());

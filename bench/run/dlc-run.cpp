@@ -22,6 +22,7 @@
 
 #include "GpuPeaks.h"
 #include "Report.h"
+#include "CpuBackend.h"
 #include "RunPlan.h"
 
 #include "dlc/runtime/Collective.h"
@@ -46,7 +47,9 @@ const char *const kUsage =
     "usage: dlc-run PLAN.plan [options]\n"
     "Times a plan compiled by `dlc-bench MODEL --compile-only --emit-plan PLAN.plan`,\n"
     "as dlc-bench times a model, without MLIR.\n"
-    "  --backend cpu|cuda     the backend (default cpu)\n"
+    "  --backend cpu|reference|cuda\n"
+    "                         the backend (default cpu: generated host kernels and\n"
+    "                         oneDNN; reference: every op alone, the numerical truth)\n"
     "  --warmup N             untimed steps before timing (default 20)\n"
     "  --steps N              timed steps per repeat (default 100)\n"
     "  --repeats N            repeats; the median is reported (default 5)\n"
@@ -150,8 +153,8 @@ int runMain(int argc, char **argv) {
     std::cerr << "dlc-run: error: no plan given\n" << kUsage;
     return 2;
   }
-  if (o.backend != "cpu" && o.backend != "cuda")
-    return fail("unknown --backend '" + o.backend + "' (cpu or cuda)");
+  if (!bench::isCpuBackend(o.backend) && o.backend != "cuda")
+    return fail("unknown --backend '" + o.backend + "' (cpu, reference or cuda)");
   if (fp32Peak != "fp32" && fp32Peak != "tf32")
     return fail("--fp32-peak must be fp32 or tf32, got '" + fp32Peak + "'");
   bench::Format reportFormat;

@@ -16,6 +16,7 @@
 #include "GpuPeaks.h"
 #include "Html.h"
 #include "Report.h"
+#include "CpuBackend.h"
 #include "RunPlan.h"
 
 #include "dlc/InitAll.h"
@@ -68,7 +69,10 @@ cl::list<std::string> modelPaths(cl::Positional,
     cl::desc("<model.mlir... (several run one after another, side by side in one report), "
              "or a .plan from --emit-plan>"),
     cl::OneOrMore, cl::cat(category));
-cl::opt<std::string> backend("backend", cl::desc("cpu (default) or cuda"),
+cl::opt<std::string> backend("backend",
+    cl::desc("cpu (default): generated launches compiled for this host, oneDNN for "
+             "convolutions, matmuls, batch norm and pooling; reference: every op on its "
+             "own, the numerical truth the others are checked against; cuda: the GPU"),
                              cl::init("cpu"), cl::cat(category));
 cl::opt<std::string> batchList("batch",
     cl::desc("samples per step, or a comma-separated list to sweep (default 32)"),
@@ -533,8 +537,8 @@ int benchMain(int argc, char **argv) {
     if (!devices.isOk() && !compileOnly)
       return fail("--backend cuda: " + devices.status().message());
   }
-  if (backend != "cpu" && backend != "cuda")
-    return fail("unknown --backend '" + backend + "' (cpu or cuda)");
+  if (!bench::isCpuBackend(backend) && backend != "cuda")
+    return fail("unknown --backend '" + backend + "' (cpu, reference or cuda)");
   std::vector<int64_t> gpuCounts;
   for (const std::string &item : splitList(gpusList)) {
     char *end = nullptr;

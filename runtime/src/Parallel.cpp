@@ -19,4 +19,86 @@ int cpuThreadCount() {
   return count;
 }
 
+namespace {
+/// Polls of a waiting thread before it sleeps: some tens of microseconds,
+/// about the gap between two generated launches of a step.
+constexpr int kSpins = 1000;
+
+inline void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+} // namespace
+
+ThreadPool::ThreadPool(int threads) {
+  for (int i = 1; i < threads; ++i)
+    workers_.emplace_back([this, i] { work(i); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+    generation_.fetch_add(uint64_t(1) << 16, std::memory_order_release);
+  }
+  wake_.notify_all();
+  for (std::thread &t : workers_)
+    t.join();
+}
+
+void ThreadPool::work(int index) {
+  uint64_t seen = 0;
+  for (;;) {
+    uint64_t now = generation_.load(std::memory_order_acquire);
+    for (int i = 0; now == seen && i < kSpins; ++i) {
+      relax();
+      now = generation_.load(std::memory_order_acquire);
+    }
+    if (now == seen) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+      now = generation_.load(std::memory_order_acquire);
+    }
+    seen = now;
+    if (stop_)
+      return;
+    // The parts travel in the word itself: a worker that wakes late reads
+    // the parts of the run it saw, never a later run's.
+    if (index >= static_cast<int>(now & 0xffff))
+      continue;
+    (*job_)(index);
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_.notify_one();
+    }
+  }
+}
+
+void ThreadPool::run(int parts, const std::function<void(int)> &job) {
+  parts = std::min(parts, threads());
+  if (parts <= 1) {
+    if (parts == 1)
+      job(0);
+    return;
+  }
+  job_ = &job;
+  pending_.store(parts - 1, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    uint64_t next = ((generation_.load(std::memory_order_relaxed) >> 16) + 1) << 16;
+    generation_.store(next | static_cast<uint64_t>(parts), std::memory_order_release);
+  }
+  wake_.notify_all();
+  job(0);
+  for (int i = 0; pending_.load(std::memory_order_acquire) != 0 && i < kSpins; ++i)
+    relax();
+  if (pending_.load(std::memory_order_acquire) != 0) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return pending_.load(std::memory_order_acquire) == 0; });
+  }
+}
+
 } // namespace dlc::rt

@@ -6,6 +6,8 @@
 #include "dlc/runtime/Half.h"
 #include "dlc/runtime/Initializers.h"
 #include "dlc/runtime/Shape.h"
+#include "dlc/runtime/cpu/Dnnl.h"
+#include "dlc/runtime/cpu/HostKernels.h"
 
 #include <cmath>
 #include <cstdio>
@@ -13,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <random>
 
 namespace dlc::rt::cpu {
@@ -66,6 +69,19 @@ const KernelRegistry &cpuKernels() {
 //===----------------------------------------------------------------------===//
 
 CpuExecutor::CpuExecutor(Plan plan) : plan_(std::move(plan)) {}
+CpuExecutor::~CpuExecutor() = default;
+
+CpuExecutor::Options CpuExecutor::fastOptions() {
+  Options options;
+  options.generatedLaunches = true;
+  options.libraryKernels = &dnnlKernels();
+  options.kernelCacheDir = defaultHostKernelCacheDir();
+  return options;
+}
+
+const HostKernelStats *CpuExecutor::hostKernelStats() const {
+  return host_ ? &host_->stats() : nullptr;
+}
 
 namespace {
 /// MemAvailable from /proc/meminfo in bytes, or -1 where there is none.
@@ -121,12 +137,19 @@ Status CpuExecutor::checkHostMemory(const Plan &plan, int copies) {
 }
 
 StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::create(Plan plan) {
+  return create(std::move(plan), Options());
+}
+
+StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::create(Plan plan, const Options &options) {
   if (Status status = validatePlan(plan); !status.isOk())
     return status;
   std::unique_ptr<CpuExecutor> exec(new CpuExecutor(std::move(plan)));
   const Plan &p = exec->plan_;
   for (const PlanKernel &k : p.kernels) {
     auto it = cpuKernels().find(k.op);
+    if (options.libraryKernels)
+      if (auto lib = options.libraryKernels->find(k.op); lib != options.libraryKernels->end())
+        it = lib;
     if (it == cpuKernels().end())
       return Status(StatusCode::kUnavailable,
                     "the CPU backend has no kernel for '" + k.op + "'");
@@ -153,6 +176,17 @@ StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::create(Plan plan) {
   std::memset(exec->arena_, 0, p.arenaBytes);
   for (size_t i = 0; i < p.buffers.size(); ++i)
     exec->byName_.emplace(p.buffers[i].name, static_cast<int32_t>(i));
+  if (options.generatedLaunches) {
+    auto host = HostKernels::create(p, options.kernelCacheDir);
+    if (!host.isOk())
+      return host.status();
+    exec->host_ = std::move(*host);
+    exec->host_->bind(p, exec->arena_);
+    if (options.partElements > 0)
+      exec->host_->setPartElements(options.partElements);
+    exec->pool_ = std::make_unique<ThreadPool>(options.threads > 0 ? options.threads
+                                                                   : cpuThreadCount());
+  }
   return exec;
 }
 
@@ -219,6 +253,16 @@ Status CpuExecutor::runKernel(size_t k, int64_t step) {
     if (isHalf(b.dtype))
       roundFromFloat(results[o].f32(), b.dtype, arena_ + b.offset, b.numElements());
   }
+  return Status::ok();
+}
+
+Status CpuExecutor::materializeGradientCast(size_t k, const std::vector<size_t> &launch) {
+  const PlanKernel &kernel = plan_.kernels[k];
+  if (kernel.opClass != OpClass::kOptimizer || kernel.inputs.size() < 2)
+    return Status::ok();
+  for (size_t c : launch)
+    if (plan_.kernels[c].op == "cast" && plan_.kernels[c].outputs[0] == kernel.inputs[1])
+      return runKernel(c, stepCounter);
   return Status::ok();
 }
 
@@ -289,6 +333,28 @@ Status CpuExecutor::step() {
     return first;
   };
   for (size_t k = 0; k < plan_.kernels.size(); ++k) {
+    if (int64_t l = host_ ? host_->launchStartingAt(k) : -1; l >= 0) {
+      // A generated launch computes all its kernels at once: the
+      // all-reduces any of them waits for finish first.
+      const std::vector<size_t> &kernels = host_->launches()[l].launch.kernels;
+      size_t last = kernels.back();
+      if (Status s = finish([&](auto &p) { return waitAt_[p.first] <= static_cast<int64_t>(last); });
+          !s.isOk())
+        return s;
+      host_->run(static_cast<size_t>(l), stepCounter,
+                 communicator_ ? communicator_->rank() : rank_, *pool_);
+      if (observer_)
+        for (size_t j : kernels) {
+          // An observer reads a kernel's operands after it ran; the fused
+          // cast of an update's half gradient is computed in registers, so
+          // it is run alone to show the gradient the update read.
+          if (Status s = materializeGradientCast(j, kernels); !s.isOk())
+            return s;
+          observer_(j);
+        }
+      k = last;
+      continue;
+    }
     bool collective = plan_.kernels[k].opClass == OpClass::kCollective;
     bool async = overlap_ && collective && communicator_;
     // An all-reduce in its place waits for those under way.

@@ -26,7 +26,7 @@
 #include "dlc/runtime/Device.h"
 #include "dlc/runtime/cpu/CpuExecutor.h"
 #include "dlc/runtime/cuda/HandKernels.h"
-#include "dlc/runtime/cuda/KernelCodegen.h"
+#include "dlc/runtime/cuda/LaunchPaths.h"
 #include "dlc/runtime/cuda/KernelCompiler.h"
 #include "dlc/runtime/cuda/Nccl.h"
 #include "dlc/runtime/cuda/LaunchPaths.h"

@@ -331,64 +331,19 @@ StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch) {
 }
 
 std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan) {
-  // Each launch is decided against the plan's own launches. A group no
-  // device kernel computes is split: its runs of consecutive element-wise /
-  // reduction kernels stay together as generated sub-launches, every other
-  // kernel goes alone. Which values leave a launch depends on the split, so
-  // each run is then checked against the launches as split, and a run the
-  // generator refuses there is split further, until none is.
+  // Each launch is decided against the plan's own launches; a group no
+  // device kernel computes (whose whole path would be the host) is split.
   std::vector<Launch> original = planLaunches(plan);
-  std::vector<Launch> launches;
   std::vector<std::string> splitReason;
-  auto generatedOp = [&](size_t k) {
-    OpClass c = plan.kernels[k].opClass;
-    return isElemental(c) || c == OpClass::kReduction;
-  };
-  for (const Launch &launch : original) {
-    DeviceLaunch whole = launch.kernels.size() > 1 ? choose(plan, launch, original) : DeviceLaunch();
-    if (launch.kernels.size() < 2 || whole.path != "host-fallback") {
-      launches.push_back(launch);
-      splitReason.push_back("");
-      continue;
-    }
-    std::string why = "split from its group (" + whole.reason + ")";
-    for (size_t i = 0; i < launch.kernels.size();) {
-      Launch part = launch;
-      part.kernels = {launch.kernels[i++]};
-      if (generatedOp(part.kernels.front()))
-        while (i < launch.kernels.size() && generatedOp(launch.kernels[i]))
-          part.kernels.push_back(launch.kernels[i++]);
-      part.implementation = part.kernels.size() > 1
-                                ? "generated"
-                                : implementationOf(plan.kernels[part.kernels[0]].opClass);
-      launches.push_back(std::move(part));
-      splitReason.push_back(why);
-    }
-  }
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t i = 0; i < launches.size(); ++i)
-      launches[i].index = i;
-    for (size_t i = 0; i < launches.size() && !changed; ++i) {
-      if (splitReason[i].empty() || launches[i].kernels.size() < 2 ||
-          generateKernel(plan, launches[i], launches).isOk())
-        continue;
-      // This run is not one kernel against the split launches: its kernels
-      // go alone.
-      Launch run = launches[i];
-      std::string why = splitReason[i];
-      launches.erase(launches.begin() + i);
-      splitReason.erase(splitReason.begin() + i);
-      for (size_t j = 0; j < run.kernels.size(); ++j) {
-        Launch part = run;
-        part.kernels = {run.kernels[j]};
-        part.implementation = implementationOf(plan.kernels[run.kernels[j]].opClass);
-        launches.insert(launches.begin() + i + j, part);
-        splitReason.insert(splitReason.begin() + i + j, why);
-      }
-      changed = true;
-    }
-  }
+  std::vector<Launch> launches = splitGroups(
+      plan,
+      [&](const Launch &launch) {
+        DeviceLaunch whole = choose(plan, launch, original);
+        if (whole.path != "host-fallback")
+          return std::string();
+        return whole.reason.empty() ? std::string("no device kernel computes it") : whole.reason;
+      },
+      splitReason);
 
   std::vector<DeviceLaunch> device;
   for (size_t i = 0; i < launches.size(); ++i) {

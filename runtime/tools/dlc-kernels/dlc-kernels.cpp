@@ -1,7 +1,7 @@
 //===- dlc-kernels.cpp - generate and compile a plan's CUDA kernels -------===//
 //
 //   dlc-kernels PLAN.plan... [--arch sm_80,sm_90] [--dump-kernels DIR]
-//               [--cache DIR] [--no-compile] [--paths]
+//               [--cache DIR] [--no-compile] [--paths] [--check-host [TOL]]
 //
 // For every launch the CUDA backend generates (LaunchPaths.h: the parts of
 // split groups included), writes its CUDA C++ kernel (KernelCodegen.h), and
@@ -12,18 +12,26 @@
 // naming the kernel and printing NVRTC's log, when a kernel does not
 // compile. --paths prints, instead, the device path every launch of the
 // CUDA backend takes (LaunchPaths.h) and why each host fallback happens.
+// --check-host compiles the CPU fast mode's kernels instead (HostKernels.h)
+// and runs each generated launch against the reference kernels on random
+// operands, failing when one is off by more than TOL (relative to the
+// largest value of a buffer; default 1e-4), or, for a half-precision buffer,
+// by more than one unit of its type.
 // Needs no GPU, and no MLIR: plans come from
 // `dlc-bench MODEL --compile-only --emit-plan X.plan`.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dlc/runtime/Plan.h"
+#include "dlc/runtime/cpu/HostKernels.h"
 #include "dlc/runtime/cuda/HandKernels.h"
-#include "dlc/runtime/cuda/KernelCodegen.h"
+#include "dlc/runtime/codegen/KernelCodegen.h"
 #include "dlc/runtime/cuda/KernelCompiler.h"
 #include "dlc/runtime/cuda/KernelDump.h"
 #include "dlc/runtime/cuda/LaunchPaths.h"
 
+#include <cctype>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <set>
@@ -46,7 +54,12 @@ int usage(const char *message) {
             << "  --paths             print the CUDA backend's path for every launch (no GPU\n"
             << "                      needed): launches per path, and each host fallback's op\n"
             << "                      and reason\n"
-            << "  --verbose           with --paths: every launch, its ops and path\n";
+            << "  --verbose           with --paths: every launch, its ops and path; with\n"
+            << "                      --check-host: every generated launch's error\n"
+            << "  --check-host [TOL]  compile the CPU fast mode's host kernels and check each\n"
+            << "                      generated launch against the reference on random\n"
+            << "                      operands (relative error at most TOL, default 1e-4,\n"
+            << "                      or one unit of an f16 / bf16 result)\n";
   return 2;
 }
 
@@ -123,12 +136,60 @@ void printPaths(const std::string &path, const Plan &plan, bool verbose) {
   }
 }
 
+/// --check-host: 1 when a launch fails the check or nothing compiles.
+int checkHostKernels(const std::string &path, const Plan &plan, double tolerance,
+                     bool verbose) {
+  auto host = cpu::HostKernels::create(plan);
+  if (!host.isOk()) {
+    std::cerr << "dlc-kernels: " << host.status().toString() << "\n";
+    return 1;
+  }
+  const cpu::HostKernelStats &s = (*host)->stats();
+  std::cout << "plan " << path << ": " << plan.model << ", batch " << plan.batch << ", fusion "
+            << plan.fusion << ", " << plan.precision << "\n"
+            << "host launches: " << s.launches << ", generated: " << s.generated << " ("
+            << s.kernels << " of " << plan.kernels.size() << " kernels, " << s.distinct
+            << " distinct), "
+            << (s.cacheHit ? std::string("from the cache")
+                           : "compiled in " + std::to_string(s.compileSeconds) + " s")
+            << "\n";
+  auto checks = cpu::checkHostLaunches(plan);
+  if (!checks.isOk()) {
+    std::cerr << "dlc-kernels: " << checks.status().toString() << "\n";
+    return 1;
+  }
+  const std::vector<cpu::HostLaunch> &launches = (*host)->launches();
+  const cpu::HostLaunchCheck *worst = nullptr;
+  int failed = 0;
+  for (const cpu::HostLaunchCheck &c : *checks) {
+    const cpu::HostLaunch &h = launches[c.launch];
+    bool bad = !c.within(tolerance);
+    failed += bad;
+    if (!worst || !(c.error <= worst->error))
+      worst = &c;
+    if (verbose || bad)
+      std::cout << "  " << (bad ? "MISMATCH " : "") << "launch #" << c.launch << " ("
+                << h.launch.kind << ", " << kernelFormName(h.kernel->form) << ", "
+                << h.launch.kernels.size() << " kernels): error " << c.error << " in '"
+                << c.buffer << "'\n";
+  }
+  std::cout << "  checked " << checks->size() << " launches against the reference: "
+            << (failed ? std::to_string(failed) + " off by more than " : "all within ")
+            << tolerance << " (or a unit of a half type)";
+  if (worst)
+    std::cout << ", worst " << worst->error << " (launch #" << worst->launch << ", "
+              << launches[worst->launch].launch.kind << ")";
+  std::cout << "\n";
+  return failed ? 1 : 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::vector<std::string> plans, archs = {"sm_80", "sm_90"};
   std::string dumpDir, cacheDir = defaultKernelCacheDir();
-  bool compile = true, paths = false, verbose = false;
+  bool compile = true, paths = false, verbose = false, checkHost = false;
+  double tolerance = 1e-4;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&](const char *flag) -> const char * {
@@ -150,6 +211,11 @@ int main(int argc, char **argv) {
       paths = true;
     else if (arg == "--verbose")
       verbose = true;
+    else if (arg == "--check-host") {
+      checkHost = true;
+      if (i + 1 < argc && argv[i + 1][0] != '-' && std::isdigit(argv[i + 1][0]))
+        tolerance = std::atof(argv[++i]);
+    }
     else if (arg == "-h" || arg == "--help")
       return usage("generates and compiles the CUDA kernels of compiled plans"), 0;
     else if (!arg.empty() && arg[0] == '-')
@@ -164,7 +230,7 @@ int main(int argc, char **argv) {
   for (const std::string &arch : archs)
     if (arch.rfind("sm_", 0) != 0)
       return usage(("'" + arch + "' is not an architecture like sm_80 or sm_90").c_str());
-  if (paths)
+  if (paths || checkHost)
     compile = false;
   if (compile && !nvrtcBuilt()) {
     std::cerr << "dlc-kernels: " << nvrtcVersionString().status().toString()
@@ -173,7 +239,7 @@ int main(int argc, char **argv) {
   }
 
   KernelCompiler compiler(cacheDir);
-  int failures = 0;
+  int failures = 0, hostFailures = 0;
   for (const std::string &path : plans) {
     auto plan = readPlanFile(path);
     if (!plan.isOk()) {
@@ -182,6 +248,10 @@ int main(int argc, char **argv) {
     }
     if (paths) {
       printPaths(path, *plan, verbose);
+      continue;
+    }
+    if (checkHost) {
+      hostFailures += checkHostKernels(path, *plan, tolerance, verbose);
       continue;
     }
     // The kernels the CUDA backend compiles for this plan: every generated
@@ -272,6 +342,11 @@ int main(int argc, char **argv) {
   }
   if (failures) {
     std::cerr << "dlc-kernels: " << failures << " kernel(s) did not compile\n";
+    return 1;
+  }
+  if (hostFailures) {
+    std::cerr << "dlc-kernels: the host kernels of " << hostFailures
+              << " plan(s) are not the reference's\n";
     return 1;
   }
   return 0;

@@ -13,7 +13,7 @@
 
 #include "dlc/Dialect/Train/IR/TrainOps.h"
 #include "dlc/runtime/cpu/CpuExecutor.h"
-#include "dlc/runtime/cuda/KernelCodegen.h"
+#include "dlc/runtime/codegen/KernelCodegen.h"
 
 #include <gtest/gtest.h>
 
@@ -97,7 +97,7 @@ TEST_F(OpCatalogTest, EveryElementwiseOpHasAGeneratorExpression) {
                            rt::BufferRole::kInput));
       int32_t out = p.add("y", rt::DType::kF32, {4, 8}, rt::BufferRole::kGradient);
       p.plan.kernels.push_back(rt::PlanKernel{op, in, {out}, {}, *c});
-      rt::cuda::PlanKernels all = rt::cuda::generatePlanKernels(p.plan);
+      rt::codegen::PlanKernels all = rt::codegen::generatePlanKernels(p.plan);
       generated |= all.kernels.size() == 1;
       if (!all.refused.empty())
         why = all.refused.front().second;

@@ -14,9 +14,10 @@
 #include "dlc/runtime/Device.h"
 #include "dlc/runtime/cpu/CpuExecutor.h"
 #include "dlc/runtime/cuda/CudaExecutor.h"
-#include "dlc/runtime/cuda/KernelCodegen.h"
+#include "dlc/runtime/codegen/KernelCodegen.h"
 #include "dlc/runtime/cuda/KernelCompiler.h"
 
+#include "CodegenPlans.h"
 #include "HostThreads.h"
 #include "TestPlan.h"
 
@@ -35,99 +36,20 @@
 #include <unistd.h>
 
 using namespace dlc::rt;
+using namespace dlc::rt::codegen;
 using namespace dlc::rt::cuda;
+using dlc_test::castCases;
+using dlc_test::castsPlan;
+using dlc_test::CastCase;
+using dlc_test::formsPlan;
+using dlc_test::inputGroup;
+using dlc_test::kIn;
+using dlc_test::kOut;
+using PlanBuilder = dlc_test::GroupPlanBuilder;
+using dlc_test::rowPlan;
+using dlc_test::transposePlan;
 
 namespace {
-
-/// Builds plans by hand: buffers at distinct 256-byte-aligned offsets.
-struct PlanBuilder {
-  Plan plan;
-  int32_t buffer(const std::string &name, std::vector<int64_t> shape,
-                 BufferRole role = BufferRole::kTemporary, DType dtype = DType::kF32) {
-    return dlc_test::appendBuffer(plan, name, dtype, std::move(shape), role);
-  }
-  PlanKernel &kernel(const std::string &op, std::vector<int32_t> in, std::vector<int32_t> out,
-                     int64_t group = -1, PlanAttrs attrs = {}) {
-    PlanKernel k = dlc_test::makeKernel(op, std::move(in), std::move(out), std::move(attrs));
-    if (group >= 0) {
-      k.attrs["fusion.group"] = group;
-      k.fusionKind = FusionKind::kLoop;
-      k.attrs["fusion.strategy"] = std::string("test");
-    }
-    plan.kernels.push_back(std::move(k));
-    return plan.kernels.back();
-  }
-};
-
-constexpr BufferRole kIn = BufferRole::kInput, kOut = BufferRole::kGradient;
-
-/// A launch of every kernel form the generator writes, in one plan.
-Plan formsPlan() {
-  PlanBuilder p;
-  p.plan.model = "codegen_test";
-  // Loop: broadcast add, relu, mul, with a scalar tail (105 elements).
-  int32_t x = p.buffer("x", {3, 5, 7}, kIn), b = p.buffer("b", {5, 1}, kIn),
-          y = p.buffer("y", {3, 5, 7}, kIn);
-  int32_t t0 = p.buffer("t0", {3, 5, 7}), t1 = p.buffer("t1", {3, 5, 7});
-  int32_t o0 = p.buffer("o0", {3, 5, 7}, kOut);
-  p.kernel("add", {x, b}, {t0}, 0);
-  p.kernel("relu", {t0}, {t1}, 0);
-  p.kernel("mul", {t1, y}, {o0}, 0);
-  // Element-wise ops and their gradients, chained.
-  int32_t t2 = p.buffer("t2", {3, 5, 7}), t3 = p.buffer("t3", {3, 5, 7}),
-          t4 = p.buffer("t4", {3, 5, 7}), t5 = p.buffer("t5", {3, 5, 7}),
-          t6 = p.buffer("t6", {3, 5, 7}), t7 = p.buffer("t7", {3, 5, 7}),
-          t8 = p.buffer("t8", {3, 5, 7}), t9 = p.buffer("t9", {3, 5, 7});
-  int32_t o1 = p.buffer("o1", {3, 5, 7}, kOut);
-  p.kernel("tanh", {x}, {t2}, 1);
-  p.kernel("sigmoid", {y}, {t3}, 1);
-  p.kernel("scale", {t2}, {t4}, 1, {{"scale", 0.5}, {"bias", -0.25}});
-  p.kernel("tanh_backward", {t4, t2}, {t5}, 1);
-  p.kernel("sigmoid_backward", {t5, t3}, {t6}, 1);
-  p.kernel("gelu", {t6}, {t7}, 1, {{"approximate", std::string("tanh")}});
-  p.kernel("sub", {t7, x}, {t8}, 1);
-  p.kernel("gelu_backward", {t8, y}, {t9}, 1);
-  p.kernel("div", {t9, t3}, {o1}, 1);
-  p.kernel("relu_backward", {o1, x}, {p.buffer("o2", {3, 5, 7}, kOut)});
-  // Data movement, single ops outside groups.
-  int32_t a = p.buffer("a", {2, 3, 4, 5}, kIn);
-  p.kernel("transpose", {a}, {p.buffer("o3", {2, 4, 5, 3}, kOut)}, -1,
-           {{"permutation", std::vector<int64_t>{0, 2, 3, 1}}});
-  int32_t s = p.buffer("s", {2, 2, 4, 5}, kOut);
-  p.kernel("slice", {a}, {s}, -1, {{"axis", int64_t(1)}, {"start", int64_t(0)},
-                                  {"end", int64_t(3)}, {"step", int64_t(2)}});
-  p.kernel("slice_backward", {s}, {p.buffer("o4", {2, 3, 4, 5}, kOut)}, -1,
-           {{"axis", int64_t(1)}, {"start", int64_t(1)}, {"end", int64_t(3)},
-            {"step", int64_t(1)}, {"input_shape", std::vector<int64_t>{2, 3, 4, 5}}});
-  int32_t c = p.buffer("c", {2, 4, 4, 5}, kIn);
-  p.kernel("concat", {a, c, a}, {p.buffer("o5", {2, 10, 4, 5}, kOut)}, -1,
-           {{"axis", int64_t(1)}});
-  p.kernel("broadcast_to", {b}, {p.buffer("o6", {2, 5, 6}, kOut)}, -1,
-           {{"shape", std::vector<int64_t>{2, 5, 6}}});
-  // Multi-output loop: a [2,3,1,1] value and its broadcast use.
-  int32_t g = p.buffer("g", {2, 3, 1, 1}, kIn), h = p.buffer("h", {2, 3, 4, 4}, kIn);
-  int32_t sg = p.buffer("sg", {2, 3, 1, 1}, kOut);
-  p.kernel("sigmoid", {g}, {sg}, 2);
-  p.kernel("mul", {h, sg}, {p.buffer("o7", {2, 3, 4, 4}, kOut)}, 2);
-  // Reductions: a column reduction with a prologue, a row reduction, one
-  // with kept dimensions on both sides, and an epilogue.
-  int32_t dy = p.buffer("dy", {6, 33}, kIn), z = p.buffer("z", {6, 33}, kIn);
-  int32_t gb = p.buffer("gb", {6, 33});
-  p.kernel("gelu_backward", {dy, z}, {gb}, 3);
-  p.kernel("sum_to_shape", {gb}, {p.buffer("o8", {1, 33}, kOut)}, 3,
-           {{"shape", std::vector<int64_t>{1, 33}}});
-  p.kernel("global_avg_pool", {h}, {p.buffer("o9", {2, 3, 1, 1}, kOut)});
-  int32_t m = p.buffer("m", {4, 70, 5}, kIn);
-  p.kernel("reduce_max", {m}, {p.buffer("o10", {4, 5}, kOut)}, -1,
-           {{"axes", std::vector<int64_t>{1}}});
-  int32_t rm = p.buffer("rm", {4, 70, 1}), rs = p.buffer("rs", {4, 70, 1}, kOut);
-  int32_t mr = p.buffer("mr", {4, 70, 5});
-  p.kernel("relu", {m}, {mr}, 4);
-  p.kernel("reduce_mean", {mr}, {rm}, 4,
-           {{"axes", std::vector<int64_t>{-1}}, {"keep_dims", int64_t(1)}});
-  p.kernel("scale", {rm}, {rs}, 4, {{"scale", 3.0}, {"bias", 1.0}});
-  return p.plan;
-}
 
 /// Runs every kernel of the plan with the CPU reference; returns each
 /// buffer's values.
@@ -176,46 +98,6 @@ void compileTableKernelOnHost(const GeneratedKernel &g, const std::string &dir,
   ASSERT_NE(kernel, nullptr);
 }
 #endif
-
-/// Mixed precision's weight casts as FuseParameterCasts groups them:
-/// independent casts of parameters of different shapes into one launch,
-/// each result read by a later kernel. Sizes below, at and above a vector
-/// (8 halves, 4 floats), most not a multiple of it; to f16 and bf16, and a
-/// few other directions.
-struct CastCase {
-  std::vector<int64_t> shape;
-  DType from, to;
-};
-const std::vector<CastCase> &castCases() {
-  static const std::vector<CastCase> cases = {
-      {{37}, DType::kF32, DType::kF16},         {{3, 11}, DType::kF32, DType::kBF16},
-      {{64, 24}, DType::kF32, DType::kF16},     {{5}, DType::kF32, DType::kBF16},
-      {{1}, DType::kF32, DType::kF16},          {{2, 3, 5, 7}, DType::kF32, DType::kF16},
-      {{1000}, DType::kF32, DType::kBF16},      {{8}, DType::kF32, DType::kF16},
-      {{4, 4}, DType::kF32, DType::kF32},       {{19}, DType::kF16, DType::kF32},
-      {{23}, DType::kBF16, DType::kF32},        {{9, 2}, DType::kF16, DType::kBF16},
-      {{17}, DType::kBF16, DType::kF16},        {{40}, DType::kF16, DType::kF16}};
-  return cases;
-}
-
-Plan castsPlan() {
-  PlanBuilder p;
-  p.plan.model = "codegen_casts";
-  std::vector<int32_t> results;
-  for (size_t i = 0; i < castCases().size(); ++i) {
-    const CastCase &c = castCases()[i];
-    int32_t in = p.buffer("w" + std::to_string(i), c.shape, BufferRole::kParam, c.from);
-    int32_t out = p.buffer("w" + std::to_string(i) + ".cast", c.shape, BufferRole::kTemporary,
-                           c.to);
-    p.kernel("cast", {in}, {out}, 0, {{"to", std::string(dtypeName(c.to))}})
-        .fusionKind = FusionKind::kCastHorizontal;
-    results.push_back(out);
-  }
-  for (int32_t id : results)
-    p.kernel("scale", {id}, {p.buffer(p.plan.buffers[id].name + ".read",
-                                      p.plan.buffers[id].shape, kOut, p.plan.buffers[id].dtype)});
-  return p.plan;
-}
 
 } // namespace
 
@@ -841,101 +723,6 @@ TEST(KernelCompiler, HorizontalCastsCompile) {
 
 namespace {
 
-/// Marks every kernel of `p` added from `first` on as one xla input group.
-void inputGroup(PlanBuilder &p, size_t first, int64_t group) {
-  for (size_t k = first; k < p.plan.kernels.size(); ++k) {
-    p.plan.kernels[k].attrs["fusion.group"] = group;
-    p.plan.kernels[k].fusionKind = FusionKind::kInput;
-  }
-}
-
-/// The row groups of xla's transformers, with row lengths below, above and
-/// at no multiple of a warp and of the block, several rows each.
-Plan rowPlan() {
-  PlanBuilder p;
-  p.plan.model = "codegen_rows";
-  const DType h = DType::kF16;
-  // BERT: dropout -> add(residual) -> layer_norm; the sum is also read by
-  // a kernel outside the group (exported), the result is an output.
-  int32_t lin = p.buffer("lin", {6, 200}, kIn), res = p.buffer("res", {6, 200}, kIn);
-  int32_t g = p.buffer("g", {200}, BufferRole::kParam), b = p.buffer("b", {200}, BufferRole::kParam);
-  int32_t dr = p.buffer("dr", {6, 200}), sum = p.buffer("sum", {6, 200});
-  size_t first = p.plan.kernels.size();
-  p.kernel("dropout", {lin}, {dr}, -1, {{"rate", 0.25}, {"seed", int64_t(7)}});
-  p.kernel("add", {res, dr}, {sum});
-  p.kernel("layer_norm", {sum, g, b}, {p.buffer("ln", {6, 200}, kOut)}, -1, {{"epsilon", 1e-5}});
-  inputGroup(p, first, 0);
-  p.kernel("relu", {sum}, {p.buffer("sum.read", {6, 200}, kOut)});
-  // amp: f16 data, f32 gamma and beta, a long row (1000 > the block).
-  int32_t xh = p.buffer("xh", {3, 1000}, kIn, h), rh = p.buffer("rh", {3, 1000}, kIn, h);
-  int32_t gh = p.buffer("gh", {1000}, BufferRole::kParam), bh = p.buffer("bh", {1000}, BufferRole::kParam);
-  int32_t sh = p.buffer("sh", {3, 1000}, BufferRole::kTemporary, h);
-  first = p.plan.kernels.size();
-  p.kernel("add", {xh, rh}, {sh});
-  p.kernel("layer_norm", {sh, gh, bh}, {p.buffer("lnh", {3, 1000}, kOut, h)});
-  inputGroup(p, first, 1);
-  // Attention: scale, add a broadcast mask, softmax, then consumers: a
-  // cast to f16 and a mul; the probabilities are an output too.
-  int32_t sc = p.buffer("scores", {2, 3, 4, 45}, kIn), mask = p.buffer("mask", {2, 1, 1, 45}, kIn);
-  int32_t w = p.buffer("w", {2, 3, 4, 45}, kIn);
-  int32_t t = p.buffer("t", {2, 3, 4, 45}), u = p.buffer("u", {2, 3, 4, 45});
-  int32_t prob = p.buffer("prob", {2, 3, 4, 45}, kOut);
-  first = p.plan.kernels.size();
-  p.kernel("scale", {sc}, {t}, -1, {{"scale", 0.125}, {"bias", 0.0}});
-  p.kernel("add", {t, mask}, {u});
-  p.kernel("softmax", {u}, {prob}, -1, {{"axis", int64_t(-1)}});
-  p.kernel("cast", {prob}, {p.buffer("prob16", {2, 3, 4, 45}, kOut, h)}, -1,
-           {{"to", std::string("f16")}});
-  p.kernel("mul", {prob, w}, {p.buffer("pw", {2, 3, 4, 45}, kOut)});
-  inputGroup(p, first, 2);
-  // GPT-2: a causal, scaled softmax of f16 scores, dropout after it.
-  int32_t cs = p.buffer("cs", {2, 2, 37, 37}, kIn, h), cf = p.buffer("cf", {2, 2, 37, 37});
-  int32_t cp = p.buffer("cp", {2, 2, 37, 37}, kOut);
-  first = p.plan.kernels.size();
-  p.kernel("cast", {cs}, {cf}, -1, {{"to", std::string("f32")}});
-  p.kernel("softmax", {cf}, {cp}, -1, {{"causal", int64_t(1)}, {"scale", 0.3}});
-  p.kernel("dropout", {cp}, {p.buffer("cpd", {2, 2, 37, 37}, kOut, h)}, -1,
-           {{"rate", 0.1}, {"seed", int64_t(3)}});
-  inputGroup(p, first, 3);
-  // Its gradient: the dropout's mask on dy, then softmax_backward.
-  int32_t dy = p.buffer("dy", {2, 2, 37, 37}, kIn), ddy = p.buffer("ddy", {2, 2, 37, 37});
-  first = p.plan.kernels.size();
-  p.kernel("dropout", {dy}, {ddy}, -1, {{"rate", 0.1}, {"seed", int64_t(3)}});
-  p.kernel("softmax_backward", {ddy, cp}, {p.buffer("dx", {2, 2, 37, 37}, kOut)}, -1,
-           {{"scale", 0.3}});
-  inputGroup(p, first, 4);
-  // A row of one element and a row shorter than a warp.
-  int32_t one = p.buffer("one", {5, 1}, kIn), tiny = p.buffer("tiny", {4, 7}, kIn);
-  first = p.plan.kernels.size();
-  int32_t onet = p.buffer("one.t", {5, 1});
-  p.kernel("tanh", {one}, {onet});
-  p.kernel("softmax", {onet}, {p.buffer("one.p", {5, 1}, kOut)});
-  inputGroup(p, first, 5);
-  first = p.plan.kernels.size();
-  int32_t tinyt = p.buffer("tiny.t", {4, 7});
-  p.kernel("sigmoid", {tiny}, {tinyt});
-  p.kernel("layer_norm", {tinyt, p.buffer("tg", {7}, BufferRole::kParam),
-                          p.buffer("tb", {7}, BufferRole::kParam)},
-           {p.buffer("tiny.n", {4, 7}, kOut)});
-  inputGroup(p, first, 6);
-  // Dropout in the other forms: a loop, and a bias gradient's column
-  // reduction (GPT-2's add -> dropout -> sum_to_shape).
-  int32_t lx = p.buffer("lx", {3, 50}, kIn), ld = p.buffer("ld", {3, 50});
-  first = p.plan.kernels.size();
-  p.kernel("dropout", {lx}, {ld}, -1, {{"rate", 0.5}, {"seed", int64_t(11)}});
-  p.kernel("mul", {ld, lx}, {p.buffer("lm", {3, 50}, kOut)});
-  inputGroup(p, first, 7);
-  int32_t ra = p.buffer("ra", {4, 33}, kIn), rs = p.buffer("rs", {4, 33}),
-          rd = p.buffer("rd", {4, 33}, kOut);
-  first = p.plan.kernels.size();
-  p.kernel("add", {ra, ra}, {rs});
-  p.kernel("dropout", {rs}, {rd}, -1, {{"rate", 0.2}, {"seed", int64_t(5)}});
-  p.kernel("sum_to_shape", {rd}, {p.buffer("rsum", {1, 33}, kOut)}, -1,
-           {{"shape", std::vector<int64_t>{1, 33}}});
-  inputGroup(p, first, 8);
-  return p.plan;
-}
-
 /// Calls a generated pointer-parameter kernel.
 void callKernel(void *symbol, const std::vector<void *> &a) {
   using P = void *;
@@ -1226,27 +1013,6 @@ TEST(Codegen, EveryFormMatchesTheCpuWithManyThreadsOnTheHost) {
   // tiles) with 16-thread blocks, column tiles 16 x 4 threads: the rows of
   // threads of a column tile combine through shared memory as on a GPU.
   ASSERT_NO_FATAL_FAILURE(checkAgainstCpu(formsPlan(), 16, 0));
-}
-
-/// The layout pass's transposes: NCHW -> NHWC and back, in f32, f16 and
-/// bf16, with sizes that leave partial tiles; a 5-d permutation that is no
-/// batched matrix transpose stays a loop.
-Plan transposePlan() {
-  PlanBuilder p;
-  p.plan.model = "transpose_test";
-  const std::vector<int64_t> toNhwc = {0, 2, 3, 1}, toNchw = {0, 3, 1, 2};
-  for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
-    std::string n = dtypeName(t);
-    int32_t x = p.buffer("x_" + n, {2, 37, 5, 9}, kIn, t);
-    int32_t y = p.buffer("y_" + n, {2, 5, 9, 37}, kOut, t);
-    p.kernel("transpose", {x}, {y}, -1, {{"permutation", toNhwc}});
-    int32_t z = p.buffer("z_" + n, {2, 37, 5, 9}, kOut, t);
-    p.kernel("transpose", {y}, {z}, -1, {{"permutation", toNchw}});
-  }
-  int32_t a = p.buffer("a", {2, 3, 4, 5, 6}, kIn);
-  p.kernel("transpose", {a}, {p.buffer("a_t", {2, 4, 3, 6, 5}, kOut)}, -1,
-           {{"permutation", std::vector<int64_t>{0, 2, 1, 4, 3}}});
-  return p.plan;
 }
 
 TEST(Codegen, TransposesAreTiledAndMatchTheCpuWithManyThreadsOnTheHost) {

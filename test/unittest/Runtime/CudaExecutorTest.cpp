@@ -13,7 +13,7 @@
 #include "dlc/runtime/Half.h"
 #include "dlc/runtime/cpu/CpuExecutor.h"
 #include "dlc/runtime/cuda/CudaExecutor.h"
-#include "dlc/runtime/cuda/KernelCodegen.h"
+#include "dlc/runtime/codegen/KernelCodegen.h"
 #include "dlc/runtime/cuda/LaunchPaths.h"
 
 #include "TestPlan.h"
@@ -277,12 +277,12 @@ TEST(CudaExecutor, TheTestPlanHasOneLaunchPerOp) {
   for (DType dtype : {DType::kF32, DType::kF16}) {
     Plan plan = everyPathPlan(dtype);
     ASSERT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
-    std::vector<cuda::Launch> launches = cuda::planLaunches(plan);
+    std::vector<codegen::Launch> launches = codegen::planLaunches(plan);
     ASSERT_EQ(launches.size(), 8u);
     EXPECT_EQ(launches[0].kernels.size(), 2u);
-    cuda::GenerateDecision group = cuda::isGeneratable(plan, launches[0]);
+    codegen::GenerateDecision group = codegen::isGeneratable(plan, launches[0]);
     EXPECT_TRUE(group.ok) << group.reason;
-    EXPECT_FALSE(cuda::isGeneratable(plan, launches[4]).ok) << "softmax";
+    EXPECT_FALSE(codegen::isGeneratable(plan, launches[4]).ok) << "softmax";
     EXPECT_TRUE(cpu::CpuExecutor::create(plan).isOk());
   }
 }

@@ -122,8 +122,8 @@ std::vector<unsigned long long> layoutFromPtx(const std::string &ptx) {
 
 TEST(HandKernelArgs, EveryFamilySourceHoldsTheFilesAsTheyAre) {
   for (const char *path : {"runtime/include/dlc/runtime/cuda/HandKernelArgs.h",
-                           "runtime/src/cuda/kernels/HalfToFloat.cuh",
-                           "runtime/src/cuda/kernels/FloatToHalf.cuh"}) {
+                           "runtime/src/codegen/kernels/HalfToFloat.cuh",
+                           "runtime/src/codegen/kernels/FloatToHalf.cuh"}) {
     std::string text = sourceFile(path);
     ASSERT_FALSE(text.empty()) << path;
     for (const std::string &family : handKernelFamilies())

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dlc/runtime/cuda/KernelCodegen.h"
+#include "dlc/runtime/codegen/KernelCodegen.h"
 #include "dlc/runtime/cuda/LaunchPaths.h"
 
 #include "TestPlan.h"

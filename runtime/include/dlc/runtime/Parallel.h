@@ -12,7 +12,11 @@
 #define DLC_RUNTIME_PARALLEL_H
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -47,6 +51,36 @@ void parallelFor(int64_t begin, int64_t end, Body body, int64_t grain = 1) {
   for (std::thread &t : pool)
     t.join();
 }
+
+/// Threads that stay between calls, for work cut into many short jobs (the
+/// fast mode's generated launches, a few microseconds each), where starting
+/// threads per call as parallelFor does would cost more than the work.
+/// Waiting workers spin briefly, then sleep. One caller at a time.
+class ThreadPool {
+public:
+  /// `threads` in all, the caller's included.
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool &) = delete;
+  ThreadPool &operator=(const ThreadPool &) = delete;
+
+  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+  /// Calls job(p) for every p in [0, parts) (parts <= threads()), part 0 on
+  /// the calling thread, part p on worker p; returns when all are done.
+  void run(int parts, const std::function<void(int)> &job);
+
+private:
+  void work(int index);
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  /// A run's number (high bits) and its parts (low 16 bits).
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};
+  std::atomic<bool> stop_{false};
+  const std::function<void(int)> *job_ = nullptr;
+};
 
 } // namespace dlc::rt
 

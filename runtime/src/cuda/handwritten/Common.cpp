@@ -11,7 +11,7 @@
 
 #include "Sources.h"
 
-#include "../KernelPrelude.h"
+#include "dlc/runtime/codegen/KernelPrelude.h"
 
 namespace dlc::rt::cuda::handwritten {
 
@@ -142,8 +142,8 @@ DLC_DEVICE double *dlc_hw_partials(const DlcHandArgs &a, int k) {
 } // namespace
 
 std::string commonHeader() {
-  return std::string(kTypeHeaders) + kernelPrelude() + kHandKernelArgsText + kCommonBegin +
-         halfToFloatText() + floatToHalfText() + kCommon;
+  return std::string(kTypeHeaders) + codegen::kernelPrelude() + kHandKernelArgsText + kCommonBegin +
+         codegen::halfToFloatText() + codegen::floatToHalfText() + kCommon;
 }
 
 } // namespace dlc::rt::cuda::handwritten

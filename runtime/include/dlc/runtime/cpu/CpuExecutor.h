@@ -20,6 +20,10 @@
 #include <string>
 #include <vector>
 
+namespace dlc::rt {
+class ThreadPool; // Parallel.h
+} // namespace dlc::rt
+
 namespace dlc::rt::cpu {
 
 /// A buffer of the arena as a kernel sees it.
@@ -91,12 +95,43 @@ void roundFromFloat(const float *from, DType dtype, void *to, int64_t n);
 /// Every CPU kernel, by plan op name.
 const KernelRegistry &cpuKernels();
 
+class HostKernels;
+struct HostKernelStats;
+
 class CpuExecutor : public Executor {
 public:
+  /// How the kernels run. The defaults are the reference: every plan kernel
+  /// on its own, by cpuKernels().
+  struct Options {
+    /// The fast mode (HostKernels.h): every launch the kernel generator
+    /// covers runs as one compiled host kernel, all its plan kernels at
+    /// once, on cpuThreadCount() threads; the others run one by one.
+    bool generatedLaunches = false;
+    /// Kernels by op name that take precedence over cpuKernels() for the
+    /// kernels run one by one (a vendor library's); null: none.
+    const KernelRegistry *libraryKernels = nullptr;
+    /// Where the fast mode keeps its compiled kernels ("" is no cache).
+    std::string kernelCacheDir;
+    /// The fast mode's threads; 0 is cpuThreadCount(). Results are the same
+    /// for every count (each output element is one thread's, in one order).
+    int threads = 0;
+    /// Elements a generated launch gives each thread at least; 0 is the
+    /// default (HostKernels.h). Tests set 1 to cut small launches too.
+    int64_t partElements = 0;
+  };
+  /// --backend cpu: generated launches as compiled host kernels, and
+  /// oneDNN's kernels (Dnnl.h) for the heavy ops where dlc has oneDNN.
+  /// Options() is --backend reference, the numerical truth.
+  static Options fastOptions();
+
   /// Refuses a plan with a kernel the CPU backend lacks or an element type
   /// it does not run, naming both, and one that does not fit in the host's
-  /// available memory (checkHostMemory).
+  /// available memory (checkHostMemory). The fast mode also fails when the
+  /// host compiler does (HostKernels.h).
+  static StatusOr<std::unique_ptr<CpuExecutor>> create(Plan plan, const Options &options);
+  /// The reference (Options()).
   static StatusOr<std::unique_ptr<CpuExecutor>> create(Plan plan);
+  ~CpuExecutor() override;
   /// kResourceExhausted, naming what is needed and what is available, when
   /// `copies` executors of `plan` (ranks run as threads) would need more
   /// host memory than /proc/meminfo's MemAvailable; ok where it cannot tell.
@@ -140,6 +175,8 @@ public:
   void setOverlapAllReduce(bool overlap) { overlap_ = overlap; }
   /// The arena: buffer b lives at hostArena() + b.offset.
   unsigned char *hostArena() { return arena_; }
+  /// The fast mode's launches and compile time; null in the reference mode.
+  const HostKernelStats *hostKernelStats() const;
 
 private:
   explicit CpuExecutor(Plan plan);
@@ -147,6 +184,9 @@ private:
   /// All_reduce kernel k on a thread beside the step's (its own memory for
   /// half-precision operands, not the kernels' scratch).
   Status allReduceAside(size_t k, int64_t step);
+  /// Runs the cast of generated launch `launch` that writes optimizer
+  /// kernel k's gradient, if there is one (for an observer).
+  Status materializeGradientCast(size_t k, const std::vector<size_t> &launch);
   /// Kernel k's failure at step `step`, as every kernel reports it.
   static Status kernelError(const Status &status, int64_t step, size_t k);
 
@@ -171,6 +211,9 @@ private:
   std::vector<int64_t> halfScratch_;
   int64_t scratchElements_ = 0;
   std::vector<float> scratch_;
+  /// The fast mode's kernels and threads; null in the reference mode.
+  std::unique_ptr<HostKernels> host_;
+  std::unique_ptr<ThreadPool> pool_;
 };
 
 } // namespace dlc::rt::cpu

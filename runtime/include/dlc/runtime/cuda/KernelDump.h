@@ -13,7 +13,7 @@
 
 #include "dlc/runtime/Plan.h"
 #include "dlc/runtime/Status.h"
-#include "dlc/runtime/cuda/KernelCodegen.h"
+#include "dlc/runtime/cuda/LaunchPaths.h"
 
 #include <string>
 #include <vector>

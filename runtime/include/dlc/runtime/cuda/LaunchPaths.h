@@ -38,14 +38,42 @@
 
 #include "dlc/runtime/Plan.h"
 #include "dlc/runtime/cublas/CublasLtCapabilities.h"
-#include "dlc/runtime/cuda/KernelCodegen.h"
+#include "dlc/runtime/codegen/KernelCodegen.h"
 #include "dlc/runtime/cudnn/CudnnCapabilities.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace dlc::rt::cuda {
+
+/// The generator is target-neutral (codegen/KernelCodegen.h); the CUDA
+/// backend runs its CUDA target.
+using codegen::CastSegment;
+using codegen::GenerateDecision;
+using codegen::GeneratedKernel;
+using codegen::KernelForm;
+using codegen::KernelTarget;
+using codegen::Launch;
+using codegen::OptimizerSegment;
+using codegen::PlanKernels;
+using codegen::ResolvedInputs;
+using codegen::generateKernel;
+using codegen::generatePlanKernels;
+using codegen::isGeneratable;
+using codegen::kernelFormName;
+using codegen::kTransposeRows;
+using codegen::kTransposeTile;
+using codegen::launchLabel;
+using codegen::launchLabelWithOps;
+using codegen::packCastTable;
+using codegen::packOptimizerTable;
+using codegen::packSegmentTable;
+using codegen::planLaunches;
+using codegen::resolvedInputs;
+using codegen::splitGroups;
+using codegen::walksSegmentTable;
 
 /// One launch as the device runs it.
 struct DeviceLaunch {

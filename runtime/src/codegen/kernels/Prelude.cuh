@@ -1,22 +1,4 @@
-//===- KernelPrelude.cpp - helpers every generated kernel starts with -----===//
-//
-// The prelude holds the loads and stores by element type, the activation
-// formulas and the block reduction, so that a generated kernel's body is
-// just the fused computation. Under NVRTC it is CUDA; compiled as plain C++
-// (no __CUDACC__), the same kernel text runs on the host with one thread
-// per block and one block, which lets a unit test check a generated kernel
-// against the CPU reference kernels without a GPU; a test that defines
-// DLC_HOST_THREADS brings its own threads (and the block reductions then
-// combine them).
-//
-//===----------------------------------------------------------------------===//
-
-#include "KernelPrelude.h"
-
-namespace dlc::rt::cuda {
-
-namespace {
-const char *const kPrelude = R"prelude(#ifndef DLC_KERNEL_PRELUDE
+#ifndef DLC_KERNEL_PRELUDE
 #define DLC_KERNEL_PRELUDE
 #if defined(__CUDACC__)
 #define DLC_DEVICE __device__ __forceinline__
@@ -162,17 +144,3 @@ template <int kThreads, bool kMax> inline float dlc_block_reduce(float v, float 
 template <int kThreads, bool kMax, typename T> inline T dlc_block_allreduce(T v, T *) { return v; }
 #endif
 #endif // DLC_KERNEL_PRELUDE
-)prelude";
-} // namespace
-
-const char *kernelPrelude() { return kPrelude; }
-
-namespace {
-#include "kFloatToHalfText.inc"
-#include "kHalfToFloatText.inc"
-} // namespace
-
-const char *halfToFloatText() { return kHalfToFloatText; }
-const char *floatToHalfText() { return kFloatToHalfText; }
-
-} // namespace dlc::rt::cuda

@@ -1,4 +1,4 @@
-//===- KernelCodegen.cpp - CUDA C++ for a plan's generated launches -------===//
+//===- KernelCodegen.cpp - kernels for a plan's generated launches --------===//
 //
 // The generator is an elemental emitter, as XLA's: every value a launch
 // computes is produced "at an index" by its op, which asks its operands for
@@ -9,16 +9,20 @@
 // index math only. The loop, reduction and optimizer forms wrap that code
 // in their launch geometry. Any op, shape or dtype the emitter cannot
 // handle is an error that names it, and isGeneratable reports that error
-// as its reason: one source of truth for what is generated.
+// as its reason: one source of truth for what is generated. The forms are
+// written once for both targets; KernelTargets.h holds what the CUDA and the
+// host target write differently (how items are shared out, what a kernel
+// includes).
 //
 // Semantics follow the CPU reference kernels (cpu/OpsDense.cpp,
 // cpu/OpsShape.cpp, cpu/Pool.cpp) in float32.
 //
 //===----------------------------------------------------------------------===//
 
-#include "dlc/runtime/cuda/KernelCodegen.h"
+#include "dlc/runtime/codegen/KernelCodegen.h"
 
-#include "KernelPrelude.h"
+#include "KernelTargets.h"
+#include "dlc/runtime/codegen/KernelPrelude.h"
 #include "dlc/runtime/PlanSummary.h"
 #include "dlc/runtime/Shape.h"
 
@@ -31,7 +35,7 @@
 #include <set>
 #include <sstream>
 
-namespace dlc::rt::cuda {
+namespace dlc::rt::codegen {
 
 namespace {
 
@@ -633,7 +637,8 @@ std::string opsSummary(const Plan &plan, const Launch &launch) {
 
 /// The kernel's parameter list, inputs and outputs in the emitter's order;
 /// __restrict__ only when no written buffer shares bytes with another.
-std::string paramList(const Emitter &e, const Dataflow &flow, bool restrict) {
+std::string paramList(const Emitter &e, const Dataflow &flow, bool restrict,
+                      KernelTarget target) {
   std::string text;
   for (size_t i = 0; i < e.params.size(); ++i) {
     const PlanBuffer &b = e.plan.buffers[e.params[i]];
@@ -644,7 +649,7 @@ std::string paramList(const Emitter &e, const Dataflow &flow, bool restrict) {
   }
   if (e.usesStep)
     text += ", const long long *__restrict__ dlc_step_counter";
-  return text;
+  return text + targetWriter(target).extraParams();
 }
 
 /// The first line of a kernel whose dropouts read the step counter.
@@ -676,13 +681,15 @@ std::string aliasHazard(const Plan &plan, const Dataflow &flow, bool identityOnl
 
 std::string finish(GeneratedKernel &g, const Plan &plan, const Launch &launch,
                    const Emitter &e, const std::string &signatureAndBody,
-                   const std::string &form, const std::string &opsHeader = "") {
+                   const std::string &form, KernelTarget target,
+                   const std::string &opsHeader = "") {
   std::string includes;
   if (e.usesF16)
     includes += "#include <cuda_fp16.h>\n#define DLC_F16 1\n";
   if (e.usesBF16)
     includes += "#include <cuda_bf16.h>\n#define DLC_BF16 1\n";
-  std::string text = includes + kernelPrelude() + "\n" + signatureAndBody;
+  std::string text =
+      includes + kernelPrelude() + "\n" + targetWriter(target).afterPrelude() + signatureAndBody;
   // The name hashes everything but itself, so equal computations share it.
   std::set<std::string> seen;
   std::string ops;
@@ -705,12 +712,13 @@ std::string finish(GeneratedKernel &g, const Plan &plan, const Launch &launch,
   for (size_t at; (at = text.find("DLC_KERNEL_NAME")) != std::string::npos;)
     text.replace(at, 15, g.name);
   g.source = header + text;
+  g.target = target;
   g.readsStep = e.usesStep;
   return g.name;
 }
 
 StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
-                                       const Dataflow &flow) {
+                                       const Dataflow &flow, KernelTarget target) {
   // The loop runs over the largest exported value; a smaller one must
   // broadcast to it, and is stored by the iterations at its broadcast
   // dimensions' first index (multi-output fusion of a value and its
@@ -820,13 +828,10 @@ StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
   std::string v = std::to_string(vec);
   std::ostringstream s;
   s << "extern \"C\" __global__ void __launch_bounds__(" << kBlockSize << ") DLC_KERNEL_NAME("
-    << paramList(e, flow, !anyOverlap) << ") {\n"
-    << stepLine(e) << "  const long long n = " << n << "LL;\n"
-    << "  const long long stride = (long long)gridDim.x * blockDim.x;\n"
-    << "  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-    << "  // " << v << " elements per thread and access, 16-byte loads and stores.\n"
-    << "  for (long long q = first; q < n / " << v << "; q += stride) {\n"
-    << "    const long long base = q * " << v << ";\n";
+    << paramList(e, flow, !anyOverlap, target) << ") {\n"
+    << stepLine(e) << "  const long long n = " << n << "LL;\n";
+  s << targetWriter(target).vectorLoop(v);
+  s << "    const long long base = q * " << v << ";\n";
   for (int32_t id : vectorInputs)
     s << "    float " << e.param(id) << "_v[" << v << "];\n    dlc_ldv<" << v << ">("
       << e.param(id) << ", base, " << e.param(id) << "_v);\n";
@@ -840,14 +845,12 @@ StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
   for (int32_t id : flow.exported)
     if (plan.buffers[id].shape == space)
       s << "    dlc_stv<" << v << ">(" << e.param(id) << ", base, " << e.param(id) << "_v);\n";
-  s << "  }\n"
-    << "  // The tail that does not fill a vector.\n"
-    << "  for (long long i = n / " << v << " * " << v << " + first; i < n; i += stride) {\n"
-    << scalarBody << "  }\n}\n";
+  s << "  }\n" << targetWriter(target).tailLoop(v);
+  s << scalarBody << "  }\n}\n";
   g.args = e.params;
   g.blockSize = kBlockSize;
   g.work = std::max<int64_t>(1, (n + vec - 1) / vec);
-  finish(g, plan, launch, e, s.str(), "loop");
+  finish(g, plan, launch, e, s.str(), "loop", target);
   return g;
 }
 
@@ -889,7 +892,8 @@ std::optional<BatchedTranspose> batchedTranspose(const Shape &in,
 /// float unchanged.
 std::optional<StatusOr<GeneratedKernel>> generateTranspose(const Plan &plan,
                                                            const Launch &launch,
-                                                           const Dataflow &flow) {
+                                                           const Dataflow &flow,
+                                                           KernelTarget target) {
   if (launch.kernels.size() != 1 || flow.inputs.size() != 1 || flow.exported.size() != 1)
     return std::nullopt;
   const PlanKernel &k = plan.kernels[launch.kernels[0]];
@@ -912,7 +916,7 @@ std::optional<StatusOr<GeneratedKernel>> generateTranspose(const Plan &plan,
   std::ostringstream src;
   src << "extern \"C\" __global__ void __launch_bounds__(" << kTransposeTile * kTransposeRows
       << ") DLC_KERNEL_NAME(const " << T << " *__restrict__ in0, " << T
-      << " *__restrict__ out1) {\n"
+      << " *__restrict__ out1" << targetWriter(target).extraParams() << ") {\n"
       << "  // in0 as [" << t->batch << "][" << t->rows << "][" << t->cols << "], out1 as ["
       << t->batch << "][" << t->cols << "][" << t->rows << "]; one " << tile << " x " << tile
       << " tile per block and turn.\n"
@@ -921,7 +925,10 @@ std::optional<StatusOr<GeneratedKernel>> generateTranspose(const Plan &plan,
       << "  const long long tilesRows = " << tilesRows << "LL, tilesCols = " << tilesCols
       << "LL;\n"
       << "  const long long tiles = " << t->batch << "LL * tilesRows * tilesCols;\n"
-      << "  for (long long q = blockIdx.x; q < tiles; q += gridDim.x) {\n"
+      << "  "
+      << targetWriter(target).itemLoop("for (long long q = blockIdx.x; q < tiles; q += gridDim.x)", "q",
+                  "tiles")
+      << " {\n"
       << "    const long long b = q / (tilesRows * tilesCols), r = q % (tilesRows * tilesCols);\n"
       << "    const long long row0 = r / tilesCols * " << tile << ", col0 = r % tilesCols * "
       << tile << ";\n"
@@ -945,13 +952,14 @@ std::optional<StatusOr<GeneratedKernel>> generateTranspose(const Plan &plan,
   g.blockSize = static_cast<int>(kTransposeTile);
   g.blockSizeY = static_cast<int>(kTransposeRows);
   g.work = t->batch * tilesRows * tilesCols;
-  finish(g, plan, launch, e, src.str(), "transpose");
+  finish(g, plan, launch, e, src.str(), "transpose", target);
   return StatusOr<GeneratedKernel>(std::move(g));
 }
 
 StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &launch,
                                             const Dataflow &flow,
-                                            const std::vector<size_t> &reductions) {
+                                            const std::vector<size_t> &reductions,
+                                            KernelTarget target) {
   auto shapeOr = reductionShape(plan, plan.kernels[reductions[0]]);
   if (!shapeOr.isOk())
     return shapeOr.status();
@@ -1046,13 +1054,15 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
     for (size_t a = 0; a < reductions.size(); ++a)
       e.line("__shared__ float part" + std::to_string(a) + "[" + std::to_string(kColumnRows) +
              "][" + std::to_string(kColumnTile + 1) + "];");
-    e.open("for (long long o0 = (long long)blockIdx.x * blockDim.x; o0 < " + rows +
-           "; o0 += (long long)gridDim.x * blockDim.x)");
+    e.open(targetWriter(target).itemLoop("for (long long o0 = (long long)blockIdx.x * blockDim.x; o0 < " + rows +
+                        "; o0 += (long long)gridDim.x * blockDim.x)",
+                    "o0", rows));
     e.line("const long long o = o0 + threadIdx.x;");
   } else {
     for (size_t a = 0; a < reductions.size(); ++a)
       e.line("__shared__ float smem" + std::to_string(a) + "[32];");
-    e.open("for (long long o = blockIdx.x; o < " + rows + "; o += gridDim.x)");
+    e.open(targetWriter(target).itemLoop("for (long long o = blockIdx.x; o < " + rows + "; o += gridDim.x)",
+                    "o", rows));
   }
   std::string base;
   if (!rowsOuter && !rowsInner) {
@@ -1127,12 +1137,12 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   std::ostringstream s;
   if (columns)
     s << "extern \"C\" __global__ void __launch_bounds__(" << kColumnTile * kColumnRows
-      << ") DLC_KERNEL_NAME(" << paramList(e, flow, !anyOverlap) << ") {\n"
+      << ") DLC_KERNEL_NAME(" << paramList(e, flow, !anyOverlap, target) << ") {\n"
       << stepLine(e) << "  // " << red.rows << " outputs in tiles of " << kColumnTile << " (blockDim.x), each "
       << "summing " << red.count << " rows split over blockDim.y = " << kColumnRows << ".\n";
   else
     s << "extern \"C\" __global__ void __launch_bounds__(" << block << ") DLC_KERNEL_NAME("
-      << paramList(e, flow, !anyOverlap) << ") {\n"
+      << paramList(e, flow, !anyOverlap, target) << ") {\n"
       << stepLine(e) << "  // One block per output row: " << red.rows << " rows of " << red.count
       << " elements" << (rowsOuter ? ", contiguous" : rowsInner ? ", strided by the row count" : "")
       << ".\n";
@@ -1141,7 +1151,7 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   g.blockSize = columns ? kColumnTile : block;
   g.blockSizeY = columns ? kColumnRows : 1;
   g.work = columns ? (red.rows + kColumnTile - 1) / kColumnTile : red.rows;
-  finish(g, plan, launch, e, s.str(), "reduce");
+  finish(g, plan, launch, e, s.str(), "reduce", target);
   return g;
 }
 
@@ -1155,7 +1165,8 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
 /// seeds the row op's result at the index, so consumers and every
 /// exported value are computed and stored there.
 StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
-                                      const Dataflow &flow, size_t rowKernel) {
+                                      const Dataflow &flow, size_t rowKernel,
+                                      KernelTarget target) {
   const PlanKernel &k = plan.kernels[rowKernel];
   const std::string &op = k.op;
   auto refuse = [&](const std::string &why) {
@@ -1212,18 +1223,42 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
     };
     e.indent = 1;
     e.line("__shared__ double smem[32];");
+    // On the host, the row op's operands that the launch computes (a
+    // dropout's mask, a residual add) are computed in the first pass and
+    // kept for the others: a GPU recomputes them rather than spill, a core
+    // has the cache for a row.
+    std::vector<std::pair<int32_t, std::string>> kept;
+    if (targetWriter(target).keepsRowValues())
+      for (size_t j = 0; j < (backward ? 2u : 1u); ++j) {
+        int32_t id = k.inputs[j];
+        if (auto view = flow.views.find(id); view != flow.views.end())
+          id = view->second;
+        if (!flow.producer.count(id))
+          continue;
+        kept.emplace_back(id, "dlc_in" + std::to_string(j));
+        e.line("__shared__ float " + kept.back().second + "[" + std::to_string(d) + "];");
+      }
     e.line("const long long d = " + std::to_string(d) + "LL;");
-    e.open("for (long long r = blockIdx.x; r < " + std::to_string(rows) +
-           "LL; r += gridDim.x)");
+    std::string rowCount = std::to_string(rows) + "LL";
+    e.open(targetWriter(target).itemLoop("for (long long r = blockIdx.x; r < " + rowCount + "; r += gridDim.x)",
+                    "r", rowCount));
     if (causal) // the last visible key of the row's query
       e.line("const long long last = r % " + std::to_string(space[rank - 2]) + "LL + " +
              std::to_string(d - space[rank - 2]) + "LL;");
     // One pass over the row: `each` emits the work at element i.
+    int passes = 0;
     auto pass = [&](const std::function<void()> &each) {
       e.open("for (long long c = threadIdx.x; c < d; c += blockDim.x)");
       e.line("const long long i = r * d + c;");
+      for (const auto &[id, array] : kept)
+        if (passes > 0)
+          e.seed(id, "i", array + "[c]");
       each();
+      for (const auto &[id, array] : kept)
+        if (passes == 0)
+          e.line(array + "[c] = " + e.value(id, "i") + ";");
       e.close();
+      ++passes;
     };
     auto reduce = [&](const std::string &acc, bool max) {
       e.line(acc + " = dlc_block_allreduce<" + B + ", " + (max ? "true" : "false") + ">(" + acc +
@@ -1250,17 +1285,32 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
                z + " : mx;");
       });
       reduce("mx", true);
-      pass([&] {
-        std::string z = logit();
-        e.line((causal ? "if (" + visible + ") " : std::string()) + "sum += exp(" + z +
-               " - mx);");
-      });
-      reduce("sum", false);
-      last = [&] {
-        // The CPU stores the exponential as a float, then divides it.
-        std::string y = "(float)((double)(float)exp(" + logit() + " - mx) / sum)";
-        return e.temp("y", "float", causal ? visible + " ? " + y + " : 0.f" : y);
-      };
+      if (targetWriter(target).keepsRowValues()) {
+        // A core computes what a GPU would recompute: each exponential
+        // once, kept (as the CPU keeps it, a float) for the last pass.
+        e.line("__shared__ float dlc_e[" + std::to_string(d) + "];");
+        pass([&] {
+          std::string z = logit();
+          e.line("const double dlc_ex = " + (causal ? visible + " ? " : std::string()) +
+                 "exp(" + z + " - mx)" + (causal ? " : 0.0" : "") + ";");
+          e.line("dlc_e[c] = (float)dlc_ex;");
+          e.line("sum += dlc_ex;");
+        });
+        reduce("sum", false);
+        last = [&] { return e.temp("y", "float", "(float)((double)dlc_e[c] / sum)"); };
+      } else {
+        pass([&] {
+          std::string z = logit();
+          e.line((causal ? "if (" + visible + ") " : std::string()) + "sum += exp(" + z +
+                 " - mx);");
+        });
+        reduce("sum", false);
+        last = [&] {
+          // The CPU stores the exponential as a float, then divides it.
+          std::string y = "(float)((double)(float)exp(" + logit() + " - mx) / sum)";
+          return e.temp("y", "float", causal ? visible + " ? " + y + " : 0.f" : y);
+        };
+      }
     } else if (norm) {
       e.line("double mean = 0.0, var = 0.0;");
       pass([&] { e.line("mean += (double)" + e.value(k.inputs[0], "i") + ";"); });
@@ -1350,14 +1400,14 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
 
   std::ostringstream src;
   src << "extern \"C\" __global__ void __launch_bounds__(" << block << ") DLC_KERNEL_NAME("
-      << paramList(e, flow, !anyOverlap) << ") {\n"
+      << paramList(e, flow, !anyOverlap, target) << ") {\n"
       << stepLine(e) << "  // One block per row: " << rows << " rows of " << d << ", " << op
       << (causal ? " (causal)" : "") << " statistics in double.\n"
       << e.body << "}\n";
   g.args = e.params;
   g.blockSize = block;
   g.work = rows;
-  finish(g, plan, launch, e, src.str(), "row");
+  finish(g, plan, launch, e, src.str(), "row", target);
   return g;
 }
 
@@ -1438,7 +1488,8 @@ DLC_KERNEL_NAME(const DlcSegment *__restrict__ table, int segments,
 /// launch of the form in every model shares one kernel (the header still
 /// lists this launch's ops).
 void finishTableKernel(GeneratedKernel &g, const Plan &plan, const Launch &launch,
-                       const char *body, const char *form, const char *comment) {
+                       const char *body, const char *form, const char *comment,
+                       KernelTarget target) {
   Dataflow none;
   Emitter e(plan, none);
   g.blockSize = kBlockSize;
@@ -1447,10 +1498,14 @@ void finishTableKernel(GeneratedKernel &g, const Plan &plan, const Launch &launc
   // Half-precision values handled as their bits and widened as the CPU
   // widens them (Half.h), so that a table kernel also runs as plain C++ on
   // the host (no cuda_fp16.h there) and matches the CPU bit for bit.
-  finish(g, plan, generic, e, std::string(halfToFloatText()) + "\n" + body, form, comment);
+  finish(g, plan, generic, e,
+         std::string(halfToFloatText()) + "\n" +
+             targetWriter(target).tableBody(body),
+         form, target, comment);
 }
 
-StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &launch) {
+StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &launch,
+                                            KernelTarget target) {
   GeneratedKernel g;
   g.form = KernelForm::kOptimizer;
   // Casts in the group widen a half-precision gradient for one update:
@@ -1521,7 +1576,8 @@ StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &laun
   }
   finishTableKernel(g, plan, launch, kOptimizerBody, "optimizer",
                     "// fuses sgd_update and adamw_update horizontally: one launch walks a\n"
-                    "// table of (param, grad, state, n) segments, one per updated tensor\n");
+                    "// table of (param, grad, state, n) segments, one per updated tensor\n",
+                    target);
   return g;
 }
 
@@ -1672,7 +1728,7 @@ std::string horizontalCastRefusal(const Plan &plan, const Launch &launch,
 }
 
 StatusOr<GeneratedKernel> generateHorizontalCast(const Plan &plan, const Launch &launch,
-                                                 const Dataflow &flow) {
+                                                 const Dataflow &flow, KernelTarget target) {
   bool anyOverlap = false;
   std::string hazard = aliasHazard(plan, flow, false, anyOverlap);
   if (!hazard.empty())
@@ -1700,7 +1756,8 @@ StatusOr<GeneratedKernel> generateHorizontalCast(const Plan &plan, const Launch 
     return Status(StatusCode::kInvalidArgument, "computes nothing that is read later");
   finishTableKernel(g, plan, launch, castBody(), "horizontal_cast",
                     "// fuses independent casts horizontally: one launch walks a table of\n"
-                    "// (in, out, n, types) segments, one per cast, f32 / f16 / bf16 each way\n");
+                    "// (in, out, n, types) segments, one per cast, f32 / f16 / bf16 each way\n",
+                    target);
   return g;
 }
 
@@ -1823,7 +1880,8 @@ bool onlyUpdatesAndTheirGradientCasts(const Launch &launch, const Plan &plan) {
 }
 
 StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
-                                   const PlanIndex &index) {
+                                   const PlanIndex &index,
+                                   KernelTarget target = KernelTarget::kCuda) {
   if (launch.kernels.empty())
     return Status(StatusCode::kInvalidArgument, "an empty launch");
   bool allOptimizer = true, anyOptimizer = false;
@@ -1850,7 +1908,7 @@ StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
   // half-precision gradients (dlc-fuse-optimizer-updates).
   bool castsForUpdates = anyOptimizer && onlyUpdatesAndTheirGradientCasts(launch, plan);
   if (allOptimizer || castsForUpdates)
-    return generateOptimizer(plan, launch);
+    return generateOptimizer(plan, launch, target);
   if (anyOptimizer)
     return Status(StatusCode::kInvalidArgument,
                   "mixes optimizer updates with other ops; only a horizontal group of "
@@ -1869,10 +1927,10 @@ StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
                     "holds a row op (" + first + ") and a reduction (" +
                         plan.kernels[reductions[0]].op + "); the row form computes no other "
                         "reduction");
-    return generateRow(plan, launch, flow, rowOps[0]);
+    return generateRow(plan, launch, flow, rowOps[0], target);
   }
   if (!reductions.empty())
-    return generateReduction(plan, launch, flow, reductions);
+    return generateReduction(plan, launch, flow, reductions, target);
   // Casts whose results differ in shape (mixed precision's weight casts,
   // fused by FuseParameterCasts) are no loop: the horizontal cast kernel
   // takes them when they are independent.
@@ -1888,11 +1946,11 @@ StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
       return Status(StatusCode::kInvalidArgument,
                     "casts of different shapes, which only a horizontal group of independent "
                     "casts computes in one launch, but " + refusal);
-    return generateHorizontalCast(plan, launch, flow);
+    return generateHorizontalCast(plan, launch, flow, target);
   }
-  if (auto transposed = generateTranspose(plan, launch, flow))
+  if (auto transposed = generateTranspose(plan, launch, flow, target))
     return std::move(*transposed);
-  return generateLoop(plan, launch, flow);
+  return generateLoop(plan, launch, flow, target);
 }
 
 /// launchLabel without its closing parenthesis.
@@ -1936,8 +1994,9 @@ StatusOr<GeneratedKernel> generateKernel(const Plan &plan, const Launch &launch)
 }
 
 StatusOr<GeneratedKernel> generateKernel(const Plan &plan, const Launch &launch,
-                                         const std::vector<Launch> &launches) {
-  auto g = generate(plan, launch, indexPlan(plan, launches));
+                                         const std::vector<Launch> &launches,
+                                         KernelTarget target) {
+  auto g = generate(plan, launch, indexPlan(plan, launches), target);
   if (!g.isOk())
     return Status(g.status().code(),
                   launchLabel(launch) + " is not generated: " + g.status().message());
@@ -1946,14 +2005,14 @@ StatusOr<GeneratedKernel> generateKernel(const Plan &plan, const Launch &launch,
   return g;
 }
 
-PlanKernels generatePlanKernels(const Plan &plan) {
+PlanKernels generatePlanKernels(const Plan &plan, KernelTarget target) {
   PlanKernels result;
   auto launches = planLaunches(plan);
   PlanIndex index = indexPlan(plan, launches);
   for (const Launch &launch : launches) {
     if (launch.implementation != "generated")
       continue;
-    auto g = generate(plan, launch, index);
+    auto g = generate(plan, launch, index, target);
     if (!g.isOk()) {
       result.refused.emplace_back(launch, g.status().message());
       continue;
@@ -2020,4 +2079,4 @@ std::string packSegmentTable(const GeneratedKernel &kernel,
   }
 }
 
-} // namespace dlc::rt::cuda
+} // namespace dlc::rt::codegen

@@ -1,8 +1,11 @@
-//===- KernelCodegen.h - CUDA C++ for a plan's generated launches -*- C++ -*-===//
+//===- KernelCodegen.h - kernels for a plan's generated launches -*- C++ -*-===//
 //
 // Every launch the plan summary calls "generated" (a fused group, or a
 // single element-wise / broadcast / data-movement / reduction op outside
-// groups) becomes one CUDA C++ kernel source, compiled later by NVRTC.
+// groups) becomes one kernel source, for one of two targets: CUDA C++,
+// compiled later by NVRTC (the CUDA backend), or host C++, compiled by the
+// system compiler (the CPU backend, cpu/HostKernels.h). This layer sits
+// below both backends and needs neither a GPU nor a compiler.
 // The generator reads the plan only (no MLIR) and decides from a launch's
 // ops, never from its fusion kind, what kernel to write:
 //
@@ -39,6 +42,14 @@
 // (const table *, int segments, const long long *step): the launcher packs their
 // table with packSegmentTable once and uploads it.
 //
+// The host target (KernelTarget::kHost) writes the same kernels as plain
+// C++ for the CPU backend (cpu/HostKernels.h): each takes two more
+// parameters, (int dlc_part, int dlc_parts), and computes the contiguous
+// share of the launch's items (vectors, rows, tiles, elements) that part
+// `dlc_part` of `dlc_parts` owns, where the device's grid-stride loops
+// would interleave them across blocks (and threads would then share cache
+// lines). Block-level loops stay, with one thread per block.
+//
 // Launches whose ops the generator does not cover (library ops such as
 // batch_norm inside paddle's bn_act group, hand-written ops other than the
 // row form's, two row ops in one launch) stay on the library path, and
@@ -46,8 +57,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DLC_RUNTIME_CUDA_KERNELCODEGEN_H
-#define DLC_RUNTIME_CUDA_KERNELCODEGEN_H
+#ifndef DLC_RUNTIME_CODEGEN_KERNELCODEGEN_H
+#define DLC_RUNTIME_CODEGEN_KERNELCODEGEN_H
 
 #include "dlc/runtime/Plan.h"
 
@@ -57,7 +68,7 @@
 #include <string>
 #include <vector>
 
-namespace dlc::rt::cuda {
+namespace dlc::rt::codegen {
 
 /// One kernel launch of a plan, as PlanSummary counts them: consecutive
 /// kernels of one fused group, or a single kernel.
@@ -81,6 +92,18 @@ std::string launchLabel(const Launch &launch);
 /// ops add, relu)", "launch #9 (horizontal_cast, ...: ops cast x151)".
 std::string launchLabelWithOps(const Plan &plan, const Launch &launch);
 
+/// The plan's launches with every group of several kernels that `refusal`
+/// refuses (a non-empty reason) split into
+/// runs of consecutive element-wise / reduction kernels, split further
+/// where the generator refuses a run against the split launches, and the
+/// other kernels alone. `splitReason[i]`: "split from its group (reason)"
+/// for a part of a split group, "" otherwise. The CUDA backend splits the
+/// groups no device kernel computes (LaunchPaths.h), the CPU backend those
+/// the generator refuses (cpu/HostKernels.h).
+std::vector<Launch> splitGroups(const Plan &plan,
+                                const std::function<std::string(const Launch &)> &refusal,
+                                std::vector<std::string> &splitReason);
+
 /// Each kernel's inputs with views resolved: a reshape is a buffer no
 /// kernel writes, sharing the bytes of the value it reshapes, which is the
 /// last kernel output written at its offset (and size) before the reader.
@@ -100,6 +123,9 @@ GenerateDecision isGeneratable(const Plan &plan, const Launch &launch);
 /// kTranspose: a lone batched transpose (NCHW <-> NHWC) in shared-memory
 /// tiles of kTransposeTile x kTransposeTile elements, kTransposeRows rows of
 /// threads per block.
+/// What a kernel's source is written for (see the header comment).
+enum class KernelTarget { kCuda, kHost };
+
 enum class KernelForm { kLoop, kReduction, kRow, kOptimizer, kHorizontalCast, kTranspose };
 constexpr int64_t kTransposeTile = 32, kTransposeRows = 8;
 const char *kernelFormName(KernelForm form);
@@ -139,7 +165,8 @@ struct GeneratedKernel {
   /// Stable: the form, the ops and a hash of the source's body, so two
   /// launches with the same computation share one name and one cubin.
   std::string name;
-  std::string source; // a complete translation unit for NVRTC
+  std::string source; // a complete translation unit for NVRTC (or the host)
+  KernelTarget target = KernelTarget::kCuda;
   KernelForm form = KernelForm::kLoop;
   size_t launch = 0;           // Launch::index
   std::vector<size_t> kernels; // the plan kernels it computes
@@ -176,7 +203,8 @@ StatusOr<GeneratedKernel> generateKernel(const Plan &plan, const Launch &launch)
 /// groups split, LaunchPaths.h): which values leave the launch is decided
 /// against those launches.
 StatusOr<GeneratedKernel> generateKernel(const Plan &plan, const Launch &launch,
-                                         const std::vector<Launch> &launches);
+                                         const std::vector<Launch> &launches,
+                                         KernelTarget target = KernelTarget::kCuda);
 
 /// Every generated launch of a plan: kernels for those the generator
 /// covers, and the rest with the reason they take the library path.
@@ -184,7 +212,8 @@ struct PlanKernels {
   std::vector<GeneratedKernel> kernels;
   std::vector<std::pair<Launch, std::string>> refused;
 };
-PlanKernels generatePlanKernels(const Plan &plan);
+PlanKernels generatePlanKernels(const Plan &plan,
+                                KernelTarget target = KernelTarget::kCuda);
 
 /// The optimizer kernel's table as the device reads it (struct DlcSegment
 /// in the source: 112 bytes per segment), with each buffer id turned into a
@@ -199,6 +228,6 @@ std::string packCastTable(const std::vector<CastSegment> &segments,
 std::string packSegmentTable(const GeneratedKernel &kernel,
                              const std::function<uint64_t(int32_t)> &address);
 
-} // namespace dlc::rt::cuda
+} // namespace dlc::rt::codegen
 
-#endif // DLC_RUNTIME_CUDA_KERNELCODEGEN_H
+#endif // DLC_RUNTIME_CODEGEN_KERNELCODEGEN_H

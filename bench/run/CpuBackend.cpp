@@ -1,0 +1,67 @@
+//===- CpuBackend.cpp - --backend cpu and --backend reference -------------===//
+
+#include "CpuBackend.h"
+
+#include "dlc/runtime/cpu/Dnnl.h"
+#include "dlc/runtime/cpu/HostKernels.h"
+
+#include <cstdio>
+#include <set>
+
+namespace dlc::bench {
+
+bool isCpuBackend(const std::string &backend) {
+  return backend == "cpu" || backend == "reference";
+}
+
+rt::cpu::CpuExecutor::Options cpuExecutorOptions(const std::string &backend) {
+  return backend == "cpu" ? rt::cpu::CpuExecutor::fastOptions()
+                          : rt::cpu::CpuExecutor::Options();
+}
+
+rt::Status prepareCpuBackend(const rt::Plan &plan, const std::string &backend,
+                             Result &result) {
+  if (backend != "cpu")
+    return rt::Status::ok();
+  rt::cpu::CpuExecutor::Options options = cpuExecutorOptions(backend);
+  auto host = rt::cpu::HostKernels::create(plan, options.kernelCacheDir);
+  if (!host.isOk())
+    return rt::Status(host.status().code(), "--backend cpu: " + host.status().message());
+  const rt::cpu::HostKernelStats &stats = (*host)->stats();
+  // The kernels run one by one: oneDNN's where it has the op.
+  int64_t library = 0, reference = 0;
+  std::set<std::string> libraryOps;
+  for (const rt::cpu::HostLaunch &launch : (*host)->launches()) {
+    if (launch.kernel)
+      continue;
+    for (size_t k : launch.launch.kernels) {
+      const std::string &op = plan.kernels[k].op;
+      if (options.libraryKernels && options.libraryKernels->count(op)) {
+        ++library;
+        libraryOps.insert(op);
+      } else {
+        ++reference;
+      }
+    }
+  }
+  char compile[96];
+  if (stats.generated == 0)
+    std::snprintf(compile, sizeof(compile), "nothing to compile");
+  else if (stats.cacheHit)
+    std::snprintf(compile, sizeof(compile), "host kernels loaded from the cache");
+  else
+    std::snprintf(compile, sizeof(compile), "host kernels compiled in %.1f s",
+                  stats.compileSeconds);
+  std::string note = std::to_string(stats.generated) + " of " +
+                     std::to_string(stats.launches) + " launches generated (" +
+                     std::to_string(stats.kernels) + " of " +
+                     std::to_string(plan.kernels.size()) + " kernels, " +
+                     std::to_string(stats.distinct) + " distinct), " + std::to_string(library) +
+                     " kernels on " + (rt::cpu::dnnlAvailable() ? "oneDNN" : "no library") +
+                     ", " + std::to_string(reference) + " reference kernels; " + compile;
+  result.cpuBackendNote = note;
+  result.hostCompileSeconds = stats.cacheHit ? 0 : stats.compileSeconds;
+  return rt::Status::ok();
+}
+
+} // namespace dlc::bench

@@ -1,0 +1,58 @@
+//===- KernelTargets.h - what the CUDA and host targets write differently -===//
+//
+// The generator (KernelCodegen.cpp) decides a launch's kernel form, its
+// dataflow and its expressions once, for both targets; a target writes only
+// how the kernel's items are shared out and what it includes:
+//
+//   CUDA   (CudaTarget.cpp)  grid-stride loops over blocks and threads,
+//                            compiled by NVRTC;
+//   host   (HostTarget.cpp)  two more parameters (dlc_part, dlc_parts), each
+//                            loop over items covering part dlc_part's
+//                            contiguous share (kernels/HostParts.h), compiled
+//                            by the system compiler (cpu/HostKernels.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_RUNTIME_CODEGEN_KERNELTARGETS_H
+#define DLC_RUNTIME_CODEGEN_KERNELTARGETS_H
+
+#include "dlc/runtime/codegen/KernelCodegen.h"
+
+#include <string>
+
+namespace dlc::rt::codegen {
+
+class TargetWriter {
+public:
+  virtual ~TargetWriter() = default;
+  /// Parameters every kernel takes after its own ("" or ", int a, ...").
+  virtual std::string extraParams() const = 0;
+  /// The head of a loop of `var` over `count` independent items (rows,
+  /// tiles, outputs); `deviceLoop` is the CUDA form's own head.
+  virtual std::string itemLoop(const std::string &deviceLoop, const std::string &var,
+                               const std::string &count) const = 0;
+  /// The loop form's two loops, over n / v vectors of v elements (`q`) and
+  /// over the tail that fills no vector (`i`), with their comments.
+  virtual std::string vectorLoop(const std::string &v) const = 0;
+  virtual std::string tailLoop(const std::string &v) const = 0;
+  /// What a kernel's text holds between the prelude and its signature.
+  virtual std::string afterPrelude() const = 0;
+  /// A table kernel's body (optimizer, horizontal cast), written once for
+  /// CUDA, as this target runs it.
+  virtual std::string tableBody(const char *cudaBody) const = 0;
+  /// Whether a row kernel keeps values it needs in several passes (the row
+  /// op's operands, softmax's exponentials) in a per-row array rather than
+  /// recomputing them: a core has the cache for a row, a GPU's block would
+  /// spill.
+  virtual bool keepsRowValues() const = 0;
+};
+
+const TargetWriter &cudaTarget();
+const TargetWriter &hostTarget();
+inline const TargetWriter &targetWriter(KernelTarget target) {
+  return target == KernelTarget::kHost ? hostTarget() : cudaTarget();
+}
+
+} // namespace dlc::rt::codegen
+
+#endif // DLC_RUNTIME_CODEGEN_KERNELTARGETS_H
