@@ -198,6 +198,10 @@ def report(args, *, backend, precision, fusion, optimizer, parameters, threads,
     r["all_reduce_dtype"] = None
     # The peers do not measure their host's CPU time.
     r["host_cpu_utilization_percent"] = None
+    # dlc's fast CPU backend's own facts (what ran where, what compiling
+    # its host kernels cost): a peer has none.
+    r["cpu_backend"] = None
+    r["host_compile_seconds"] = None
     r["parameters"] = parameters
     r["compile_ms"] = extra.pop("compile_ms", None)
     r["repeat_results"] = [
