@@ -20,7 +20,7 @@ for m in resnet50 vgg16 deeplabv3p hrnet_w18 bert_base gpt2; do
     for fusion in none paddle xla; do
       name=$m-$precision-$fusion
       "$BIN/dlc-bench" models/$m.mlir --batch "$BATCH" --precision $precision \
-        --fusion $fusion --compile-only --emit-plan "$plans/$name.plan" > /dev/null
+        --fusion $fusion --backend cuda --compile-only --emit-plan "$plans/$name.plan" > /dev/null
       "$BIN/dlc-kernels" --paths --verbose "$plans/$name.plan" |
         sed "s|$plans/||g" > "$OUT/$name.paths.txt"
       "$BIN/dlc-kernels" --no-compile --dump-kernels "$OUT/$name.kernels" \

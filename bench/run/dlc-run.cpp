@@ -26,6 +26,7 @@
 #include "RunPlan.h"
 
 #include "dlc/runtime/Collective.h"
+#include "dlc/runtime/Parallel.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -207,6 +208,7 @@ int runMain(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  rt::useSleepingOpenMpThreads(argv);
   int rc = runMain(argc, argv);
   // Under mpirun: MPI_Finalize, or MPI_Abort after an error so that no other
   // rank waits for this one.

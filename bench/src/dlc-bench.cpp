@@ -24,6 +24,7 @@
 #include "dlc/Target/Plan/TrainToPlan.h"
 #include "dlc/Transforms/Passes.h"
 #include "dlc/runtime/Collective.h"
+#include "dlc/runtime/Parallel.h"
 #include "dlc/runtime/Device.h"
 #include "dlc/runtime/Npy.h"
 #include "dlc/runtime/PlanSummary.h"
@@ -137,9 +138,10 @@ cl::opt<std::string> fusionList("fusion",
              "a comma-separated list sweeps, e.g. none,paddle,xla"),
     cl::init("none"), cl::cat(category));
 cl::opt<std::string> layoutList("layout",
-    cl::desc("the layout convolutions and batch norm run in: auto (default: NHWC in "
-             "amp, amp-bf16 and fp16, where cuDNN's tensor-core convolutions and fused "
-             "batch norm want it; NCHW in fp32), nchw (the model's own) or nhwc; "
+    cl::desc("the layout convolutions and batch norm run in: auto (default: the "
+             "backend's choice; cuda and reference: NHWC in amp, amp-bf16 and fp16, where "
+             "cuDNN's tensor-core convolutions and fused batch norm want it, NCHW in fp32; "
+             "cpu: NHWC, where oneDNN's fast kernels are), nchw (the model's own) or nhwc; "
              "dlc-convert-layout inserts the transposes and cancels what it can. A "
              "comma-separated list sweeps, e.g. nchw,nhwc; a layout given by name "
              "shows in the configuration's name (xla-nhwc)"),
@@ -369,6 +371,7 @@ int runConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
     options.lossScale = lossScale;
     options.lossScaleGrowthInterval = lossScaleGrowthInterval;
     options.layout = layout;
+    options.target = backend;
     options.ranks = gpus;
     options.bucketMb = bucketMb;
     // DDP's rule: a 1 MiB first bucket unless the bucket size was given.
@@ -678,6 +681,7 @@ int benchMain(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  rt::useSleepingOpenMpThreads(argv);
   llvm::InitLLVM init(argc, argv);
   int rc = benchMain(argc, argv);
   // Under mpirun: MPI_Finalize, or MPI_Abort after an error so that no other

@@ -3,6 +3,14 @@
 #include "dlc/runtime/Parallel.h"
 
 #include <cstdlib>
+#include <unistd.h>
+
+#ifndef DLC_OPENMP
+#define DLC_OPENMP 0
+#endif
+#if DLC_OPENMP
+#include <omp.h>
+#endif
 
 namespace dlc::rt {
 
@@ -19,6 +27,39 @@ int cpuThreadCount() {
   return count;
 }
 
+bool partsOnOpenMp() { return DLC_OPENMP != 0; }
+
+void useSleepingOpenMpThreads(char **argv) {
+  if (!partsOnOpenMp() || std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT"))
+    return;
+  if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0)
+    return;
+  execv("/proc/self/exe", argv);
+  // Still here: this process keeps libgomp's spinning threads.
+}
+
+void runParts(int parts, const std::function<void(int)> &job) {
+  if (parts <= 1) {
+    if (parts == 1)
+      job(0);
+    return;
+  }
+#if DLC_OPENMP
+  // OpenMP may give fewer threads than asked (a nested region, a limit):
+  // every part still runs, on the threads there are.
+#pragma omp parallel num_threads(parts)
+  for (int p = omp_get_thread_num(); p < parts; p += omp_get_num_threads())
+    job(p);
+#else
+  std::vector<std::thread> threads;
+  for (int p = 1; p < parts; ++p)
+    threads.emplace_back([&job, p] { job(p); });
+  job(0);
+  for (std::thread &t : threads)
+    t.join();
+#endif
+}
+
 namespace {
 /// Polls of a waiting thread before it sleeps: some tens of microseconds,
 /// about the gap between two generated launches of a step.
@@ -33,8 +74,10 @@ inline void relax() {
 }
 } // namespace
 
-ThreadPool::ThreadPool(int threads) {
-  for (int i = 1; i < threads; ++i)
+ThreadPool::ThreadPool(int threads) : threads_(std::max(threads, 1)) {
+  if (partsOnOpenMp())
+    return;
+  for (int i = 1; i < threads_; ++i)
     workers_.emplace_back([this, i] { work(i); });
 }
 
@@ -79,6 +122,8 @@ void ThreadPool::work(int index) {
 
 void ThreadPool::run(int parts, const std::function<void(int)> &job) {
   parts = std::min(parts, threads());
+  if (partsOnOpenMp())
+    return runParts(parts, job);
   if (parts <= 1) {
     if (parts == 1)
       job(0);

@@ -111,21 +111,26 @@ LogicalResult mlir::dlc::buildPrecisionPipeline(OpPassManager &pm,
 
 FailureOr<std::string> mlir::dlc::resolveLayout(StringRef layout,
                                                 StringRef precision,
+                                                StringRef target,
                                                 std::string &error) {
   if (layout == "nchw")
     return std::string("NCHW");
   if (layout == "nhwc")
     return std::string("NHWC");
+  if (target != "cuda" && target != "cpu" && target != "reference") {
+    error = "unknown target '" + target.str() + "' (cuda, cpu, reference)";
+    return failure();
+  }
   if (layout == "auto")
-    return std::string(precision == "fp32" ? "NCHW" : "NHWC");
+    return std::string(target == "cpu" || precision != "fp32" ? "NHWC" : "NCHW");
   error = "unknown layout '" + layout.str() + "' (auto, nchw, nhwc)";
   return failure();
 }
 
 LogicalResult mlir::dlc::buildLayoutPipeline(OpPassManager &pm, StringRef layout,
-                                             StringRef precision,
+                                             StringRef precision, StringRef target,
                                              std::string &error) {
-  FailureOr<std::string> resolved = resolveLayout(layout, precision, error);
+  FailureOr<std::string> resolved = resolveLayout(layout, precision, target, error);
   if (failed(resolved))
     return failure();
   if (*resolved != "NCHW")
@@ -181,7 +186,7 @@ LogicalResult mlir::dlc::buildTrainStepPipeline(OpPassManager &pm,
   pm.addPass(createAutodiffPass({options.optimizer, options.lr}));
   if (failed(buildPrecisionPipeline(pm, precision, /*beforeAutodiff=*/false, message)))
     return refuse("precision", message);
-  if (failed(buildLayoutPipeline(pm, options.layout, options.precision, message)))
+  if (failed(buildLayoutPipeline(pm, options.layout, options.precision, options.target, message)))
     return refuse("layout", message);
   // After precision and layout (the all-reduce reads what the update
   // reads), before fusion (which would hide where a gradient is ready).

@@ -65,21 +65,26 @@ LogicalResult buildPrecisionPipeline(OpPassManager &pm,
                                      const PrecisionPipelineOptions &options,
                                      bool beforeAutodiff, std::string &error);
 
-/// The layouts dlc-bench --layout names: `auto` (NHWC in the half
-/// precisions, where cuDNN's tensor-core convolutions and fused batch norm
-/// want it; NCHW in fp32), `nchw` (the models' own) and `nhwc`.
+/// The layouts dlc-bench --layout names: `auto`, `nchw` (the models' own)
+/// and `nhwc`. `auto` is the target's choice:
+///   cuda, reference  NHWC in the half precisions, where cuDNN's tensor-core
+///                    convolutions and fused batch norm want it; NCHW in fp32;
+///   cpu              NHWC: oneDNN's fast (jit) pooling and batch norm take
+///                    channels-last data, its plain-NCHW ones are 4-15x
+///                    slower (small_convnet's max pooling, 2 cores).
 inline const char *const kLayouts[] = {"auto", "nchw", "nhwc"};
 
 /// The layout convolutions and batch norm run in, "NCHW" or "NHWC", for a
-/// --layout name and a precision; fails, with `error` set, on an unknown
-/// name.
+/// --layout name, a precision and a target (cpu, reference or cuda); fails,
+/// with `error` set, on an unknown name.
 FailureOr<std::string> resolveLayout(StringRef layout, StringRef precision,
-                                     std::string &error);
+                                     StringRef target, std::string &error);
 
 /// Adds dlc-convert-layout (after dlc-autodiff and the precision passes,
 /// before fusion) when the resolved layout is not the models' NCHW.
 LogicalResult buildLayoutPipeline(OpPassManager &pm, StringRef layout,
-                                  StringRef precision, std::string &error);
+                                  StringRef precision, StringRef target,
+                                  std::string &error);
 
 /// Everything dlc-bench compiles a model's training step with, from the model
 /// file to the IR it lowers to a plan. The defaults are dlc-bench's, and the
@@ -107,9 +112,13 @@ struct TrainStepOptions : public PassPipelineOptions<TrainStepOptions> {
       llvm::cl::init(2000)};
   Option<std::string> layout{
       *this, "layout",
-      llvm::cl::desc("auto (NHWC in the half precisions, NCHW in fp32), nchw "
-                     "or nhwc"),
+      llvm::cl::desc("auto (the target's choice, see kLayouts), nchw or nhwc"),
       llvm::cl::init("auto")};
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("the backend the step is compiled for, whose choice "
+                     "layout=auto is: cuda, cpu or reference"),
+      llvm::cl::init("cpu")};
   Option<int64_t> ranks{
       *this, "ranks",
       llvm::cl::desc("data-parallel ranks; above 1, dlc-data-parallel "

@@ -25,6 +25,27 @@ namespace dlc::rt {
 /// Threads the CPU kernels use: DLC_CPU_THREADS if set, else the hardware's.
 int cpuThreadCount();
 
+/// Calls job(p) for every p in [0, parts) at once and returns when all
+/// are done. On OpenMP's threads where dlc was built with OpenMP: the team
+/// oneDNN's kernels run on, so that the two never compete for the cores
+/// (two thread pools spinning on two cores stall each other for a time
+/// slice, milliseconds); else on threads started for the call.
+void runParts(int parts, const std::function<void(int)> &job);
+/// Whether runParts uses OpenMP's threads.
+bool partsOnOpenMp();
+
+/// libgomp's threads spin after each parallel region (GOMP_SPINCOUNT,
+/// 300,000 polls by default). Beside any other work on the machine a
+/// spinning thread holds a core the next region needs, which then waits a
+/// scheduler time slice: small_convnet's step took 8x longer on 2 cores
+/// beside a compiler than with waiting threads that sleep
+/// (OMP_WAIT_POLICY=passive). libgomp reads its policy once, as it loads,
+/// so a program calls this first thing in main: unless the user chose a
+/// policy (OMP_WAIT_POLICY or GOMP_SPINCOUNT set), it sets
+/// OMP_WAIT_POLICY=passive and executes itself again with the same
+/// arguments. Without OpenMP, or where that fails, it returns.
+void useSleepingOpenMpThreads(char **argv);
+
 /// Calls body(i) for every i in [begin, end), split into contiguous chunks
 /// over cpuThreadCount() threads. Work below `grain` iterations runs inline.
 template <typename Body>
@@ -40,22 +61,17 @@ void parallelFor(int64_t begin, int64_t end, Body body, int64_t grain = 1) {
   }
   int64_t chunks = std::min<int64_t>(threads, (count + grain - 1) / grain);
   int64_t per = (count + chunks - 1) / chunks;
-  std::vector<std::thread> pool;
-  for (int64_t c = 1; c < chunks; ++c)
-    pool.emplace_back([=, &body] {
-      for (int64_t i = begin + c * per; i < std::min(end, begin + (c + 1) * per); ++i)
-        body(i);
-    });
-  for (int64_t i = begin; i < std::min(end, begin + per); ++i)
-    body(i);
-  for (std::thread &t : pool)
-    t.join();
+  runParts(static_cast<int>(chunks), [&](int c) {
+    for (int64_t i = begin + c * per; i < std::min(end, begin + (c + 1) * per); ++i)
+      body(i);
+  });
 }
 
 /// Threads that stay between calls, for work cut into many short jobs (the
 /// fast mode's generated launches, a few microseconds each), where starting
-/// threads per call as parallelFor does would cost more than the work.
-/// Waiting workers spin briefly, then sleep. One caller at a time.
+/// threads per call would cost more than the work: OpenMP's team where dlc
+/// has OpenMP (runParts), else workers of its own that spin briefly, then
+/// sleep. One caller at a time.
 class ThreadPool {
 public:
   /// `threads` in all, the caller's included.
@@ -64,7 +80,7 @@ public:
   ThreadPool(const ThreadPool &) = delete;
   ThreadPool &operator=(const ThreadPool &) = delete;
 
-  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+  int threads() const { return threads_; }
   /// Calls job(p) for every p in [0, parts) (parts <= threads()), part 0 on
   /// the calling thread, part p on worker p; returns when all are done.
   void run(int parts, const std::function<void(int)> &job);
@@ -72,6 +88,7 @@ public:
 private:
   void work(int index);
 
+  int threads_ = 1;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;
