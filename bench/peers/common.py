@@ -187,6 +187,9 @@ def report(args, *, backend, precision, fusion, optimizer, parameters, threads,
         "samples_per_sec": sps,
         "step_ms": ms,
         "loss": {"first": finite(first["loss_first"]), "last": finite(first["loss_last"])},
+        # As dlc's report: false when any repeat's loss was NaN or infinite.
+        "loss_finite": all(finite(x[k]) is not None for x in repeat_results
+                           for k in ("loss_first", "loss_last")),
     }
     for name in PLAN_FIELDS:
         r[name] = None

@@ -2,6 +2,8 @@
 
 #include "Report.h"
 
+#include "NonFinite.h"
+
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -133,6 +135,7 @@ void writeJson(std::ostream &os, const Result &r) {
      << num(r.repeatResults.empty() ? NAN : r.repeatResults.front().lossFirst)
      << ", \"last\": "
      << num(r.repeatResults.empty() ? NAN : r.repeatResults.front().lossLast) << "},\n"
+     << "  \"loss_finite\": " << (lossFinite(r) ? "true" : "false") << ",\n"
      << "  \"kernels_per_step\": " << r.kernelsPerStep << ",\n"
      << "  \"memory_bytes_per_step\": " << r.memoryBytesPerStep << ",\n"
      << "  \"all_reduces_per_step\": " << r.allReducesPerStep << ",\n"

@@ -21,6 +21,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuPeaks.h"
+#include "NonFinite.h"
+#include "NumericOption.h"
 #include "Report.h"
 #include "CpuBackend.h"
 #include "RunPlan.h"
@@ -68,6 +70,7 @@ const char *const kUsage =
     "  --inputs-in DIR        read inputs and labels from DIR/<name>.npy\n"
     "  --dump-out DIR         write the loss, updated parameters and last gradients\n"
     "  --describe             print the plan's counts without running it\n"
+    "  --allow-nonfinite      exit 0 even when a loss is NaN or infinite\n"
     "  --version              print dlc's source revision\n"
     "A plan compiled with --gpus N runs its N ranks as threads, or one per process\n"
     "under `mpirun -np N dlc-run PLAN.plan` (rank 0 reports).\n";
@@ -77,7 +80,7 @@ const char *const kUsage =
 int runMain(int argc, char **argv) {
   std::string planPath, format = "table", output = "-", gpu, fp32Peak = "fp32";
   double peakTflops = 0;
-  bool describe = false;
+  bool describe = false, allowNonFinite = false;
   bench::RunOptions o;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -88,16 +91,24 @@ int runMain(int argc, char **argv) {
       }
       return argv[++i];
     };
+    // Every numeric option goes through NumericOption.h, as in dlc-bench.
     auto integer = [&](int64_t minimum) -> int64_t {
-      std::string text = value();
-      char *end = nullptr;
-      long long v = std::strtoll(text.c_str(), &end, 10);
-      if (text.empty() || *end || v < minimum) {
-        std::cerr << "dlc-run: error: " << arg << " expects an integer >= " << minimum
-                  << ", got '" << text << "'\n";
+      std::string text = value(), error;
+      auto v = bench::parseIntegerOption(arg, text, {minimum}, error);
+      if (!v) {
+        std::cerr << "dlc-run: error: " << error << "\n";
         std::exit(2);
       }
-      return v;
+      return *v;
+    };
+    auto positive = [&]() -> double {
+      std::string text = value(), error;
+      auto v = bench::parseRealOption(arg, text, {}, error);
+      if (!v) {
+        std::cerr << "dlc-run: error: " << error << "\n";
+        std::exit(2);
+      }
+      return *v;
     };
     if (arg == "-h" || arg == "--help") {
       std::cout << kUsage;
@@ -130,7 +141,7 @@ int runMain(int argc, char **argv) {
     } else if (arg == "--gpu") {
       gpu = value();
     } else if (arg == "--peak-tflops") {
-      peakTflops = std::atof(value().c_str());
+      peakTflops = positive();
     } else if (arg == "--fp32-peak") {
       fp32Peak = value();
     } else if (arg == "--params-in") {
@@ -141,6 +152,8 @@ int runMain(int argc, char **argv) {
       o.dumpOut = value();
     } else if (arg == "--describe") {
       describe = true;
+    } else if (arg == "--allow-nonfinite") {
+      allowNonFinite = true;
     } else if (!arg.empty() && arg[0] == '-') {
       std::cerr << "dlc-run: error: unknown option '" << arg << "'\n" << kUsage;
       return 2;
@@ -189,6 +202,9 @@ int runMain(int argc, char **argv) {
   if (!describe)
     if (rt::Status ran = bench::runPlan(*plan, o, result); !ran.isOk())
       return fail(ran.message());
+  std::string nonFinite = bench::nonFiniteLossWarning(result);
+  if (!nonFinite.empty() && rt::launchedRank() == 0)
+    std::cerr << ("dlc-run: warning: " + nonFinite + "\n");
 
   // Every process of an mpirun job ran its rank; rank 0 reports.
   if (rt::launchedRank() != 0)
@@ -204,7 +220,10 @@ int runMain(int argc, char **argv) {
     bench::writeCompileReport(os, result, reportFormat);
   else
     bench::writeReport(os, result, reportFormat);
-  return os ? 0 : fail("cannot write " + output);
+  if (!os)
+    return fail("cannot write " + output);
+  // The report is written, then a NaN or infinite loss fails the run.
+  return nonFinite.empty() || allowNonFinite ? 0 : 1;
 }
 
 int main(int argc, char **argv) {

@@ -15,6 +15,8 @@
 #include "Compare.h"
 #include "GpuPeaks.h"
 #include "Html.h"
+#include "NonFinite.h"
+#include "NumericOption.h"
 #include "Report.h"
 #include "CpuBackend.h"
 #include "RunPlan.h"
@@ -78,18 +80,21 @@ cl::opt<std::string> backend("backend",
 cl::opt<std::string> batchList("batch",
     cl::desc("samples per step, or a comma-separated list to sweep (default 32)"),
     cl::init("32"), cl::cat(category));
-cl::opt<int64_t> warmup("warmup", cl::desc("untimed steps before timing (default 20)"),
-                        cl::init(20), cl::cat(category));
-cl::opt<int64_t> steps("steps", cl::desc("timed steps per repeat (default 100)"),
-                       cl::init(100), cl::cat(category));
-cl::opt<int64_t> repeats("repeats", cl::desc("repeats of the timed loop; the median is reported (default 5)"),
-                         cl::init(5), cl::cat(category));
-cl::opt<uint64_t> seed("seed", cl::desc("seed of parameters and synthetic data (default 0)"),
-                       cl::init(0), cl::cat(category));
+// Numeric options are read as text and checked by NumericOption.h, so that
+// an overflowing, NaN or out-of-range value is refused, never clamped.
+cl::opt<std::string> warmup("warmup", cl::desc("untimed steps before timing (default 20)"),
+                            cl::value_desc("n"), cl::init("20"), cl::cat(category));
+cl::opt<std::string> steps("steps", cl::desc("timed steps per repeat (default 100)"),
+                           cl::value_desc("n"), cl::init("100"), cl::cat(category));
+cl::opt<std::string> repeats("repeats",
+    cl::desc("repeats of the timed loop; the median is reported (default 5)"),
+    cl::value_desc("n"), cl::init("5"), cl::cat(category));
+cl::opt<std::string> seed("seed", cl::desc("seed of parameters and synthetic data (default 0)"),
+                          cl::value_desc("n"), cl::init("0"), cl::cat(category));
 cl::opt<std::string> optimizer("optimizer", cl::desc("sgd or adamw; default: the model's"),
                                cl::init(""), cl::cat(category));
-cl::opt<double> lr("lr", cl::desc("learning rate; default: the model's"),
-                   cl::init(0.0), cl::cat(category));
+cl::opt<std::string> lr("lr", cl::desc("learning rate (>= 0); default: the model's"),
+                        cl::value_desc("x"), cl::init(""), cl::cat(category));
 cl::opt<std::string> precisionList("precision",
     cl::desc("fp32 (default), amp (fp16 compute, fp32 master weights, dynamic loss "
              "scaling), amp-bf16 (bf16 compute, fp32 master weights, no scaling) or fp16 "
@@ -108,15 +113,15 @@ cl::opt<std::string> gpusList("gpus",
              "process runs one rank (MPI on the CPU, NCCL on GPUs) and --gpus "
              "defaults to N"),
     cl::init("1"), cl::cat(category));
-cl::opt<double> bucketMb("bucket-mb",
+cl::opt<std::string> bucketMb("bucket-mb",
     cl::desc("with --gpus above 1: MiB of gradients per all-reduce (PyTorch DDP's "
              "bucket_cap_mb, default 25)"),
-    cl::init(25.0), cl::cat(category));
-cl::opt<double> firstBucketMb("first-bucket-mb",
+    cl::value_desc("x"), cl::init("25"), cl::cat(category));
+cl::opt<std::string> firstBucketMb("first-bucket-mb",
     cl::desc("with --gpus above 1: MiB of the first bucket, the last layers' gradients, "
              "which the backward pass finishes first (DDP's first_bucket_bytes_cap); "
              "default: 1 with the default --bucket-mb, else --bucket-mb, as DDP"),
-    cl::init(0.0), cl::cat(category));
+    cl::value_desc("x"), cl::init(""), cl::cat(category));
 cl::opt<std::string> gradCompression("grad-compression",
     cl::desc("with --gpus above 1: send float32 gradients as fp16 or bf16, as PyTorch "
              "DDP's fp16_compress_hook / bf16_compress_hook do (half the bytes; the mean "
@@ -124,12 +129,12 @@ cl::opt<std::string> gradCompression("grad-compression",
     cl::init("none"), cl::cat(category));
 cl::opt<bool> ampShortForm("amp", cl::desc("short for --precision amp"),
                            cl::init(false), cl::cat(category));
-cl::opt<double> lossScale("loss-scale",
+cl::opt<std::string> lossScale("loss-scale",
     cl::desc("initial dynamic loss scale of amp and fp16 (default 65536, PyTorch's)"),
-    cl::init(65536.0), cl::cat(category));
-cl::opt<int64_t> lossScaleGrowthInterval("loss-scale-growth-interval",
+    cl::value_desc("x"), cl::init("65536"), cl::cat(category));
+cl::opt<std::string> lossScaleGrowthInterval("loss-scale-growth-interval",
     cl::desc("good steps before the loss scale doubles (default 2000, PyTorch's)"),
-    cl::init(2000), cl::cat(category));
+    cl::value_desc("n"), cl::init("2000"), cl::cat(category));
 cl::opt<std::string> fusionList("fusion",
     cl::desc("none (one kernel per op, default), paddle (PaddlePaddle's batch-norm + "
              "activation and element-wise + activation fusions, and one kernel for the "
@@ -198,10 +203,10 @@ cl::opt<bool> tf32("tf32",
     cl::desc("--backend cuda: let fp32 GEMMs and convolutions use TF32 tensor cores "
              "(default off: fp32 is fp32; the report says which)"),
     cl::init(false), cl::cat(category));
-cl::opt<double> peakTflops("peak-tflops",
+cl::opt<std::string> peakTflops("peak-tflops",
     cl::desc("the device's peak TFLOP/s, for the model-FLOP utilization (MFU = "
              "training FLOPs per second / peak); without it MFU is not reported"),
-    cl::init(0.0), cl::cat(category));
+    cl::value_desc("x"), cl::init(""), cl::cat(category));
 cl::opt<std::string> gpuName("gpu",
     cl::desc("the GPU the MFU is against, from the table of known peaks (A100-SXM, "
              "H100-SXM, ...; `dlc-bench gpus` lists them), by the run's precision; "
@@ -229,6 +234,58 @@ cl::opt<std::string> emitMlir("emit-mlir",
              "lowering to the plan, to this file: what `dlc-opt --pass-pipeline="
              "'builtin.module(dlc-train-step{...})'` prints for the same options"),
     cl::value_desc("file"), cl::init(""), cl::cat(category));
+cl::opt<bool> allowNonFinite("allow-nonfinite",
+    cl::desc("exit 0 even when a loss is NaN or infinite (the report still says "
+             "\"loss_finite\": false)"),
+    cl::init(false), cl::cat(category));
+
+/// The numeric options, checked (readNumbers); absent optional ones empty.
+struct Numbers {
+  int64_t warmup = 20, steps = 100, repeats = 5, seed = 0;
+  std::optional<double> lr, firstBucketMb, peakTflops;
+  double bucketMb = 25, lossScale = 65536;
+  int64_t lossScaleGrowthInterval = 2000;
+};
+Numbers numbers;
+
+/// Reads every numeric option with one helper; "" when all are valid, else
+/// the one-line error naming the first bad option.
+std::string readNumbers() {
+  std::string error;
+  auto integer = [&](const cl::opt<std::string> &option, int64_t min, int64_t &out) {
+    if (!error.empty())
+      return;
+    if (auto v = bench::parseIntegerOption("--" + option.ArgStr.str(), option, {min}, error))
+      out = *v;
+  };
+  auto real = [&](const cl::opt<std::string> &option, bench::RealRange range,
+                  std::optional<double> &out) {
+    if (!error.empty() || (option.empty() && !option.getNumOccurrences()))
+      return;
+    out = bench::parseRealOption("--" + option.ArgStr.str(), option, range, error);
+  };
+  integer(warmup, 0, numbers.warmup);
+  integer(steps, 1, numbers.steps);
+  integer(repeats, 1, numbers.repeats);
+  integer(seed, 0, numbers.seed);
+  integer(lossScaleGrowthInterval, 1, numbers.lossScaleGrowthInterval);
+  std::optional<double> bucket, scale;
+  real(lr, {0, /*minInclusive=*/true}, numbers.lr);
+  real(bucketMb, {}, bucket);
+  real(firstBucketMb, {}, numbers.firstBucketMb);
+  real(lossScale, {}, scale);
+  real(peakTflops, {}, numbers.peakTflops);
+  numbers.bucketMb = bucket.value_or(numbers.bucketMb);
+  numbers.lossScale = scale.value_or(numbers.lossScale);
+  return error;
+}
+
+/// Whether an option registered by MLIR (--mlir-*) was given.
+bool mlirOptionGiven(llvm::StringRef name) {
+  auto &options = cl::getRegisteredOptions();
+  auto it = options.find(name);
+  return it != options.end() && it->second->getNumOccurrences() > 0;
+}
 
 int fail(const std::string &message) {
   // One write: under mpirun another rank's abort banner must not split it.
@@ -239,10 +296,10 @@ int fail(const std::string &message) {
 bench::RunOptions runOptions() {
   bench::RunOptions o;
   o.backend = backend;
-  o.warmup = warmup;
-  o.steps = steps;
-  o.repeats = repeats;
-  o.seed = seed;
+  o.warmup = numbers.warmup;
+  o.steps = numbers.steps;
+  o.repeats = numbers.repeats;
+  o.seed = static_cast<uint64_t>(numbers.seed);
   o.paramsIn = paramsIn;
   o.inputsIn = inputsIn;
   o.dumpOut = dumpOut;
@@ -350,6 +407,10 @@ int runConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
     mlir::dlc::registerAllDialects(registry);
     MLIRContext context(registry);
     context.loadAllAvailableDialects();
+    // An error names the op and where it is; MLIR's default dump of the IR
+    // around it buries that line, so only the flag asks for it.
+    if (!mlirOptionGiven("mlir-print-op-on-diagnostic"))
+      context.printOpOnDiagnostic(false);
     llvm::SourceMgr sourceMgr;
     SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
     std::string error;
@@ -366,18 +427,20 @@ int runConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
     mlir::dlc::TrainStepOptions options;
     options.batch = batch;
     options.optimizer = optimizer;
-    options.lr = lr;
+    // Absent, the model's rate applies; 0 is a rate like any other.
+    if (numbers.lr)
+      options.lr = *numbers.lr;
     options.precision = precision;
-    options.lossScale = lossScale;
-    options.lossScaleGrowthInterval = lossScaleGrowthInterval;
+    options.lossScale = numbers.lossScale;
+    options.lossScaleGrowthInterval = numbers.lossScaleGrowthInterval;
     options.layout = layout;
     options.target = backend;
     options.ranks = gpus;
-    options.bucketMb = bucketMb;
+    options.bucketMb = numbers.bucketMb;
     // DDP's rule: a 1 MiB first bucket unless the bucket size was given.
-    options.firstBucketMb = firstBucketMb.getNumOccurrences() ? firstBucketMb
-                            : bucketMb.getNumOccurrences()    ? bucketMb
-                                                              : 1.0;
+    options.firstBucketMb = numbers.firstBucketMb  ? *numbers.firstBucketMb
+                            : bucketMb.getNumOccurrences() ? numbers.bucketMb
+                                                           : 1.0;
     options.gradCompression = gradCompression;
     options.fusion = fusion;
     for (const std::string &kind : splitList(disableFusion))
@@ -439,7 +502,8 @@ int runConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
   result.lowerBoundBytes = stats.lowerBoundBytes;
   bench::ChosenPeak peak;
   if (std::string error;
-      !bench::choosePeak(gpuName, result.precision, fp32Peak(), peakTflops, peak, error))
+      !bench::choosePeak(gpuName, result.precision, fp32Peak(),
+                         numbers.peakTflops.value_or(0), peak, error))
     return fail(error);
   result.peakTflops = peak.tflops;
   result.peakName = peak.name;
@@ -452,6 +516,9 @@ int runConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
   rt::Status ran = bench::runPlan(plan, options, result);
   if (!ran.isOk())
     return fail(ran.message());
+  if (std::string warning = bench::nonFiniteLossWarning(result);
+      !warning.empty() && rt::launchedRank() == 0)
+    llvm::errs() << ("dlc-bench: warning: " + warning + "\n");
   return 0;
 }
 
@@ -495,15 +562,17 @@ int benchMain(int argc, char **argv) {
     return fail("unknown --format '" + format + "' (table, json, csv, markdown or html)");
   if (fp32PeakName != "fp32" && fp32PeakName != "tf32")
     return fail("--fp32-peak must be fp32 or tf32, got '" + fp32PeakName + "'");
-  if (steps < 1 || repeats < 1 || warmup < 0)
-    return fail("--steps and --repeats must be >= 1 and --warmup >= 0");
+  if (std::string error = readNumbers(); !error.empty())
+    return fail(error);
+  if (!optimizer.empty() && optimizer != "sgd" && optimizer != "adamw")
+    return fail("unknown --optimizer '" + optimizer + "' (sgd or adamw)");
   std::vector<int64_t> batches;
   for (const std::string &item : splitList(batchList)) {
-    char *end = nullptr;
-    long long value = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end || value < 1)
-      return fail("--batch expects positive integers, got '" + item + "'");
-    batches.push_back(value);
+    std::string error;
+    auto value = bench::parseIntegerOption("--batch", item, {1, INT64_MAX, /*list=*/true}, error);
+    if (!value)
+      return fail(error);
+    batches.push_back(*value);
   }
   std::vector<std::string> precisions = splitList(precisionList);
   std::vector<std::string> fusions = splitList(fusionList);
@@ -518,8 +587,6 @@ int benchMain(int argc, char **argv) {
       return fail("--amp is short for --precision amp: give one of them");
     precisions = {"amp"};
   }
-  if (!(lossScale > 0) || lossScaleGrowthInterval < 1)
-    return fail("--loss-scale must be > 0 and --loss-scale-growth-interval >= 1");
   for (const std::string &f : fusions)
     if (!llvm::is_contained(mlir::dlc::kFusionStrategies, llvm::StringRef(f)))
       return fail("unknown --fusion '" + f + "' (none, paddle, xla)");
@@ -531,7 +598,8 @@ int benchMain(int argc, char **argv) {
   for (const std::string &p : precisions) {
     bench::ChosenPeak peak;
     std::string error;
-    if (!bench::choosePeak(gpuName, p, fp32Peak(), peakTflops, peak, error))
+    if (!bench::choosePeak(gpuName, p, fp32Peak(), numbers.peakTflops.value_or(0), peak,
+                           error))
       return fail(error);
   }
   if (backend == "cuda") {
@@ -544,11 +612,11 @@ int benchMain(int argc, char **argv) {
     return fail("unknown --backend '" + backend + "' (cpu, reference or cuda)");
   std::vector<int64_t> gpuCounts;
   for (const std::string &item : splitList(gpusList)) {
-    char *end = nullptr;
-    long long value = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end || value < 1)
-      return fail("--gpus expects positive integers, got '" + item + "'");
-    gpuCounts.push_back(value);
+    std::string error;
+    auto value = bench::parseIntegerOption("--gpus", item, {1, INT64_MAX, /*list=*/true}, error);
+    if (!value)
+      return fail(error);
+    gpuCounts.push_back(*value);
   }
   // Under mpirun the ranks are the processes it started, one each.
   if (int launched = rt::launchedProcesses(); launched > 1) {
@@ -560,10 +628,6 @@ int benchMain(int argc, char **argv) {
                   " (or left out); sweep GPU counts with one mpirun each, or without "
                   "mpirun, where the ranks run as threads");
   }
-  if (!(bucketMb > 0))
-    return fail("--bucket-mb must be > 0");
-  if (firstBucketMb.getNumOccurrences() && !(firstBucketMb > 0))
-    return fail("--first-bucket-mb must be > 0");
   if (gradCompression != "none" && gradCompression != "fp16" && gradCompression != "bf16")
     return fail("unknown --grad-compression '" + gradCompression + "' (none, fp16, bf16)");
   // Every combination, model slowest, then precision, then fusion, then
@@ -677,6 +741,9 @@ int benchMain(int argc, char **argv) {
   }
   if (!*os)
     return fail("cannot write " + outputPath);
+  // The report is written, then a NaN or infinite loss fails the run.
+  if (!allowNonFinite && !llvm::all_of(results, bench::lossFinite))
+    return 1;
   return 0;
 }
 

@@ -15,6 +15,9 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <cmath>
+#include <optional>
+
 #define DEBUG_TYPE "dlc-autodiff"
 
 namespace mlir::dlc {
@@ -33,11 +36,11 @@ namespace {
 struct OptimizerConfig {
   std::string kind;
   DictionaryAttr hyper; // the model's values, possibly empty
-  double lrOverride = 0;
+  std::optional<double> lrOverride; // 0 is a rate, not "not given"
 
   float get(StringRef key, float fallback) const {
-    if (key == "lr" && lrOverride > 0)
-      return static_cast<float>(lrOverride);
+    if (key == "lr" && lrOverride)
+      return static_cast<float>(*lrOverride);
     if (auto value = hyper ? hyper.getAs<FloatAttr>(key) : FloatAttr())
       return static_cast<float>(value.getValueAsDouble());
     return fallback;
@@ -93,7 +96,13 @@ LogicalResult checkStatic(func::FuncOp forward) {
 FailureOr<OptimizerConfig> AutodiffPass::optimizerFor(func::FuncOp forward) {
   OptimizerConfig config;
   config.hyper = forward->getAttrOfType<DictionaryAttr>(TrainDialect::kOptimizerAttr);
-  config.lrOverride = learningRate;
+  // The option's default, NaN, is no rate: the model's applies.
+  if (!std::isnan(learningRate)) {
+    if (!(learningRate >= 0) || std::isinf(learningRate))
+      return forward.emitOpError()
+             << "expects a finite learning rate >= 0, got " << learningRate;
+    config.lrOverride = learningRate;
+  }
   if (!optimizer.empty())
     config.kind = optimizer;
   else if (auto kind = config.hyper ? config.hyper.getAs<StringAttr>("kind") : StringAttr())

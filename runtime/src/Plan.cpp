@@ -279,14 +279,27 @@ Status validatePlan(const Plan &plan) {
   auto invalid = [](const std::string &message) {
     return Status(StatusCode::kInvalidArgument, message);
   };
+  if (plan.arenaBytes < 0)
+    return invalid("the arena has a negative size of " +
+                   std::to_string(plan.arenaBytes) + " bytes");
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const PlanBuffer &b = plan.buffers[i];
-    for (int64_t d : b.shape)
+    // Every size below comes from a file: a product that wraps would pass
+    // the checks and address memory outside the arena.
+    int64_t elements = 1, elementBytes = 0, end = 0;
+    for (int64_t d : b.shape) {
       if (d < 0)
         return invalid("buffer '" + b.name + "' has a negative dimension");
-    if (b.bytes != b.numElements() * dtypeBytes(b.dtype))
+      if (__builtin_mul_overflow(elements, d, &elements))
+        return invalid("buffer '" + b.name + "' has more elements than fit in int64");
+    }
+    if (__builtin_mul_overflow(elements, dtypeBytes(b.dtype), &elementBytes))
+      return invalid("buffer '" + b.name + "' of " + std::to_string(elements) +
+                     " " + dtypeName(b.dtype) +
+                     " elements has more bytes than fit in int64");
+    if (b.bytes != elementBytes)
       return invalid("buffer '" + b.name + "' has " + std::to_string(b.bytes) +
-                     " bytes for " + std::to_string(b.numElements()) + " " +
+                     " bytes for " + std::to_string(elements) + " " +
                      dtypeName(b.dtype) + " elements");
     if (b.init.count("storage") &&
         !isPermutation(storagePermutation(b), b.shape.size()))
@@ -298,7 +311,8 @@ Status validatePlan(const Plan &plan) {
       return invalid("constant '" + b.name + "' carries " +
                      std::to_string(b.data.size()) + " bytes for " +
                      std::to_string(b.bytes));
-    if (b.offset < 0 || b.offset + b.bytes > plan.arenaBytes)
+    if (b.offset < 0 || __builtin_add_overflow(b.offset, b.bytes, &end) ||
+        end > plan.arenaBytes)
       return invalid("buffer '" + b.name + "' at offset " +
                      std::to_string(b.offset) + " (" + std::to_string(b.bytes) +
                      " bytes) lies outside the arena of " +

@@ -432,7 +432,7 @@ std::string Emitter::emitOp(const PlanKernel &k, int32_t result, const std::stri
       {"silu", "%0 * dlc_sigmoid(%0)"}};
   static const std::map<std::string, const char *> binary = {
       {"add", "%0 + %1"}, {"sub", "%0 - %1"}, {"mul", "%0 * %1"}, {"div", "%0 / %1"},
-      {"relu_backward", "%1 > 0.f ? %0 : 0.f"},
+      {"relu_backward", "%1 <= 0.f ? 0.f : %0"},
       {"tanh_backward", "%0 * (1.f - %1 * %1)"},
       {"sigmoid_backward", "%0 * %1 * (1.f - %1)"},
       {"silu_backward", "%0 * dlc_sigmoid(%1) * (1.f + %1 * (1.f - dlc_sigmoid(%1)))"}};
@@ -1048,7 +1048,7 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   auto combine = [&](size_t a, const std::string &x) {
     std::string acc = "acc" + std::to_string(a);
     bool isMax = plan.kernels[reductions[a]].op == "reduce_max";
-    return acc + " = " + (isMax ? "fmaxf(" + acc + ", " + x + ")" : acc + " + " + x) + ";";
+    return acc + " = " + (isMax ? "dlc_max_nan(" + acc + ", " + x + ")" : acc + " + " + x) + ";";
   };
   if (columns) {
     for (size_t a = 0; a < reductions.size(); ++a)

@@ -162,7 +162,10 @@ Status reduce(const KernelContext &c, Reduce kind) {
         at += (rest % redShape[d]) * redStrides[d];
         rest /= redShape[d];
       }
-      acc = kind == Reduce::kMax ? std::max<double>(acc, x[at]) : acc + x[at];
+      // torch.amax: a NaN wins (std::max would keep the running maximum).
+      acc = kind != Reduce::kMax         ? acc + x[at]
+            : std::isnan(acc) || acc >= x[at] ? acc
+                                              : x[at];
     }
     y[o] = static_cast<float>(kind == Reduce::kMean ? acc / count : acc);
   });
@@ -621,8 +624,10 @@ void registerDenseKernels(KernelRegistry &r) {
   r["cast"] = castKernel;
   r["loss_scale_status"] = lossScaleStatus;
   r["update_loss_scale"] = updateLossScale;
+  // NaN propagates as in PyTorch (relu(nan) = nan, its gradient passes):
+  // a NaN input must not turn into a finite loss.
   r["relu"] = [](const KernelContext &c) {
-    return unary(c, [](float x) { return x > 0 ? x : 0.0f; });
+    return unary(c, [](float x) { return x > 0 || std::isnan(x) ? x : 0.0f; });
   };
   r["tanh"] = [](const KernelContext &c) {
     return unary(c, [](float x) { return std::tanh(x); });
@@ -644,7 +649,7 @@ void registerDenseKernels(KernelRegistry &r) {
   };
   r["dropout"] = dropout;
   r["relu_backward"] = [](const KernelContext &c) {
-    return unaryBackward(c, [](float dy, float x) { return x > 0 ? dy : 0.0f; });
+    return unaryBackward(c, [](float dy, float x) { return x <= 0 ? 0.0f : dy; });
   };
   r["tanh_backward"] = [](const KernelContext &c) {
     return unaryBackward(c, [](float dy, float y) { return dy * (1 - y * y); });

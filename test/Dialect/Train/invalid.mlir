@@ -1295,6 +1295,91 @@ func.func @slice_missing_end(%x: tensor<2x3xf32>) {
 
 // -----
 
+// Written with no attribute dictionary at all, an op's properties are
+// empty rather than partly filled; each is reported, never a crash.
+
+func.func @transpose_no_attributes(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'train.transpose' op requires attribute 'permutation'}}
+  %0 = train.transpose %x : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_no_attributes(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'train.reshape' op requires attribute 'shape'}}
+  %0 = train.reshape %x : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @concat_no_attributes(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'train.concat' op requires attribute 'axis'}}
+  %0 = train.concat %x, %x : tensor<2x3xf32>, tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @sum_to_shape_no_attributes(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'train.sum_to_shape' op requires attribute 'shape'}}
+  %0 = train.sum_to_shape %x : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_to_no_attributes(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'train.broadcast_to' op requires attribute 'shape'}}
+  %0 = train.broadcast_to %x : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_no_attributes(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'train.dropout' op requires attribute 'rate'}}
+  %0 = train.dropout %x : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_backward_no_attributes(%g: tensor<2x3xf32>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{'train.embedding_backward' op requires attribute 'num_rows'}}
+  %0 = train.embedding_backward %g, %i : tensor<2x3xf32>, tensor<2xi64>
+  return
+}
+
+// -----
+
+func.func @embedding_backward_scalar_grad(%g: tensor<f32>, %i: tensor<i64>) {
+  // expected-error @+1 {{'train.embedding_backward' op expects a gradient of rank >= 1, got 'tensor<f32>'}}
+  %0 = train.embedding_backward %g, %i {num_rows = 4 : i64} : tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// The custom syntax parses the status's type as any type, before the
+// verifier checks it; inference must not assume a ranked tensor.
+func.func @sgd_update_status_not_tensor(%p: tensor<3xf32>, %s: f32) {
+  // expected-error @+1 {{'train.sgd_update' op expects a loss-scale status of 2 elements, got 'f32'}}
+  %0:2 = train.sgd_update %p, %p, %p unscale(%s : f32) {lr = 1.0 : f32} : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @sgd_update_status_unranked(%p: tensor<3xf32>, %s: tensor<*xf32>) {
+  // expected-error @+1 {{'train.sgd_update' op expects a loss-scale status of 2 elements, got 'tensor<*xf32>'}}
+  %0:2 = train.sgd_update %p, %p, %p unscale(%s : tensor<*xf32>) {lr = 1.0 : f32} : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+  return
+}
+
+// -----
+
 func.func @reshape_overflowing_shape(%x: tensor<2x3xf32>) {
   // expected-error @+1 {{'train.reshape' op expects 'shape' to have fewer than 2^63 elements}}
   %0 = train.reshape %x {shape = array<i64: -1, 4294967296, 4294967296>} : tensor<2x3xf32>

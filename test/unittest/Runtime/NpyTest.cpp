@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 
@@ -86,6 +87,85 @@ TEST(Npy, TruncatedAndForeignFilesAreRefusedByName) {
     out << "x,y\n1,2\n";
   }
   EXPECT_EQ(readNpy(path).status().message(), path + ": not a .npy file");
+}
+
+/// Writes a .npy file with a hand-made header (version `major`.`minor`) and
+/// `dataBytes` zero bytes after it, returning its path.
+std::string writeRaw(const std::string &name, const std::string &header,
+                     size_t dataBytes = 0, unsigned char major = 1,
+                     unsigned char minor = 0) {
+  std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write("\x93NUMPY", 6);
+  out.put(static_cast<char>(major)).put(static_cast<char>(minor));
+  uint16_t len = static_cast<uint16_t>(header.size());
+  out.write(reinterpret_cast<const char *>(&len), 2);
+  out << header << std::string(dataBytes, '\0');
+  return path;
+}
+
+/// The message of reading `path`, which must fail.
+std::string refusal(const std::string &path) {
+  auto array = readNpy(path);
+  EXPECT_FALSE(array.isOk()) << path;
+  return array.isOk() ? "" : array.status().message();
+}
+
+TEST(Npy, HeaderParsedByFieldNotByPosition) {
+  // Keys in another order and double quotes are still a valid dict literal.
+  auto array = readNpy(writeRaw("dlc-order.npy",
+      "{\"shape\": (2, 1), \"fortran_order\": False, \"descr\": \"<i4\"}\n", 8));
+  ASSERT_TRUE(array.isOk()) << array.status().toString();
+  EXPECT_EQ(array->dtype, DType::kI32);
+  EXPECT_EQ(array->shape, (std::vector<int64_t>{2, 1}));
+}
+
+TEST(Npy, BadShapesAreOneLineErrorsNotExceptions) {
+  std::string path = writeRaw("dlc-frac.npy",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (10.5,), }\n");
+  EXPECT_EQ(refusal(path), path + ": 'shape' holds '10.5', not a non-negative integer");
+  path = writeRaw("dlc-word.npy",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (two, 3), }\n");
+  EXPECT_EQ(refusal(path), path + ": 'shape' holds 'two', not a non-negative integer");
+  path = writeRaw("dlc-negative.npy",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }\n");
+  EXPECT_EQ(refusal(path), path + ": 'shape' holds '-1', not a non-negative integer");
+  path = writeRaw("dlc-huge.npy",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }\n");
+  EXPECT_EQ(refusal(path),
+            path + ": 'shape' holds 99999999999999999999, which does not fit in int64");
+}
+
+TEST(Npy, ElementAndByteCountsDoNotOverflow) {
+  // 2^62 x 2^62 elements used to wrap to 0 and "announce 0 bytes".
+  std::string path = writeRaw("dlc-wrap.npy",
+      "{'descr': '<f4', 'fortran_order': False, "
+      "'shape': (4611686018427387904, 4611686018427387904), }\n");
+  EXPECT_EQ(refusal(path), path + ": shape (4611686018427387904, 4611686018427387904) "
+                                  "has more elements than fit in int64");
+  path = writeRaw("dlc-wrap-bytes.npy",
+      "{'descr': '<f8', 'fortran_order': False, 'shape': (2305843009213693952,), }\n");
+  EXPECT_EQ(refusal(path), path + ": shape (2305843009213693952,) of <f8 has more "
+                                  "bytes than fit in int64");
+}
+
+TEST(Npy, MalformedHeadersAreNamedForWhatTheyAre) {
+  std::string path = writeRaw("dlc-garbage.npy", "garbage garbage\n");
+  EXPECT_EQ(refusal(path), path + ": malformed header: expected '{' at byte 0");
+  path = writeRaw("dlc-nodescr.npy", "{'fortran_order': False, 'shape': (1,), }\n", 4);
+  EXPECT_EQ(refusal(path), path + ": the header has no 'descr'");
+  path = writeRaw("dlc-noshape.npy", "{'descr': '<f4', 'fortran_order': False}\n", 4);
+  EXPECT_EQ(refusal(path), path + ": the header has no 'shape'");
+  path = writeRaw("dlc-fortran.npy",
+                  "{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }\n", 4);
+  EXPECT_EQ(refusal(path), path + ": Fortran-order arrays are not supported; save "
+                                  "with np.ascontiguousarray");
+  path = writeRaw("dlc-f2.npy",
+                  "{'descr': '<f2', 'fortran_order': False, 'shape': (1,), }\n", 2);
+  EXPECT_EQ(refusal(path), path + ": unsupported dtype '<f2' (float32, float64, int32 or int64)");
+  path = writeRaw("dlc-v9.npy",
+                  "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }\n", 4, 9);
+  EXPECT_EQ(refusal(path), path + ": unsupported .npy format version 9.0 (1.0, 2.0 or 3.0)");
 }
 
 } // namespace

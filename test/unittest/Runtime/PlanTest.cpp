@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -149,6 +150,68 @@ TEST(PlanFile, NotAPlanIsSaidPlainly) {
   auto back = deserializePlan("module {\n}\n", "model.mlir");
   ASSERT_FALSE(back.isOk());
   EXPECT_EQ(back.status().message(), "model.mlir: not a dlc plan file");
+}
+
+/// The plan file's checksum (FNV-1a of the payload), recomputed after a
+/// test edits the payload, as someone crafting a plan would.
+void resealPlan(std::string &bytes) {
+  constexpr size_t kHeader = 20, kTrailer = 8;
+  uint64_t hash = 1469598103934665603ull;
+  for (size_t i = kHeader; i < bytes.size() - kTrailer; ++i) {
+    hash ^= static_cast<unsigned char>(bytes[i]);
+    hash *= 1099511628211ull;
+  }
+  std::memcpy(&bytes[bytes.size() - kTrailer], &hash, sizeof(hash));
+}
+
+/// Where the int64 values `words` are laid out in `bytes`.
+size_t findWords(const std::string &bytes, std::vector<int64_t> words) {
+  std::string needle(words.size() * 8, '\0');
+  std::memcpy(needle.data(), words.data(), needle.size());
+  return bytes.find(needle);
+}
+
+TEST(PlanFile, SizesThatWrapAreRefusedAtLoad) {
+  // Buffer 'x' is [2, 3, 8, 8] f32 at offset 0: make it [2^62, 1, 1, 1]
+  // and its byte size 0, which 2^62 x 4 wraps to, with a valid checksum.
+  std::string bytes = serializePlan(samplePlan());
+  size_t dims = findWords(bytes, {4, 2, 3, 8, 8});
+  ASSERT_NE(dims, std::string::npos);
+  int64_t huge[4] = {int64_t{1} << 62, 1, 1, 1}, zero = 0;
+  std::memcpy(&bytes[dims + 8], huge, sizeof(huge));
+  size_t size = dims + 8 + sizeof(huge) + 1 /*role*/ + 8 /*offset*/;
+  int64_t oldSize;
+  std::memcpy(&oldSize, &bytes[size], 8);
+  ASSERT_EQ(oldSize, 2 * 3 * 8 * 8 * 4);
+  std::memcpy(&bytes[size], &zero, 8);
+  resealPlan(bytes);
+  auto back = deserializePlan(bytes, "crafted.plan");
+  ASSERT_FALSE(back.isOk());
+  EXPECT_EQ(back.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(back.status().message(),
+            "crafted.plan: buffer 'x' of 4611686018427387904 f32 elements has "
+            "more bytes than fit in int64");
+
+  // Two dimensions of 2^62 wrap the element count itself.
+  Plan plan = samplePlan();
+  plan.buffers[0].shape = {int64_t{1} << 62, int64_t{1} << 62, 1, 1};
+  plan.buffers[0].bytes = 0;
+  back = deserializePlan(serializePlan(plan), "crafted.plan");
+  ASSERT_FALSE(back.isOk());
+  EXPECT_EQ(back.status().message(),
+            "crafted.plan: buffer 'x' has more elements than fit in int64");
+}
+
+TEST(PlanValidation, OffsetPlusSizeThatWrapsIsOutsideTheArena) {
+  Plan plan = samplePlan();
+  plan.buffers[3].offset = INT64_MAX - 100; // + 2048 bytes wraps negative
+  EXPECT_EQ(validatePlan(plan).message(),
+            "buffer 'y' at offset 9223372036854775707 (2048 bytes) lies "
+            "outside the arena of 6400 bytes");
+  plan = samplePlan();
+  plan.arenaBytes = -1;
+  EXPECT_EQ(validatePlan(plan).message(),
+            "the arena has a negative size of -1 bytes");
 }
 
 TEST(PlanValidation, BufferOutsideTheArena) {

@@ -13,6 +13,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include <limits>
+
 #include <string>
 #include <vector>
 
@@ -97,8 +99,8 @@ struct TrainStepOptions : public PassPipelineOptions<TrainStepOptions> {
       *this, "optimizer", llvm::cl::desc("sgd or adamw; empty takes the model's"),
       llvm::cl::init("")};
   Option<double> lr{*this, "lr",
-                    llvm::cl::desc("learning rate; 0 takes the model's"),
-                    llvm::cl::init(0.0)};
+                    llvm::cl::desc("learning rate (>= 0); absent takes the model's"),
+                    llvm::cl::init(std::numeric_limits<double>::quiet_NaN())};
   Option<std::string> precision{
       *this, "precision", llvm::cl::desc("fp32, amp, amp-bf16 or fp16"),
       llvm::cl::init("fp32")};

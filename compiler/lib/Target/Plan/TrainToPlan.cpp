@@ -105,7 +105,17 @@ FailureOr<int32_t> PlanBuilder::addBuffer(Value value, StringRef name,
   buffer.dtype = *dtype;
   buffer.shape.assign(type.getShape().begin(), type.getShape().end());
   buffer.role = role;
-  buffer.bytes = buffer.numElements() * rt::dtypeBytes(*dtype);
+  // A huge batch makes shapes whose byte size wraps; the plan would be
+  // refused later with a negative size that names nothing.
+  int64_t elements = 1;
+  bool overflow = false;
+  for (int64_t d : buffer.shape)
+    overflow |= __builtin_mul_overflow(elements, d, &elements);
+  if (overflow ||
+      __builtin_mul_overflow(elements, rt::dtypeBytes(*dtype), &buffer.bytes))
+    return emitError(value.getLoc())
+           << "buffer '" << name << "' of type " << type
+           << " has more bytes than fit in int64";
   int32_t id = static_cast<int32_t>(plan->buffers.size());
   plan->buffers.push_back(std::move(buffer));
   storageOf.push_back(id);

@@ -186,6 +186,8 @@ TRAIN_INFER(EmbeddingBackwardOp)
   auto grad = gradOfRank(diag, adaptor.getGrad(), -1);
   if (failed(grad))
     return failure();
+  if (grad->getRank() < 1)
+    return diag.error("expects a gradient of rank >= 1, got ", *grad);
   int64_t rows = static_cast<int64_t>(adaptor.getNumRows());
   if (rows < 1)
     return diag.error("expects 'num_rows' >= 1");
@@ -204,9 +206,11 @@ namespace {
 LogicalResult checkStatus(const ShapeDiag &diag, Value status) {
   if (!status)
     return success();
-  auto type = cast<RankedTensorType>(status.getType());
-  if (type.getDimSize(0) != 2)
-    return diag.error("expects a loss-scale status of 2 elements, got ", type);
+  // The custom syntax parses any type here, before the verifier checks it.
+  auto type = dyn_cast<RankedTensorType>(status.getType());
+  if (!type || type.getRank() != 1 || type.getDimSize(0) != 2)
+    return diag.error("expects a loss-scale status of 2 elements, got ",
+                      status.getType());
   return success();
 }
 

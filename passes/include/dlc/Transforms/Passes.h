@@ -7,6 +7,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <limits> // the lr option's default
+
 namespace mlir::func {
 class FuncOp;
 } // namespace mlir::func

@@ -92,8 +92,9 @@ def AutodiffPass : Pass<"dlc-autodiff", "::mlir::ModuleOp"> {
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"\"",
            "sgd or adamw; empty takes the model's train.optimizer">,
-    Option<"learningRate", "lr", "double", /*default=*/"0.0",
-           "learning rate; 0 takes the model's">,
+    Option<"learningRate", "lr", "double",
+           /*default=*/"std::numeric_limits<double>::quiet_NaN()",
+           "learning rate (>= 0); absent takes the model's">,
   ];
   let statistics = [
     Statistic<"numBackwardOps", "backward-ops", "Number of ops emitted for the backward pass">,

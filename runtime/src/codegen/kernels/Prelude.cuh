@@ -59,7 +59,9 @@ DLC_DEVICE void dlc_stv(T *p, long long i, const float (&in)[V]) {
 }
 
 // The CPU reference's formulas (runtime/src/cpu/OpsDense.cpp), in float.
-DLC_DEVICE float dlc_relu(float x) { return x > 0.f ? x : 0.f; }
+// NaN propagates as in PyTorch: relu(nan) and max(nan, y) are nan.
+DLC_DEVICE float dlc_relu(float x) { return (x > 0.f || x != x) ? x : 0.f; }
+DLC_DEVICE float dlc_max_nan(float acc, float x) { return (x != x || x > acc) ? x : acc; }
 DLC_DEVICE float dlc_sigmoid(float x) { return 1.f / (1.f + expf(-x)); }
 DLC_DEVICE float dlc_gelu(float x) { return 0.5f * x * (1.f + erff(x * 0.70710678118654752f)); }
 DLC_DEVICE float dlc_gelu_tanh(float x) {
@@ -101,7 +103,7 @@ template <bool kMax, typename T> DLC_DEVICE T dlc_warp_allreduce(T v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) {
     T w = __shfl_xor_sync(0xffffffffu, v, o);
-    v = kMax ? (v < w ? w : v) : v + w;
+    v = kMax ? ((w != w || v < w) ? w : v) : v + w;
   }
   return v;
 }
@@ -132,7 +134,7 @@ inline T dlc_block_allreduce(T v, T *smem) {
   smem[threadIdx.x] = v;
   __syncthreads();
   T r = smem[0];
-  for (unsigned t = 1; t < blockDim.x; ++t) r = kMax ? (r < smem[t] ? smem[t] : r) : r + smem[t];
+  for (unsigned t = 1; t < blockDim.x; ++t) r = kMax ? ((smem[t] != smem[t] || r < smem[t]) ? smem[t] : r) : r + smem[t];
   __syncthreads();
   return r;
 }

@@ -99,6 +99,18 @@ struct HasDefaultProperties<
               std::declval<OperationName>(),
               std::declval<typename OpTy::Properties &>()))>>
     : std::true_type {};
+
+/// The op's properties as a dictionary, empty (never null) when none is set:
+/// the generated getPropertiesAsAttr returns a null attribute then, which an
+/// op written without its attribute dictionary reaches.
+template <typename OpTy>
+DictionaryAttr propertiesAsDict(MLIRContext *context,
+                                const typename OpTy::Properties &properties) {
+  if (auto dict = dyn_cast_if_present<DictionaryAttr>(
+          OpTy::getPropertiesAsAttr(context, properties)))
+    return dict;
+  return DictionaryAttr::get(context);
+}
 } // namespace detail
 
 /// Makes `adaptor` read what the op's type inference needs: its attributes,
@@ -114,8 +126,7 @@ LogicalResult withDefaults(MLIRContext *context, std::optional<Location> loc,
     typename OpTy::Properties properties = adaptor.getProperties();
     if (DictionaryAttr attrs = adaptor.getAttributes();
         attrs && !attrs.empty()) {
-      NamedAttrList merged(cast<DictionaryAttr>(
-          OpTy::getPropertiesAsAttr(context, properties)));
+      NamedAttrList merged(detail::propertiesAsDict<OpTy>(context, properties));
       for (NamedAttribute attr : attrs)
         merged.set(attr.getName(), attr.getValue());
       if (failed(OpTy::setPropertiesFromAttr(
@@ -127,10 +138,9 @@ LogicalResult withDefaults(MLIRContext *context, std::optional<Location> loc,
       OpTy::populateDefaultProperties(
           OperationName(OpTy::getOperationName(), context), properties);
     // Every train op attribute is required or default-valued.
-    auto present =
-        cast<DictionaryAttr>(OpTy::getPropertiesAsAttr(context, properties));
+    DictionaryAttr present = detail::propertiesAsDict<OpTy>(context, properties);
     for (StringRef name : OpTy::getAttributeNames())
-      if (!present.get(name))
+      if (!present.contains(name))
         return emitOptionalError(loc, "'", OpTy::getOperationName(),
                                  "' op requires attribute '", name, "'");
     adaptor = typename OpTy::Adaptor(adaptor.getOperands(),
