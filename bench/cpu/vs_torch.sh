@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
-# dlc's CPU backends beside PyTorch eager, timed one after the other in one
-# run on the same threads (a benchmark, not a test): samples/s and ratios.
+# dlc's CPU backends beside PyTorch and JAX, each timed one after the other
+# in one run on the same threads (a benchmark, not a test): samples/s and
+# ratios.
 #
 #   bench/cpu/vs_torch.sh [OUT_DIR]        (default: bench-cpu-out)
 #
-# THREADS (default: all cores) sets DLC_CPU_THREADS and torch's threads
-# (OMP_NUM_THREADS, torch.set_num_threads through the peer); WARMUP, STEPS,
-# REPEATS the methodology (default 5, 20, 3); WORKLOADS "model:batch ..."
-# (default: mlp:32 small_convnet:32 tiny_transformer:32 resnet50:8 bert_base:4);
-# BACKENDS (default: "cpu", today the reference; issue 18 adds the fast one
-# beside it) the dlc backends; FUSIONS (default: "none xla"). Needs Debian's
-# python3-torch (/usr/bin/python3) for the peer.
+# The peers, per workload:
+#   torch eager     Debian's PyTorch (/usr/bin/python3, 1.13), the tests'
+#                   reference and the issue's yardstick;
+#   torch2 eager, torch.compile, jax xla
+#                   with PEER_PYTHON, a Python with torch 2.x and jax from
+#                   PyPI (default /work/venv-peers/bin/python when it exists;
+#                   PEER_PYTHON= leaves them out): the fusing peers.
+# THREADS (default: all cores) sets DLC_CPU_THREADS and OMP_NUM_THREADS,
+# which PyTorch's intra-op threads follow; XLA:CPU sizes its own pool to the
+# cores. WARMUP, STEPS, REPEATS set the methodology (default 5, 20, 3);
+# WORKLOADS "model:batch ..." (default: mlp:32 small_convnet:32
+# tiny_transformer:32 resnet50:8 bert_base:4); BACKENDS the dlc backends
+# (default "cpu"; "cpu reference" adds the reference); FUSIONS (default
+# "none xla"). The table goes to stdout and OUT_DIR/table.md, every report
+# to OUT_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:-bench-cpu-out}
@@ -20,14 +29,30 @@ WARMUP=${WARMUP:-5} STEPS=${STEPS:-20} REPEATS=${REPEATS:-3}
 WORKLOADS=${WORKLOADS:-"mlp:32 small_convnet:32 tiny_transformer:32 resnet50:8 bert_base:4"}
 BACKENDS=${BACKENDS:-"cpu"}
 FUSIONS=${FUSIONS:-"none xla"}
+if [ -z "${PEER_PYTHON+set}" ] && [ -x /work/venv-peers/bin/python ]; then
+  PEER_PYTHON=/work/venv-peers/bin/python
+fi
+PEER_PYTHON=${PEER_PYTHON:-}
 mkdir -p "$OUT"
 export DLC_CPU_THREADS=$THREADS OMP_NUM_THREADS=$THREADS
 method=(--warmup "$WARMUP" --steps "$STEPS" --repeats "$REPEATS")
+peer() { # NAME PYTHON SCRIPT MODE MODEL BATCH
+  local name=$1 python=$2 script=$3 mode=$4 m=$5 b=$6
+  echo "vs_torch: $m batch $b: $name" >&2
+  if ! "$python" "bench/peers/$script" "$m" --batch "$b" --mode "$mode" --device cpu \
+      "${method[@]}" -o "$OUT/$m-b$b-$name.json" 2> "$OUT/$m-b$b-$name.log"; then
+    echo "vs_torch: $name failed on $m (see $OUT/$m-b$b-$name.log)" >&2
+    rm -f "$OUT/$m-b$b-$name.json"
+  fi
+}
 for w in $WORKLOADS; do
   m=${w%%:*} b=${w##*:}
-  echo "vs_torch: $m batch $b: torch eager" >&2
-  /usr/bin/python3 bench/peers/torch_peer.py "$m" --batch "$b" --mode eager --device cpu \
-    "${method[@]}" -o "$OUT/$m-b$b-torch.json" 2> /dev/null
+  peer torch /usr/bin/python3 torch_peer.py eager "$m" "$b"
+  if [ -n "$PEER_PYTHON" ]; then
+    peer torch2 "$PEER_PYTHON" torch_peer.py eager "$m" "$b"
+    peer torch2-compile "$PEER_PYTHON" torch_peer.py compile "$m" "$b"
+    peer jax "$PEER_PYTHON" jax_peer.py xla "$m" "$b"
+  fi
   for backend in $BACKENDS; do
     for fusion in $FUSIONS; do
       echo "vs_torch: $m batch $b: dlc $backend $fusion" >&2
@@ -36,24 +61,42 @@ for w in $WORKLOADS; do
     done
   done
 done
-/usr/bin/python3 - "$OUT" "$THREADS" "$WORKLOADS" "$BACKENDS" "$FUSIONS" <<'PY'
+/usr/bin/python3 - "$OUT" "$THREADS" "$WORKLOADS" "$BACKENDS" "$FUSIONS" "$PEER_PYTHON" <<'PY' | tee "$OUT/table.md"
 import json, os, sys
-out, threads, workloads, backends, fusions = sys.argv[1:6]
-def sps(path):
+out, threads, workloads, backends, fusions, peer_python = sys.argv[1:7]
+def sps(name):
+    path = os.path.join(out, name + ".json")
+    if not os.path.exists(path):
+        return None
     with open(path) as f:
         r = json.load(f)
     r = r[0] if isinstance(r, list) else r
     return r["samples_per_sec"]["median"]
+peers = ["torch"] + (["torch2", "torch2-compile", "jax"] if peer_python else [])
+titles = {"torch": "torch 1.13 eager", "torch2": "torch 2 eager",
+          "torch2-compile": "torch.compile", "jax": "jax xla"}
 cols = [(b, f) for b in backends.split() for f in fusions.split()]
-head = ["model", "batch", "torch eager"] + ["dlc %s %s" % c for c in cols]
-head += ["%s %s / torch" % c for c in cols]
-print("threads: %s (dlc and torch)" % threads)
+head = ["model", "batch"] + [titles[p] for p in peers] + ["dlc %s %s" % c for c in cols]
+head += ["%s %s / torch eager" % c for c in cols]
+if len(peers) > 1:
+    head += ["%s %s / best peer" % c for c in cols]
+if "none" in fusions.split() and len(fusions.split()) > 1:
+    head += ["%s %s / %s none" % (b, f, b) for b, f in cols if f != "none"]
+fmt = lambda x: "-" if x is None else "%.1f" % x
+ratio = lambda a, b: "-" if a is None or not b else "%.2fx" % (a / b)
+print("threads: %s (dlc, torch and OpenMP); median samples/s of the repeats" % threads)
 print("| " + " | ".join(head) + " |")
 print("|" + "---|" * len(head))
 for w in workloads.split():
     m, b = w.split(":")
-    t = sps(os.path.join(out, "%s-b%s-torch.json" % (m, b)))
-    d = [sps(os.path.join(out, "%s-b%s-%s-%s.json" % (m, b, *c))) for c in cols]
-    print("| " + " | ".join([m, b, "%.1f" % t] + ["%.1f" % x for x in d] +
-                            ["%.2fx" % (x / t) for x in d]) + " |")
+    p = {name: sps("%s-b%s-%s" % (m, b, name)) for name in peers}
+    d = {c: sps("%s-b%s-%s-%s" % (m, b, *c)) for c in cols}
+    row = [m, b] + [fmt(p[n]) for n in peers] + [fmt(d[c]) for c in cols]
+    row += [ratio(d[c], p["torch"]) for c in cols]
+    if len(peers) > 1:
+        best = max([x for x in p.values() if x is not None], default=None)
+        row += [ratio(d[c], best) for c in cols]
+    if "none" in fusions.split() and len(fusions.split()) > 1:
+        row += [ratio(d[(bk, f)], d[(bk, "none")]) for bk, f in cols if f != "none"]
+    print("| " + " | ".join(row) + " |")
 PY

@@ -33,6 +33,7 @@
 #include "dlc/runtime/cpu/CpuExecutor.h"
 #include "dlc/runtime/Nvml.h"
 #include "dlc/runtime/cuda/CudaExecutor.h"
+#include "dlc/runtime/cpu/HostKernels.h"
 #include "dlc/runtime/cuda/KernelDump.h"
 #include "dlc/runtime/cuda/LaunchPaths.h"
 
@@ -223,7 +224,8 @@ cl::opt<bool> compileOnly("compile-only",
 cl::opt<std::string> dumpKernels("dump-kernels",
     cl::desc("write the CUDA C++ source of every kernel the CUDA backend generates for the "
              "step (fused groups included) to DIR, one .cu file per launch, each starting "
-             "with the plan kernels it computes and the buffer each argument binds; a sweep "
+             "with the plan kernels it computes and the buffer each argument binds, and the "
+             "host C++ the fast CPU backend compiles to DIR/host (.cpp); a sweep "
              "writes one subdirectory per configuration. Needs no GPU: works with "
              "--compile-only and any --backend"),
     cl::value_desc("dir"), cl::init(""), cl::cat(category));
@@ -488,9 +490,15 @@ int runConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
       return fail(kernels.status().toString());
     if (rt::Status s = rt::cuda::writeKernelSources(plan, *kernels, kernelDir); !s.isOk())
       return fail("--dump-kernels: " + s.message());
+    // The fast CPU backend's kernels: the same launches, the host target.
+    std::vector<rt::codegen::GeneratedKernel> host = rt::cpu::planHostKernels(plan);
+    if (rt::Status s = rt::codegen::writeKernelSources(plan, host, kernelDir + "/host");
+        !s.isOk())
+      return fail("--dump-kernels: " + s.message());
     if (rt::launchedRank() == 0)
       llvm::errs() << "dlc-bench: wrote " << kernels->size() << " generated kernel sources to "
-                   << kernelDir << "\n";
+                   << kernelDir << " (CUDA) and " << host.size() << " to " << kernelDir
+                   << "/host (C++ for the CPU backend)\n";
   }
 
   // The plan's own description (its model, precision, strategy, batch,

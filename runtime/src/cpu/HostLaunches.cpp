@@ -44,6 +44,14 @@ std::vector<HostLaunch> planHostLaunches(const Plan &plan) {
   return host;
 }
 
+std::vector<GeneratedKernel> planHostKernels(const Plan &plan) {
+  std::vector<GeneratedKernel> kernels;
+  for (HostLaunch &h : planHostLaunches(plan))
+    if (h.kernel)
+      kernels.push_back(std::move(*h.kernel));
+  return kernels;
+}
+
 StatusOr<std::unique_ptr<HostKernels>> HostKernels::create(const Plan &plan,
                                                            const std::string &cacheDir) {
   std::unique_ptr<HostKernels> hk(new HostKernels());

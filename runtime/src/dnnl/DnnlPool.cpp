@@ -7,7 +7,8 @@
 //    formula gives the reference's output size;
 //  - max pooling ignores padding in both; backward routes each gradient to
 //    the first maximum of its window, as the reference (ties matter after a
-//    relu). A NaN wins a window in the reference, not in oneDNN;
+//    relu). A NaN wins a window in the reference (and PyTorch), not in
+//    oneDNN: an input holding a NaN runs the reference;
 //  - average pooling without count_include_pad divides by the real input
 //    elements of a window in both. With count_include_pad the reference
 //    divides by the window clipped to the input plus its `padding`; oneDNN
@@ -93,13 +94,23 @@ dnnl::pooling_forward::primitive_desc forwardPd(const PoolGeometry &g,
   return dnnl::pooling_forward::primitive_desc(d, userScratchpad(), engine());
 }
 
+/// Whether x holds a NaN: one read of it, vectorized (no early exit).
+bool anyNan(const TensorRef &x) {
+  const float *v = x.f32();
+  int64_t n = x.numElements();
+  int nan = 0;
+  for (int64_t i = 0; i < n; ++i)
+    nan |= v[i] != v[i];
+  return nan != 0;
+}
+
 Status poolForward(const KernelContext &c, bool max) {
   static Cache<Prim> maxCache, avgCache;
   return guarded(c, [&]() -> Status {
     auto g = geometry(c, c.in(0), c.out(0), max);
     if (!g.isOk())
       return g.status();
-    if (!g->matchesReference)
+    if (!g->matchesReference || (max && anyNan(c.in(0))))
       return runReference(c);
     auto prim = (max ? maxCache : avgCache).get(poolKey(c, kForward, *g), [&] {
       // Inference: no workspace (the argmax) to write.
@@ -129,7 +140,7 @@ Status poolBackward(const KernelContext &c, bool max) {
     auto g = geometry(c, c.out(0), c.in(0), max);
     if (!g.isOk())
       return g.status();
-    if (!g->matchesReference)
+    if (!g->matchesReference || (max && anyNan(c.in(1))))
       return runReference(c);
     auto entry = (max ? maxCache : avgCache).get(poolKey(c, kBackward, *g), [&] {
       auto hint = forwardPd(*g, dnnl::prop_kind::forward_training);

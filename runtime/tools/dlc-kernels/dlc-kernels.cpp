@@ -48,6 +48,7 @@ int usage(const char *message) {
             << "                   [--cache DIR] [--no-compile] [--paths]\n"
             << "  --arch A,B          architectures to compile for (default sm_80,sm_90)\n"
             << "  --dump-kernels DIR  write every generated source, with its plan bindings\n"
+            << "                      (CUDA in DIR, the CPU backend's host C++ in DIR/host)\n"
             << "  --cache DIR         NVRTC's disk cache (default $DLC_KERNEL_CACHE or\n"
             << "                      ~/.cache/dlc/kernels)\n"
             << "  --no-compile        generate only\n"
@@ -307,7 +308,13 @@ int main(int argc, char **argv) {
         std::cerr << "dlc-kernels: " << written.toString() << "\n";
         return 1;
       }
-      std::cout << "  wrote " << all.kernels.size() << " sources to " << dir << "\n";
+      std::vector<GeneratedKernel> host = cpu::planHostKernels(*plan);
+      if (Status written = writeKernelSources(*plan, host, dir + "/host"); !written.isOk()) {
+        std::cerr << "dlc-kernels: " << written.toString() << "\n";
+        return 1;
+      }
+      std::cout << "  wrote " << all.kernels.size() << " sources to " << dir << " and "
+                << host.size() << " host sources to " << dir << "/host\n";
     }
     if (!compile)
       continue;

@@ -51,6 +51,10 @@ struct HostLaunch {
 /// optimizer updates included).
 std::vector<HostLaunch> planHostLaunches(const Plan &plan);
 
+/// The kernels of the launches planHostLaunches generates, in launch order
+/// (what --dump-kernels writes for the host).
+std::vector<codegen::GeneratedKernel> planHostKernels(const Plan &plan);
+
 /// $DLC_HOST_CXX (a command, arguments allowed), else "c++".
 std::string hostCompiler();
 /// The flags every host kernel library is compiled with.

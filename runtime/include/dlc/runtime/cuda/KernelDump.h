@@ -13,6 +13,7 @@
 
 #include "dlc/runtime/Plan.h"
 #include "dlc/runtime/Status.h"
+#include "dlc/runtime/codegen/KernelDump.h"
 #include "dlc/runtime/cuda/LaunchPaths.h"
 
 #include <string>
@@ -24,14 +25,9 @@ namespace dlc::rt::cuda {
 /// (LaunchPaths.h), in launch order.
 StatusOr<std::vector<GeneratedKernel>> generateDeviceKernels(const Plan &plan);
 
-/// The comment a dumped source starts with: the plan, the launch, its plan
-/// kernels, and the buffer each argument (or table segment) binds.
-std::string kernelBindings(const Plan &plan, const GeneratedKernel &kernel);
-
-/// Writes each kernel to DIR/<launch, 4 digits>-<name>.cu after its
-/// bindings, creating DIR (and its parents) if needed.
-Status writeKernelSources(const Plan &plan, const std::vector<GeneratedKernel> &kernels,
-                          const std::string &dir);
+/// Writing them: codegen/KernelDump.h.
+using codegen::kernelBindings;
+using codegen::writeKernelSources;
 
 } // namespace dlc::rt::cuda
 
