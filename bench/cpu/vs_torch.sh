@@ -19,7 +19,7 @@
 # tiny_transformer:32 resnet50:8 bert_base:4); BACKENDS the dlc backends
 # (default "cpu"; "cpu reference" adds the reference); FUSIONS (default
 # "none xla"). The table goes to stdout and OUT_DIR/table.md, every report
-# to OUT_DIR.
+# to OUT_DIR; TABLE_ONLY=1 prints the table of the reports already there.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:-bench-cpu-out}
@@ -46,6 +46,7 @@ peer() { # NAME PYTHON SCRIPT MODE MODEL BATCH
   fi
 }
 for w in $WORKLOADS; do
+  [ -n "${TABLE_ONLY:-}" ] && break
   m=${w%%:*} b=${w##*:}
   peer torch /usr/bin/python3 torch_peer.py eager "$m" "$b"
   if [ -n "$PEER_PYTHON" ]; then

@@ -112,13 +112,15 @@ def conv_bn(ctx, x, name, cout, k, stride=1, pad=0, relu=True):
 
 
 def max_pool(x, k, s, pad=0):
-    init = jnp.array(-jnp.inf, x.dtype)
-    return lax.reduce_window(x, init, lax.max, (1, 1, k, k), (1, 1, s, s),
+    # A Python scalar init lets JAX see the max monoid, whose window reducer
+    # it can differentiate (an array init is opaque to it under jit in JAX
+    # 0.10).
+    return lax.reduce_window(x, -jnp.inf, lax.max, (1, 1, k, k), (1, 1, s, s),
                              [(0, 0), (0, 0), (pad, pad), (pad, pad)])
 
 
 def avg_pool(x, k, s):
-    total = lax.reduce_window(x, jnp.array(0, x.dtype), lax.add, (1, 1, k, k), (1, 1, s, s),
+    total = lax.reduce_window(x, 0.0, lax.add, (1, 1, k, k), (1, 1, s, s),
                               [(0, 0)] * 4)
     return total / jnp.asarray(k * k, x.dtype)
 

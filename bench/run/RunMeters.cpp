@@ -3,10 +3,13 @@
 #include "RunSteps.h"
 
 #include "dlc/runtime/Collective.h"
+#include "dlc/runtime/PlanSummary.h"
+#include "dlc/runtime/cpu/Dnnl.h"
 #include "dlc/runtime/cuda/CudaExecutor.h"
 
 #include <algorithm>
 #include <iomanip>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 #include <sys/resource.h>
@@ -22,10 +25,14 @@ double processCpuSeconds() {
 }
 
 namespace {
-/// "45 s", "3 min 05 s", "2 h 05 min".
+/// "0.4 s", "45 s", "3 min 05 s", "2 h 05 min".
 std::string durationText(double seconds) {
   auto whole = static_cast<int64_t>(seconds + 0.5);
   std::ostringstream os;
+  if (seconds < 9.95) {
+    os << std::fixed << std::setprecision(1) << seconds << " s";
+    return os.str();
+  }
   os << std::setfill('0');
   if (whole < 60)
     os << whole << " s";
@@ -38,30 +45,84 @@ std::string durationText(double seconds) {
 
 } // namespace
 
+/// DLC_PROGRESS_AFTER_SECONDS, else 2: the step time from which a pipe gets
+/// what a run does and how far it is.
+static double progressAfterSeconds() {
+  const char *after = std::getenv("DLC_PROGRESS_AFTER_SECONDS");
+  return after && *after ? std::atof(after) : 2.0;
+}
+
+void announceRun(const rt::Plan &plan, const RunOptions &o, int64_t ranks) {
+  if (rt::launchedRank() != 0)
+    return;
+  std::ostringstream what;
+  what << "dlc: " << o.progressLabel << ranks << (ranks == 1 ? " rank" : " ranks") << " on the "
+       << o.backend << " backend"
+       << (ranks > 1 && o.backend != "cuda" ? " (threads sharing this machine's cores)" : "")
+       << ", batch " << plan.batch << (ranks > 1 ? " each" : "") << "; " << o.warmup
+       << " warm-up and " << o.repeats << " x " << o.steps << " timed steps";
+  double step = 0;
+  if (o.backend == "cpu") {
+    double gflops = rt::cpu::dnnlGemmGflops();
+    double flops = 2.0 * static_cast<double>(rt::summarizePlan(plan).stepMacs) * ranks;
+    if (gflops > 0) {
+      step = flops / (gflops * 1e9);
+      what << "; a step at least " << durationText(step) << " (" << std::fixed
+           << std::setprecision(flops >= 1e12 ? 2 : 1)
+           << (flops >= 1e12 ? flops / 1e12 : flops / 1e9) << (flops >= 1e12 ? " TFLOP" : " GFLOP")
+           << " at the " << std::setprecision(0) << gflops
+           << " GFLOP/s of a oneDNN matrix product here), the run at least "
+           << durationText(step * o.repeats * (o.warmup + o.steps));
+    }
+  }
+  if (isatty(STDERR_FILENO) || step >= progressAfterSeconds())
+    std::cerr << what.str() << "\n" << std::flush;
+}
+
 Progress::Progress(const RunOptions &o)
-    : enabled_(isatty(STDERR_FILENO) && rt::launchedRank() == 0), label_(o.progressLabel),
-      repeats_(o.repeats), total_(o.repeats * (o.warmup + o.steps)),
+    : rankZero_(rt::launchedRank() == 0), terminal_(rankZero_ && isatty(STDERR_FILENO)),
+      label_(o.progressLabel), repeats_(o.repeats), total_(o.repeats * (o.warmup + o.steps)),
       start_(std::chrono::steady_clock::now()), shown_(start_) {}
 
 void Progress::finish() {
-  if (enabled_ && done_)
+  if (terminal_ && done_)
     std::cerr << "\r\033[K" << std::flush;
-  enabled_ = false;
+  terminal_ = rankZero_ = false;
 }
 
 void Progress::stepDone(int64_t repeat, bool warmup, int64_t step, int64_t steps) {
-  if (!enabled_)
+  if (!rankZero_)
     return;
   ++done_;
   auto now = std::chrono::steady_clock::now();
+  double elapsed = std::chrono::duration<double>(now - start_).count();
+  double left = elapsed / done_ * (total_ - done_);
+  if (!terminal_) {
+    // A pipe: the long runs only, a line at the first step and every 30 s.
+    if (done_ == 1) {
+      if (elapsed < progressAfterSeconds()) {
+        rankZero_ = false; // a short run: nothing
+        return;
+      }
+      std::cerr << "dlc: " << label_ << "the first step took "
+                << durationText(elapsed) << ", about " << durationText(left)
+                << " to go\n" << std::flush;
+      shown_ = now;
+    } else if (now - shown_ >= std::chrono::seconds(30) && done_ != total_) {
+      shown_ = now;
+      std::cerr << "dlc: " << label_ << "repeat " << repeat + 1 << "/" << repeats_ << ", "
+                << (warmup ? "warm-up step " : "step ") << step + 1 << "/" << steps << ", "
+                << durationText(left) << " left\n" << std::flush;
+    }
+    return;
+  }
   // The first step at once, the last, and in between four lines a second.
   if (now - shown_ < std::chrono::milliseconds(250) && done_ != 1 && done_ != total_)
     return;
   shown_ = now;
-  double elapsed = std::chrono::duration<double>(now - start_).count();
   std::cerr << "\r\033[K" << label_ << "repeat " << repeat + 1 << "/" << repeats_ << ", "
             << (warmup ? "warm-up step " : "step ") << step + 1 << "/" << steps << ", "
-            << durationText(elapsed / done_ * (total_ - done_)) << " left" << std::flush;
+            << durationText(left) << " left" << std::flush;
 }
 
 void OpProfile::kernelEnded(const std::string &op) {

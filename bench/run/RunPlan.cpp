@@ -85,6 +85,7 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
   int64_t ranks = rt::planRanks(plan);
   if (int launched = rt::launchedProcesses(); launched > 1 && launched != ranks)
     return failure(processCountMessage(launched, ranks));
+  announceRun(plan, o, ranks);
   if (rt::Status ready = prepareCpuBackend(plan, o.backend, result); !ready.isOk())
     return failure(ready.toString());
   if (ranks > 1)

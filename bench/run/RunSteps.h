@@ -72,11 +72,23 @@ struct HostBusy {
   }
 };
 
-/// One line on stderr, rewritten in place as the steps run: the repeat,
-/// warm-up or timed step, and the time the run has left at the pace so far.
-/// A terminal only (pipes and logs get nothing) and rank 0 only. The CPU
-/// backend can take hours over a large model; the estimate is how its user
-/// knows to shorten the run.
+/// Says on stderr what a run is about to do, before anything slow
+/// (compiling host kernels, allocating the ranks' memory): the ranks, the
+/// backend, the batch and the steps, and on the fast CPU backend at least
+/// how long a step takes (its FLOPs at the rate a oneDNN matrix product
+/// reaches here, dnnlGemmGflops) and the whole run. Rank 0 only; on a pipe
+/// only when that estimate reaches DLC_PROGRESS_AFTER_SECONDS (default 2).
+void announceRun(const rt::Plan &plan, const RunOptions &o, int64_t ranks);
+
+/// What a run is about to do, and how far it is: rank 0 only.
+///   - On a terminal: one line rewritten in place as the steps run (the
+///     repeat, warm-up or timed step, the time left at the pace so far).
+///   - On a pipe or a log: nothing for a run whose first step takes under
+///     DLC_PROGRESS_AFTER_SECONDS (default 2: tests, small models); for a
+///     longer one, the first step's time and the run's estimate, then a
+///     line every 30 seconds.
+/// The CPU backend can take hours over a large model; the estimate is how
+/// its user knows to shorten the run.
 class Progress {
 public:
   explicit Progress(const RunOptions &o);
@@ -88,7 +100,7 @@ public:
   void stepDone(int64_t repeat, bool warmup, int64_t step, int64_t steps);
 
 private:
-  bool enabled_;
+  bool rankZero_, terminal_;
   std::string label_;
   int64_t repeats_, total_, done_ = 0;
   std::chrono::steady_clock::time_point start_, shown_;

@@ -42,6 +42,8 @@ dnnl::stream &stream();
 /// Registration of each family's kernels (DnnlConv.cpp, ...).
 void registerConvKernels(KernelRegistry &registry);
 void registerMatmulKernels(KernelRegistry &registry);
+/// GFLOP/s of a 512^3 f32 matrix product here (dnnlGemmGflops).
+double measureGemmGflops();
 void registerNormKernels(KernelRegistry &registry);
 void registerPoolKernels(KernelRegistry &registry);
 

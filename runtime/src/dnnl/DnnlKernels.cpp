@@ -43,6 +43,17 @@ std::string dnnlDescription() {
          isaName(dnnl::get_effective_cpu_isa());
 }
 
+double dnnlGemmGflops() {
+  static const double gflops = [] {
+    try {
+      return onednn::measureGemmGflops();
+    } catch (const std::exception &) {
+      return 0.0; // no estimate, rather than no run
+    }
+  }();
+  return gflops;
+}
+
 const KernelRegistry &dnnlKernels() {
   static const KernelRegistry registry = [] {
     KernelRegistry r;

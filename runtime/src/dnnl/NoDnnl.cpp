@@ -18,4 +18,6 @@ const KernelRegistry &dnnlKernels() {
 
 int64_t dnnlReferenceCalls() { return 0; }
 
+double dnnlGemmGflops() { return 0; }
+
 } // namespace dlc::rt::cpu

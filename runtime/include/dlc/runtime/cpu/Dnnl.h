@@ -38,6 +38,12 @@ const KernelRegistry &dnnlKernels();
 /// Calls of dnnlKernels() so far that ran the reference kernel instead.
 int64_t dnnlReferenceCalls();
 
+/// The GFLOP/s a 512^3 f32 matrix product reaches through oneDNN on
+/// cpuThreadCount() threads, measured once per process (some tens of
+/// milliseconds): the rate behind dlc-bench's estimate of a step's time
+/// before the first step ran. 0 without oneDNN.
+double dnnlGemmGflops();
+
 } // namespace dlc::rt::cpu
 
 #endif // DLC_RUNTIME_CPU_DNNL_H
