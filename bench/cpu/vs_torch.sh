@@ -83,7 +83,7 @@ if len(peers) > 1:
     head += ["%s %s / best peer" % c for c in cols]
 if "none" in fusions.split() and len(fusions.split()) > 1:
     head += ["%s %s / %s none" % (b, f, b) for b, f in cols if f != "none"]
-fmt = lambda x: "-" if x is None else "%.1f" % x
+fmt = lambda x: "-" if x is None else ("%.1f" % x if x >= 100 else "%.3g" % x)
 ratio = lambda a, b: "-" if a is None or not b else "%.2fx" % (a / b)
 print("threads: %s (dlc, torch and OpenMP); median samples/s of the repeats" % threads)
 print("| " + " | ".join(head) + " |")

@@ -7,7 +7,10 @@
 //    formula gives the reference's output size;
 //  - max pooling ignores padding in both; backward routes each gradient to
 //    the first maximum of its window, as the reference (ties matter after a
-//    relu). A NaN wins a window in the reference (and PyTorch), not in
+//    relu). oneDNN's backward reads the forward's workspace (each window's
+//    argmax), which the plan does not keep: it would run the forward
+//    again, so channels-last data is routed here directly instead, one
+//    read of x and dy; A NaN wins a window in the reference (and PyTorch), not in
 //    oneDNN: an input holding a NaN runs the reference;
 //  - average pooling without count_include_pad divides by the real input
 //    elements of a window in both. With count_include_pad the reference
@@ -19,7 +22,11 @@
 
 #include "dnnl/DnnlCommon.h"
 
+#include "dlc/runtime/Parallel.h"
+
 #include <algorithm>
+#include <cmath>
+#include <vector>
 
 namespace dlc::rt::cpu::onednn {
 
@@ -125,6 +132,46 @@ Status poolForward(const KernelContext &c, bool max) {
   });
 }
 
+/// Max pooling's gradient over channels-last data without oneDNN: each
+/// window's argmax per channel, the reference's rule (strict `>` keeps the
+/// first of equal values, a NaN always wins), gradients summed into dx in
+/// float. One task per image, which owns its part of dx.
+void maxPoolBackwardNhwc(const PoolGeometry &g, const float *x, const float *dy, float *dx) {
+  const int64_t n = g.src[0], c = g.src[1], h = g.src[2], w = g.src[3];
+  const int64_t oh = g.dst[2], ow = g.dst[3];
+  parallelFor(0, n, [&](int64_t b) {
+    const float *xb = x + b * h * w * c, *dyb = dy + b * oh * ow * c;
+    float *dxb = dx + b * h * w * c;
+    std::fill(dxb, dxb + h * w * c, 0.0f);
+    std::vector<int64_t> best(c);
+    std::vector<float> bestValue(c);
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      int64_t y0 = oy * g.strides[0] - g.padL[0];
+      int64_t y1 = std::min(y0 + g.kernel[0], h);
+      y0 = std::max<int64_t>(y0, 0);
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        int64_t x0 = ox * g.strides[1] - g.padL[1];
+        int64_t x1 = std::min(x0 + g.kernel[1], w);
+        x0 = std::max<int64_t>(x0, 0);
+        std::fill(best.begin(), best.end(), y0 * w + x0);
+        std::fill(bestValue.begin(), bestValue.end(), -INFINITY);
+        for (int64_t iy = y0; iy < y1; ++iy)
+          for (int64_t ix = x0; ix < x1; ++ix) {
+            const float *v = xb + (iy * w + ix) * c;
+            for (int64_t ch = 0; ch < c; ++ch)
+              if (v[ch] > bestValue[ch] || v[ch] != v[ch]) {
+                bestValue[ch] = v[ch];
+                best[ch] = iy * w + ix;
+              }
+          }
+        const float *grad = dyb + (oy * ow + ox) * c;
+        for (int64_t ch = 0; ch < c; ++ch)
+          dxb[best[ch] * c + ch] += grad[ch];
+      }
+    }
+  });
+}
+
 struct BackwardEntry {
   /// Max pooling: the forward pass again, for the workspace (the argmax
   /// of each window) its backward pass reads; the plan keeps none.
@@ -140,6 +187,10 @@ Status poolBackward(const KernelContext &c, bool max) {
     auto g = geometry(c, c.out(0), c.in(0), max);
     if (!g.isOk())
       return g.status();
+    if (max && g->layout == Layout::kNhwc) {
+      maxPoolBackwardNhwc(*g, c.in(1).f32(), c.in(0).f32(), c.out(0).f32());
+      return Status::ok();
+    }
     if (!g->matchesReference || (max && anyNan(c.in(1))))
       return runReference(c);
     auto entry = (max ? maxCache : avgCache).get(poolKey(c, kBackward, *g), [&] {
