@@ -80,7 +80,9 @@ add_subdirectory($PWD/bench/run bench-run)
 file(GLOB tests $PWD/test/unittest/Runtime/*Test.cpp)
 add_executable(DLCRuntimeTests \${tests})
 target_link_libraries(DLCRuntimeTests PRIVATE dlc_runtime GTest::gtest GTest::gtest_main \${CMAKE_DL_LIBS})
-target_compile_definitions(DLCRuntimeTests PRIVATE DLC_HOST_CXX="\${CMAKE_CXX_COMPILER}")
+# The same definitions test/unittest/CMakeLists.txt gives them.
+target_compile_definitions(DLCRuntimeTests PRIVATE DLC_HOST_CXX="\${CMAKE_CXX_COMPILER}"
+  DLC_SOURCE_DIR="$PWD" DLC_RUNTIME_TEST_DIR="$PWD/test/unittest/Runtime")
 target_link_libraries(DLCRuntimeTests PRIVATE CUDA::cudart_static)
 CMAKE
   cmake -S $B/src -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
