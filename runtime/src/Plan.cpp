@@ -1,5 +1,6 @@
 //===- Plan.cpp - plan files: write, read, validate -----------------------===//
 
+#include "dlc/runtime/DiskCache.h"
 #include "dlc/runtime/Plan.h"
 
 #include "dlc/runtime/Shape.h"
@@ -16,15 +17,6 @@ namespace {
 constexpr char kMagic[8] = {'D', 'L', 'C', 'P', 'L', 'A', 'N', '\n'};
 constexpr size_t kHeaderBytes = sizeof(kMagic) + 4 + 8;
 constexpr size_t kTrailerBytes = 8;
-
-uint64_t fnv1a(std::string_view bytes) {
-  uint64_t hash = 1469598103934665603ull;
-  for (unsigned char c : bytes) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
 
 class Writer {
 public:

@@ -23,6 +23,7 @@
 
 #include "KernelTargets.h"
 #include "dlc/runtime/codegen/KernelPrelude.h"
+#include "dlc/runtime/DiskCache.h"
 #include "dlc/runtime/PlanSummary.h"
 #include "dlc/runtime/Shape.h"
 
@@ -94,14 +95,6 @@ const char *cType(DType t) {
   case DType::kBF16: return "__nv_bfloat16";
   default: return nullptr;
   }
-}
-
-/// FNV-1a, for kernel names.
-uint64_t hashText(const std::string &s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s)
-    h = (h ^ c) * 1099511628211ull;
-  return h;
 }
 
 /// The ops the row form computes: statistics over the last axis, then an
@@ -703,7 +696,7 @@ std::string finish(GeneratedKernel &g, const Plan &plan, const Launch &launch,
     ops += "_etc";
   char hash[17];
   std::snprintf(hash, sizeof(hash), "%016llx",
-                static_cast<unsigned long long>(hashText(opsSummary(plan, launch) + text)));
+                static_cast<unsigned long long>(fnv1a(opsSummary(plan, launch) + text)));
   g.name = "dlc_" + form + ops + "_" + std::string(hash, 8);
   std::string header = "// dlc generated kernel " + g.name + " (" + form + ")\n" +
                        (opsHeader.empty() ? "// fuses " + std::to_string(launch.kernels.size()) +

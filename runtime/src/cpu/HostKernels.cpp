@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dlc/runtime/DiskCache.h"
 #include "dlc/runtime/cpu/HostKernels.h"
 
 #include "dlc/runtime/codegen/KernelPrelude.h"
@@ -33,34 +34,6 @@
 namespace dlc::rt::cpu {
 
 namespace {
-
-uint64_t fnv1a(const std::string &s, uint64_t basis) {
-  uint64_t h = basis;
-  for (unsigned char c : s)
-    h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-std::string hex(uint64_t v) {
-  char text[17];
-  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(v));
-  return text;
-}
-
-/// mkdir -p; true when the directory exists afterwards.
-bool makeDirs(const std::string &path) {
-  std::string partial = !path.empty() && path[0] == '/' ? "/" : "";
-  std::stringstream parts(path);
-  for (std::string part; std::getline(parts, part, '/');) {
-    if (part.empty())
-      continue;
-    partial += part + "/";
-    if (mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
-      return false;
-  }
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 /// A word for sh: single-quoted.
 std::string shellQuote(const std::string &s) {
@@ -208,9 +181,9 @@ HostKernelLibrary::build(const std::vector<const codegen::GeneratedKernel *> &al
   const std::string tu = translationUnit(kernels), header = hostHalfHeader();
   const std::string key = compilerIdentity(compiler) + "\n" + compiler + flags + "\n" +
                           cpuIdentity() + "\n" + header + tu;
-  const std::string name = hex(fnv1a(key, 1469598103934665603ull)) +
-                           hex(fnv1a(key, 0x84222325cbf29ce4ull));
-  const std::string check = hex(fnv1a(key, 0x6c62272e07bb0142ull)) + hex(key.size());
+  const std::string name = hex64(fnv1a(key, 1469598103934665603ull)) +
+                           hex64(fnv1a(key, 0x84222325cbf29ce4ull));
+  const std::string check = hex64(fnv1a(key, 0x6c62272e07bb0142ull)) + hex64(key.size());
 
   std::shared_ptr<HostKernelLibrary> lib(new HostKernelLibrary());
   bool cached = !cacheDir.empty();

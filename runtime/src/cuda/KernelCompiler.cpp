@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dlc/runtime/DiskCache.h"
 #include "dlc/runtime/cuda/KernelCompiler.h"
 
 #include <algorithm>
@@ -33,37 +34,6 @@ namespace dlc::rt::cuda {
 namespace {
 
 constexpr char kCacheMagic[] = "DLCCUBIN1\n";
-
-uint64_t fnv1a(const std::string &s, uint64_t basis) {
-  uint64_t h = basis;
-  for (unsigned char c : s)
-    h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-std::string hex(uint64_t v) {
-  char text[17];
-  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(v));
-  return text;
-}
-
-/// mkdir -p; true when the directory exists afterwards.
-bool makeDirs(const std::string &path) {
-  std::string partial;
-  std::stringstream parts(path);
-  std::string part;
-  if (!path.empty() && path[0] == '/')
-    partial = "/";
-  while (std::getline(parts, part, '/')) {
-    if (part.empty())
-      continue;
-    partial += part + "/";
-    if (mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
-      return false;
-  }
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 } // namespace
 
@@ -105,10 +75,10 @@ StatusOr<std::string> KernelCompiler::compile(const std::string &kernelName,
     key += o + "\n";
   key += source;
   std::string path;
-  std::string check = hex(fnv1a(key, 0x6c62272e07bb0142ull)) + hex(key.size());
+  std::string check = hex64(fnv1a(key, 0x6c62272e07bb0142ull)) + hex64(key.size());
   if (!cacheDir_.empty()) {
-    path = cacheDir_ + "/" + hex(fnv1a(key, 1469598103934665603ull)) +
-           hex(fnv1a(key, 0x84222325cbf29ce4ull)) + "-" + arch + ".cubin";
+    path = cacheDir_ + "/" + hex64(fnv1a(key, 1469598103934665603ull)) +
+           hex64(fnv1a(key, 0x84222325cbf29ce4ull)) + "-" + arch + ".cubin";
     std::ifstream in(path, std::ios::binary);
     if (in) {
       std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

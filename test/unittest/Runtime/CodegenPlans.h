@@ -111,6 +111,28 @@ inline Plan formsPlan() {
   return p.plan;
 }
 
+/// An SGD update (momentum, weight decay, nesterov) of a 37-element
+/// parameter and an AdamW update of a 3x11 one, both in group 0 and both
+/// reading mixed precision's loss-scale status ({gradient multiplier,
+/// skip}), whose buffer id it returns: the optimizer table's cases.
+template <typename Builder> int32_t addSgdAndAdamwUpdates(Builder &p) {
+  int32_t w = p.buffer("w", {37}, BufferRole::kParam), gw = p.buffer("gw", {37}),
+          mw = p.buffer("mw", {37}, BufferRole::kOptimizerState);
+  int32_t v = p.buffer("v", {3, 11}, BufferRole::kParam), gv = p.buffer("gv", {3, 11}),
+          m1 = p.buffer("m1", {3, 11}, BufferRole::kOptimizerState),
+          m2 = p.buffer("m2", {3, 11}, BufferRole::kOptimizerState);
+  int32_t status = p.buffer("status", {2});
+  p.kernel("sgd_update", {w, gw, mw, status},
+           {p.buffer("w'", {37}, BufferRole::kUpdate), p.buffer("mw'", {37}, BufferRole::kUpdate)},
+           0, {{"lr", 0.1}, {"momentum", 0.9}, {"weight_decay", 1e-4}, {"nesterov", int64_t(1)}});
+  p.kernel("adamw_update", {v, gv, m1, m2, status},
+           {p.buffer("v'", {3, 11}, BufferRole::kUpdate),
+            p.buffer("m1'", {3, 11}, BufferRole::kUpdate),
+            p.buffer("m2'", {3, 11}, BufferRole::kUpdate)},
+           0, {{"lr", 1e-3}, {"weight_decay", 0.01}});
+  return status;
+}
+
 /// Mixed precision's weight casts as FuseParameterCasts groups them:
 /// independent casts of parameters of different shapes into one launch,
 /// each result read by a later kernel. Sizes below, at and above a vector

@@ -380,21 +380,7 @@ TEST(Codegen, OptimizerTableMatchesTheCpuReferenceOnTheHost) {
   GTEST_SKIP() << "needs the host C++ compiler's path (DLC_HOST_CXX) at build time";
 #else
   PlanBuilder p;
-  int32_t w = p.buffer("w", {37}, BufferRole::kParam), gw = p.buffer("gw", {37}),
-          mw = p.buffer("mw", {37}, BufferRole::kOptimizerState);
-  int32_t v = p.buffer("v", {3, 11}, BufferRole::kParam), gv = p.buffer("gv", {3, 11}),
-          m1 = p.buffer("m1", {3, 11}, BufferRole::kOptimizerState),
-          m2 = p.buffer("m2", {3, 11}, BufferRole::kOptimizerState);
-  // Mixed precision's loss-scale status: {gradient multiplier, skip}.
-  int32_t status = p.buffer("status", {2});
-  p.kernel("sgd_update", {w, gw, mw, status},
-           {p.buffer("w'", {37}, BufferRole::kUpdate), p.buffer("mw'", {37}, BufferRole::kUpdate)},
-           0, {{"lr", 0.1}, {"momentum", 0.9}, {"weight_decay", 1e-4}, {"nesterov", int64_t(1)}});
-  p.kernel("adamw_update", {v, gv, m1, m2, status},
-           {p.buffer("v'", {3, 11}, BufferRole::kUpdate),
-            p.buffer("m1'", {3, 11}, BufferRole::kUpdate),
-            p.buffer("m2'", {3, 11}, BufferRole::kUpdate)},
-           0, {{"lr", 1e-3}, {"weight_decay", 0.01}});
+  int32_t status = addSgdAndAdamwUpdates(p);
   PlanKernels all = generatePlanKernels(p.plan);
   ASSERT_EQ(all.kernels.size(), 1u);
   const GeneratedKernel &g = all.kernels[0];

@@ -11,6 +11,8 @@
 
 #include "dlc/runtime/cpu/CpuExecutor.h"
 
+#include "RunPython.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,17 +23,7 @@ using namespace dlc::rt;
 
 namespace {
 
-std::string runPython(const std::string &code) {
-  std::string command = "/usr/bin/python3 -c \"" + code + "\" 2>&1";
-  std::string output;
-  if (FILE *pipe = popen(command.c_str(), "r")) {
-    char buffer[256];
-    while (fgets(buffer, sizeof(buffer), pipe))
-      output += buffer;
-    pclose(pipe);
-  }
-  return output;
-}
+using dlc_test::runPython;
 
 /// Values printed as Python prints a list of floats: "[nan, 0.0, 2.0]".
 std::string pyList(const std::vector<float> &values) {

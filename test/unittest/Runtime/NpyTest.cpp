@@ -2,6 +2,8 @@
 
 #include "dlc/runtime/Npy.h"
 
+#include "RunPython.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -12,17 +14,7 @@ using namespace dlc::rt;
 
 namespace {
 
-std::string runPython(const std::string &code) {
-  std::string command = "/usr/bin/python3 -c \"" + code + "\" 2>&1";
-  std::string output;
-  if (FILE *pipe = popen(command.c_str(), "r")) {
-    char buffer[256];
-    while (fgets(buffer, sizeof(buffer), pipe))
-      output += buffer;
-    pclose(pipe);
-  }
-  return output;
-}
+using dlc_test::runPython;
 
 TEST(Npy, NumPyReadsWhatWeWriteAndBack) {
   std::string dir = ::testing::TempDir();
