@@ -1,46 +1,62 @@
 #!/usr/bin/env bash
 # Compiles, on the build machine (MLIR is here, not on the GPU machine), the
-# plans bench/gpu/run_gpu_tests.sh runs: the small models at batch 8 and
-# ResNet-50 / BERT-base at batch 2 for the CPU-vs-GPU checks, and the
-# issue's benchmark set (ResNet-50 batch 256,
-# BERT-base batch 32; fp32 and amp; none, paddle, xla). Plans hold no
-# weights, so the directory is small enough to carry.
+# plans bench/gpu/run_all.sh runs. Plans hold no weights, so the directory
+# is small enough to carry.
+#   check-*.plan     one whole step on the reference backend and on the GPU,
+#                    compared (run_gpu_tests.sh's "checks"): every model in
+#                    fp32 at a batch the CPU steps through in seconds, and in
+#                    half precision (amp; GPT-2 in amp-bf16)
+#   <model>-b<batch>-<precision>-<fusion>.plan
+#                    issue 23's sweep: ResNet-50 batch 256 and BERT-base
+#                    batch 32 in fp32 and amp, GPT-2 small batch 8 (sequence
+#                    1024) in amp-bf16, each under none, paddle and xla
 # Usage: bench/gpu/make_plans.sh [OUT_DIR]                (default: plans)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:-plans}
 BENCH=build/bin/dlc-bench
 mkdir -p "$OUT"
-for m in mlp small_convnet tiny_transformer tiny_segnet; do
-  "$BENCH" models/$m.mlir --batch 8 --compile-only --emit-plan "$OUT/check-$m.plan" > /dev/null
+plan() { # NAME MODEL BATCH [dlc-bench options]
+  local name=$1 model=$2 batch=$3; shift 3
+  "$BENCH" models/$model.mlir --batch "$batch" "$@" --compile-only --emit-plan "$OUT/$name.plan" > /dev/null
+}
+rm -f "$OUT/checks.txt"
+# fp32, every model. The checks run in this order, cheapest first (the
+# reference backend is an interpreter: DeepLabV3+ at batch 2 is minutes on
+# two cores), so a call that runs short of time loses the dearest.
+for spec in mlp:8 small_convnet:8 tiny_transformer:8 tiny_segnet:8 resnet50:2 bert_base:2 \
+            vgg16:2 hrnet_w18:2 gpt2:1 deeplabv3p:2; do
+  plan check-${spec%%:*} ${spec%%:*} ${spec##*:} --backend cuda
+  echo check-${spec%%:*}.plan >> "$OUT/checks.txt"
 done
-# AMP in NHWC (the default layout of half precision): cuDNN's NHWC
-# convolutions and batch norm, and under paddle its fused batch norm + relu.
+# Half precision. AMP in NHWC (the layout --layout auto picks for half
+# precision on CUDA): cuDNN's NHWC convolutions and batch norm, under paddle
+# its fused batch norm + relu.
 for m in small_convnet tiny_segnet; do
   for fusion in paddle xla; do
-    "$BENCH" models/$m.mlir --batch 8 --precision amp --fusion $fusion --compile-only \
-      --emit-plan "$OUT/check-amp-$fusion-$m.plan" > /dev/null
+    plan check-amp-$fusion-$m $m 8 --backend cuda --precision amp --fusion $fusion
   done
 done
-# The issue's whole-step check of the seed models, at a batch the CPU
-# backend steps through in seconds.
-for m in resnet50 bert_base; do
-  "$BENCH" models/$m.mlir --batch 2 --compile-only --emit-plan "$OUT/check-$m.plan" > /dev/null
-done
-for spec in resnet50:256 bert_base:32; do
-  m=${spec%%:*} batch=${spec##*:}
-  for precision in fp32 amp; do
-    for fusion in none paddle xla; do
-      "$BENCH" models/$m.mlir --batch "$batch" --precision $precision --fusion $fusion \
-        --compile-only --emit-plan "$OUT/$m-b$batch-$precision-$fusion.plan" > /dev/null
-    done
+plan check-amp-xla-mlp mlp 8 --backend cuda --precision amp --fusion xla
+plan check-amp-xla-tiny_transformer tiny_transformer 8 --backend cuda --precision amp --fusion xla
+plan check-amp-xla-resnet50 resnet50 2 --backend cuda --precision amp --fusion xla
+plan check-amp-xla-bert_base bert_base 2 --backend cuda --precision amp --fusion xla
+plan check-bf16-xla-gpt2 gpt2 1 --backend cuda --precision amp-bf16 --fusion xla
+# Half-precision checks after fp32's ResNet-50 and BERT-base, before the
+# larger fp32 models.
+mapfile -t fp32 < "$OUT/checks.txt"
+{ printf '%s\n' "${fp32[@]:0:6}"; ls "$OUT" | grep -E '^check-(amp|bf16)-' | grep -v gpt2
+  printf '%s\n' "${fp32[@]:6}" check-bf16-xla-gpt2.plan; } > "$OUT/checks.new"
+mv "$OUT/checks.new" "$OUT/checks.txt"
+# The sweep.
+for spec in resnet50:256:fp32 resnet50:256:amp bert_base:32:fp32 bert_base:32:amp gpt2:8:amp-bf16; do
+  IFS=: read -r m batch precision <<< "$spec"
+  for fusion in none paddle xla; do
+    plan $m-b$batch-$precision-$fusion $m $batch --backend cuda --precision $precision --fusion $fusion
   done
 done
-# What NHWC buys: ResNet-50 AMP in the models' own NCHW, beside the default
-# (NHWC) plans above.
-for fusion in none paddle; do
-  "$BENCH" models/resnet50.mlir --batch 256 --precision amp --fusion $fusion --layout nchw \
-    --compile-only --emit-plan "$OUT/resnet50-b256-amp-$fusion-nchw.plan" > /dev/null
-done
-build/bin/dlc-kernels --paths "$OUT"/*.plan
+# What NHWC buys: ResNet-50 AMP in the model's own NCHW, beside the default
+# (NHWC) plan above; profiled with the rest, not part of the comparison.
+plan nchw-resnet50-b256-amp-xla resnet50 256 --backend cuda --precision amp --fusion xla --layout nchw
+build/bin/dlc-kernels --paths "$OUT"/*.plan > "$OUT/paths.txt"
 du -sh "$OUT"

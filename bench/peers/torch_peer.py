@@ -15,6 +15,9 @@ Modes (the report's "fusion"; "precision" is fp32 or amp):
                       AOTAutograd, backward; the optimizer runs eagerly);
                       PyTorch 2.0 or later
   compile-amp         channels-last-amp under torch.compile
+  channels-last-amp-bf16, compile-amp-bf16
+                      the same with bfloat16 autocast and no loss scaling
+                      (dlc's amp-bf16; GPT-2's precision in issue 23's sweep)
 
 Methodology as dlc-bench's (bench/README.md): per repeat the parameters and
 buffers are reset to the seed's initial values and the optimizer state is
@@ -34,7 +37,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
 TOOL = "torch_peer"
-MODES = ["eager", "channels-last-amp", "compile", "compile-amp"]
+MODES = ["eager", "channels-last-amp", "compile", "compile-amp", "channels-last-amp-bf16",
+         "compile-amp-bf16"]
 
 
 def import_torch():
@@ -62,7 +66,8 @@ def run(args):
 
     major = int(torch.__version__.split(".")[0])
     compiled = args.mode.startswith("compile")
-    amp = args.mode.endswith("amp")
+    amp = "amp" in args.mode
+    bf16 = args.mode.endswith("-bf16")
     if compiled and (major < 2 or not hasattr(torch, "compile")):
         raise common.PeerError(
             "--mode %s needs torch.compile, which PyTorch 2.0 added; this is PyTorch %s "
@@ -75,10 +80,14 @@ def run(args):
             "--device cuda: no CUDA device (torch.cuda.is_available() is False; PyTorch %s, "
             "built with CUDA %s)" % (torch.__version__, torch.version.cuda))
     device = torch.device(args.device)
-    amp_dtype = torch.float16 if args.device == "cuda" else torch.bfloat16
+    amp_dtype = torch.float16 if args.device == "cuda" and not bf16 else torch.bfloat16
     if args.device == "cuda":
         # cuDNN picks the fastest algorithm per shape, as benchmark scripts do.
         torch.backends.cudnn.benchmark = True
+        # fp32 is IEEE fp32 on both sides: dlc runs fp32 without TF32 unless
+        # --tf32, and PyTorch's matmuls already do; its convolutions would
+        # otherwise use TF32 (torch.backends.cudnn.allow_tf32's default).
+        torch.backends.cudnn.allow_tf32 = False
 
     opt_spec = common.optimizer_of(args.model)
     model = torch_models.build(args.model, args.seed).to(device)
@@ -112,7 +121,7 @@ def run(args):
         torch.manual_seed(args.seed + 2)
         opt = make_optimizer(torch, model, opt_spec)
         scaler = None
-        if amp and args.device == "cuda":  # torch.amp.GradScaler from 2.3 on
+        if amp and amp_dtype == torch.float16:  # torch.amp.GradScaler from 2.3 on
             scaler = (torch.amp.GradScaler("cuda") if hasattr(torch.amp, "GradScaler")
                       else torch.cuda.amp.GradScaler())
 
@@ -160,7 +169,7 @@ def run(args):
         "mode": args.mode,
         "memory_format": "channels_last" if amp else "contiguous",
         "amp_dtype": str(amp_dtype).replace("torch.", "") if amp else None,
-        "loss_scaling": "dynamic (GradScaler)" if amp and args.device == "cuda" else None,
+        "loss_scaling": "dynamic (GradScaler)" if amp and amp_dtype == torch.float16 else None,
         "torch_compile": "default mode" if compiled else None,
         # Repeat 1's first warm-up step: with torch.compile, mostly compiling.
         "first_step_ms": first_step_ms if args.warmup else None,
@@ -179,7 +188,8 @@ def run(args):
             "peak_memory_bytes": torch.cuda.max_memory_allocated(device),
         })
     result = common.report(
-        args, backend="torch-" + args.device, precision="amp" if amp else "fp32",
+        args, backend="torch-" + args.device,
+        precision=("amp-bf16" if bf16 else "amp") if amp else "fp32",
         fusion=args.mode, optimizer=opt_spec["kind"], parameters=count,
         threads=torch.get_num_threads(), repeat_results=repeats, extra=extra,
         layout=("NHWC" if amp else "NCHW") if torch_models.has_convolutions(model) else "")

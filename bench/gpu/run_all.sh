@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Everything issue 23 asks of a lent GPU machine, in calls of under 10
+# minutes each, from binaries and plans built on a machine without a GPU.
+#
+#   build$ bench/gpu/run_all.sh pack          binaries, oneDNN and the plans
+#                                             into .gpu/ (git ignores it;
+#                                             carry it: about 20 MB)
+#   gpu$   bench/gpu/run_all.sh 1 RESULTS     (a) the GPU unit tests,
+#            dlc-bandwidth, the whole-step checks of every model in fp32
+#            and half precision (reference backend against the GPU), the
+#            ResNet-50 float64 check; then dlc's sweep, each plan timed with
+#            the CUDA graph and without, and profiled
+#   gpu$   bench/gpu/run_all.sh 2 RESULTS     (b, c) each workload's dlc
+#            plans timed beside the peers on the same workload, in the same
+#            call: PyTorch eager fp32, channels-last AMP, torch.compile AMP
+#            and JAX xla-amp; RESULTS/table.md gives dlc's best strategy
+#            over the best peer
+#   gpu$   bench/gpu/run_all.sh 3 RESULTS     call 2 again after changes
+#            (WORKLOADS picks, e.g. WORKLOADS="bert_base:32:amp")
+#
+# Each call stops starting new work DLC_CALL_SECONDS (default 530) after it
+# began, lists what it skipped and exits 3, so that it returns inside the
+# device tool's 10 minutes with its figures. A device call carries .gpu and
+# packs RESULTS into $OUT, e.g.
+#   bash bench/gpu/run_all.sh 1 /tmp/r; tar czf $OUT/call1.tgz --exclude='*.dump' -C /tmp r
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+CALL=${1:?usage: bench/gpu/run_all.sh pack | 1 RESULTS | 2 RESULTS | 3 RESULTS}
+G=.gpu
+
+if [ "$CALL" = pack ]; then
+  set -e
+  rm -rf $G/bin $G/lib $G/bin.tar.gz && mkdir -p $G/bin $G/lib
+  cp build/bin/{DLCRuntimeTests,dlc-run,dlc-bandwidth,dlc-kernels} $G/bin/
+  # The GPU machine's image has no oneDNN (dlc-run's CPU backends link it).
+  for lib in $(ldd build/bin/dlc-run | awk '/libdnnl|libOpenCL/ {print $3}'); do
+    cp -L "$lib" $G/lib/
+  done
+  tar czf $G/bin.tar.gz -C $G bin lib && rm -rf $G/bin $G/lib
+  bash bench/gpu/make_plans.sh $G/plans
+  git rev-parse HEAD > $G/revision
+  du -sh $G
+  exit 0
+fi
+
+RESULTS=${2:?usage: bench/gpu/run_all.sh $CALL RESULTS}
+mkdir -p "$RESULTS"
+export DLC_DEADLINE=$(( $(date +%s) + ${DLC_CALL_SECONDS:-530} ))
+[ -d $G/bin ] || tar xzf $G/bin.tar.gz -C $G || exit 1
+export DLC_BIN=$G/bin LD_LIBRARY_PATH="$PWD/$G/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# Both sides' kernel caches start empty on a bare machine: NVRTC's compile
+# is part of a plan's first run, never of its timed steps.
+{
+  echo "dlc revision $(cat $G/revision 2>/dev/null)  call $CALL  $(date -u +%FT%TZ)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
+  python3 -c 'import torch, jax; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(), "jax", jax.__version__)' 2>&1 | tail -1
+  nproc
+} | tee "$RESULTS/environment-call$CALL.txt"
+
+case $CALL in
+1)
+  # The checks get the call's first DLC_CHECK_SECONDS (default 270), the
+  # sweep's profiles the rest.
+  DLC_DEADLINE=$(( $(date +%s) + ${DLC_CHECK_SECONDS:-270} )) \
+    DLC_PART="tests checks" bash bench/gpu/run_gpu_tests.sh $G/plans "$RESULTS" 2>&1 |
+    tee "$RESULTS/checks.txt"
+  s1=${PIPESTATUS[0]}
+  # Only the sweep's plans are profiled; the checks above left theirs.
+  mkdir -p /tmp/sweep-plans && cp $G/plans/*-b*.plan /tmp/sweep-plans/ 2>/dev/null
+  cp $G/plans/nchw-*.plan /tmp/sweep-plans/ 2>/dev/null
+  DLC_PART=bench bash bench/gpu/run_gpu_tests.sh /tmp/sweep-plans "$RESULTS" 2>&1 |
+    tee "$RESULTS/sweep.txt"
+  s2=${PIPESTATUS[0]}
+  echo "run_all.sh 1: checks exit $s1, sweep exit $s2"
+  [ $s1 = 0 ] && [ $s2 = 0 ]
+  ;;
+2|3)
+  status=0
+  BENCH=$G/bin/dlc-run
+  late() { [ "$(date +%s)" -ge "$DLC_DEADLINE" ] && { echo "skipped for want of time: $1" | tee -a "$RESULTS/skipped.txt"; }; }
+  peer() { # NAME TOOL MODEL BATCH MODE
+    late "$1" && return 0
+    echo "== $1"
+    python3 bench/peers/$2 "$3" --batch "$4" --mode "$5" --device cuda \
+      --warmup ${PEER_WARMUP:-5} --steps ${PEER_STEPS:-20} --repeats ${PEER_REPEATS:-3} \
+      -o "$RESULTS/$1.json" 2> >(tail -3 >&2) || { echo "peer $1 failed"; status=1; }
+  }
+  # The issue's headline workloads first: a call that runs short of time
+  # loses fp32.
+  for spec in ${WORKLOADS:-resnet50:256:amp bert_base:32:amp gpt2:8:amp-bf16 resnet50:256:fp32 bert_base:32:fp32}; do
+    IFS=: read -r m batch precision <<< "$spec"
+    for fusion in none paddle xla; do
+      name=$m-b$batch-$precision-$fusion
+      [ -e $G/plans/$name.plan ] || continue
+      late "$name" && continue
+      echo "== $name"
+      $BENCH $G/plans/$name.plan --backend cuda --warmup 3 --steps 10 --repeats 3 \
+        --gpu "${DLC_GPU:-H100-SXM}" --format json -o "$RESULTS/$name.json" > /dev/null || status=1
+    done
+    case $precision in
+      fp32) peer torch-$m-eager-$batch torch_peer.py $m $batch eager ;;
+      amp)
+        peer torch-$m-channels-last-amp-$batch torch_peer.py $m $batch channels-last-amp
+        peer torch-$m-compile-amp-$batch torch_peer.py $m $batch compile-amp
+        peer jax-$m-xla-amp-$batch jax_peer.py $m $batch xla-amp ;;
+      amp-bf16)
+        peer torch-$m-channels-last-amp-bf16-$batch torch_peer.py $m $batch channels-last-amp-bf16
+        peer torch-$m-compile-amp-bf16-$batch torch_peer.py $m $batch compile-amp-bf16
+        peer jax-$m-xla-amp-$batch jax_peer.py $m $batch xla-amp ;;
+    esac
+  done
+  python3 bench/gpu/ratio_table.py "$RESULTS" --gpu-peak-tflops "${DLC_PEAK_TFLOPS:-989.4}" |
+    tee "$RESULTS/table.md"
+  [ -e "$RESULTS/skipped.txt" ] && [ $status = 0 ] && status=3
+  exit $status
+  ;;
+*) echo "run_all.sh: unknown call '$CALL' (pack, 1, 2 or 3)" >&2; exit 2 ;;
+esac
