@@ -81,33 +81,44 @@ case $CALL in
   peer() { # NAME TOOL MODEL BATCH MODE
     late "$1" && return 0
     echo "== $1"
-    python3 bench/peers/$2 "$3" --batch "$4" --mode "$5" --device cuda \
+    # A peer that compiles for minutes must not cost the call its figures.
+    timeout ${PEER_SECONDS:-150} python3 bench/peers/$2 "$3" --batch "$4" --mode "$5" --device cuda \
       --warmup ${PEER_WARMUP:-5} --steps ${PEER_STEPS:-20} --repeats ${PEER_REPEATS:-3} \
-      -o "$RESULTS/$1.json" 2> >(tail -3 >&2) || { echo "peer $1 failed"; status=1; }
+      -o "$RESULTS/$1.json" 2> >(tail -3 >&2) || { echo "peer $1 failed or timed out"; status=1; }
   }
-  # The issue's headline workloads first: a call that runs short of time
-  # loses fp32.
-  for spec in ${WORKLOADS:-resnet50:256:amp bert_base:32:amp gpt2:8:amp-bf16 resnet50:256:fp32 bert_base:32:fp32}; do
+  # The issue's headline workloads first (a call that runs short of time
+  # loses fp32), and within them dlc and the eager peer before the peers
+  # that compile for minutes.
+  specs=${WORKLOADS:-resnet50:256:amp bert_base:32:amp gpt2:8:amp-bf16 resnet50:256:fp32 bert_base:32:fp32}
+  for phase in dlc jax compile; do
+  for spec in $specs; do
     IFS=: read -r m batch precision <<< "$spec"
-    for fusion in none paddle xla; do
+    [ $phase = dlc ] && for fusion in none paddle xla; do
       name=$m-b$batch-$precision-$fusion
       [ -e $G/plans/$name.plan ] || continue
       late "$name" && continue
       echo "== $name"
-      $BENCH $G/plans/$name.plan --backend cuda --warmup 3 --steps 10 --repeats 3 \
+      timeout 120 $BENCH $G/plans/$name.plan --backend cuda --warmup 3 --steps 10 --repeats 3 \
         --gpu "${DLC_GPU:-H100-SXM}" --format json -o "$RESULTS/$name.json" > /dev/null || status=1
+      # PROFILE: plans also profiled in this call (call 1's sweep may not
+      # have reached them).
+      if [[ " ${PROFILE:-} " == *" $name "* ]]; then
+        timeout 60 $BENCH $G/plans/$name.plan --backend cuda --warmup 1 --steps 2 --repeats 1 \
+          --profile > /dev/null 2> "$RESULTS/$name.profile.txt" || status=1
+        head -12 "$RESULTS/$name.profile.txt"
+      fi
     done
-    case $precision in
-      fp32) peer torch-$m-eager-$batch torch_peer.py $m $batch eager ;;
-      amp)
-        peer torch-$m-channels-last-amp-$batch torch_peer.py $m $batch channels-last-amp
-        peer torch-$m-compile-amp-$batch torch_peer.py $m $batch compile-amp
-        peer jax-$m-xla-amp-$batch jax_peer.py $m $batch xla-amp ;;
-      amp-bf16)
-        peer torch-$m-channels-last-amp-bf16-$batch torch_peer.py $m $batch channels-last-amp-bf16
-        peer torch-$m-compile-amp-bf16-$batch torch_peer.py $m $batch compile-amp-bf16
-        peer jax-$m-xla-amp-$batch jax_peer.py $m $batch xla-amp ;;
+    case $phase:$precision in
+      dlc:fp32) peer torch-$m-eager-$batch torch_peer.py $m $batch eager ;;
+      dlc:amp) peer torch-$m-channels-last-amp-$batch torch_peer.py $m $batch channels-last-amp ;;
+      dlc:amp-bf16)
+        peer torch-$m-channels-last-amp-bf16-$batch torch_peer.py $m $batch channels-last-amp-bf16 ;;
+      jax:amp|jax:amp-bf16) peer jax-$m-xla-amp-$batch jax_peer.py $m $batch xla-amp ;;
+      compile:amp) peer torch-$m-compile-amp-$batch torch_peer.py $m $batch compile-amp ;;
+      compile:amp-bf16)
+        peer torch-$m-compile-amp-bf16-$batch torch_peer.py $m $batch compile-amp-bf16 ;;
     esac
+  done
   done
   python3 bench/gpu/ratio_table.py "$RESULTS" --gpu-peak-tflops "${DLC_PEAK_TFLOPS:-989.4}" |
     tee "$RESULTS/table.md"

@@ -547,23 +547,32 @@ Status CudaExecutor::Impl::prepareCudnn(LaunchStep &step, const std::vector<Laun
         cudnn::cudnnCheck(cudnnSetStream(dnn, stream), "cudnnSetStream", where));
   }
   std::string refusal;
-  if (launch.kernels.size() > 1) {
-    // A paddle batch-norm group: cuDNN's fused batch norm.
-    auto group = fusedBatchNormFor(p, launch, all);
-    if (!group.isOk())
-      return group.status(); // LaunchPaths said it was one
-    auto key = std::make_pair(group->x, group->y);
+  // A paddle batch-norm group, or a lone FP16 NHWC batch norm: cuDNN's
+  // fused batch norm calls (the lone one without the activation). A lone
+  // batch norm they do not take runs on the plain calls below.
+  const bool lone = launch.kernels.size() == 1;
+  auto group = fusedBatchNormFor(p, launch, all);
+  if (!lone && !group.isOk())
+    return group.status(); // LaunchPaths said it was one
+  std::pair<int32_t, int32_t> key;
+  if (group.isOk()) {
+    key = std::make_pair(group->x, group->y);
     if (group->backward && !reserveOf.count(key)) {
-      addReason(reason,
-                "its forward group did not run fused, so there is no reserve space to read");
-      return Status::ok();
+      if (!lone) {
+        addReason(reason,
+                  "its forward group did not run fused, so there is no reserve space to read");
+        return Status::ok();
+      }
+    } else {
+      DLC_RETURN_IF_ERROR(
+          cudnn::FusedBatchNorm::plan(dnn, p, *group, where, step.fusedBn, refusal));
+      if (!step.fusedBn && !lone) {
+        addReason(reason, "cuDNN refuses it: " + refusal);
+        return Status::ok();
+      }
     }
-    DLC_RETURN_IF_ERROR(
-        cudnn::FusedBatchNorm::plan(dnn, p, *group, where, step.fusedBn, refusal));
-    if (!step.fusedBn) {
-      addReason(reason, "cuDNN refuses it: " + refusal);
-      return Status::ok();
-    }
+  }
+  if (step.fusedBn) {
     if (group->backward) {
       step.fusedBn->setReserveOffset(reserveOf.at(key));
     } else {

@@ -131,10 +131,65 @@ bool readOutside(const Plan &plan, const Launch &launch, int32_t id) {
 
 namespace {
 Status notFused(const std::string &why) { return Status(StatusCode::kInvalidArgument, why); }
+
+/// One batch_norm (x, scale, bias, mean, var) -> (y, new mean, new var), or
+/// one batch_norm_backward (dy, x, scale) -> (dx, dscale, dbias) with the
+/// lone batch_norm of the same x before it.
+StatusOr<FusedBatchNormGroup> loneBatchNormFor(const Plan &plan, const Launch &launch,
+                                               const std::vector<Launch> &launches) {
+  const PlanKernel &bn = plan.kernels[launch.kernels.front()];
+  FusedBatchNormGroup g;
+  g.act = false;
+  g.bn = launch.kernels.front();
+  if (bn.op == "batch_norm" && bn.inputs.size() == 5 && bn.outputs.size() == 3) {
+    g.x = bn.inputs[0], g.scale = bn.inputs[1], g.bias = bn.inputs[2];
+    g.runningMean = bn.inputs[3], g.runningVar = bn.inputs[4];
+    g.y = bn.outputs[0], g.newMean = bn.outputs[1], g.newVar = bn.outputs[2];
+    if (std::string why = cudnn::fusedBatchNormDataRefusal(
+            plan, bn, g.x, {g.y}, {g.scale, g.bias, g.runningMean, g.runningVar, g.newMean, g.newVar});
+        !why.empty())
+      return notFused(why);
+  } else if (bn.op == "batch_norm_backward" && bn.inputs.size() == 3 && bn.outputs.size() == 3) {
+    g.backward = true;
+    g.dy = bn.inputs[0], g.x = bn.inputs[1], g.scale = bn.inputs[2];
+    g.dx = bn.outputs[0], g.dscale = bn.outputs[1], g.dbias = bn.outputs[2];
+    if (std::string why = cudnn::fusedBatchNormDataRefusal(plan, bn, g.x, {g.dy, g.dx},
+                                                           {g.scale, g.dscale, g.dbias});
+        !why.empty())
+      return notFused(why);
+    // The saved statistics and reserve space come from the forward call:
+    // the latest lone batch_norm of this x before it.
+    bool found = false;
+    for (auto l = launches.rbegin(); l != launches.rend() && !found; ++l) {
+      if (l->index >= launch.index || l->kernels.size() != 1)
+        continue;
+      const PlanKernel &first = plan.kernels[l->kernels.front()];
+      if (first.op != "batch_norm" || first.inputs.empty() || first.inputs[0] != g.x)
+        continue;
+      auto forward = loneBatchNormFor(plan, *l, launches);
+      if (forward.isOk()) {
+        g.forwardLaunch = l->index;
+        g.y = forward->y; // with x, the key of the forward's reserve slice
+        found = true;
+      }
+    }
+    if (!found)
+      return notFused("no lone batch_norm of the same input runs before it (the gradient "
+                      "reads the forward call's saved statistics)");
+  } else {
+    return notFused("a " + launch.kind + " launch, not a batch norm");
+  }
+  if (std::string why = cudnn::epsilonRefusal(bn); !why.empty())
+    return notFused(why);
+  return g;
+}
 } // namespace
 
 StatusOr<FusedBatchNormGroup> fusedBatchNormFor(const Plan &plan, const Launch &launch,
                                                 const std::vector<Launch> &launches) {
+  if (launch.kernels.size() == 1 &&
+      plan.kernels[launch.kernels.front()].opClass == OpClass::kBatchNormalization)
+    return loneBatchNormFor(plan, launch, launches);
   if (!isFusedBatchNorm(launch.fusion))
     return notFused("a " + launch.kind + " launch, not a batch-norm + relu group");
   const std::vector<size_t> &ks = launch.kernels;

@@ -13,6 +13,12 @@ constexpr size_t kSliceAlignment = 256;
 
 size_t alignUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
+cudnnBatchNormOps_t opsOf(const FusedBatchNormGroup &g) {
+  if (!g.act)
+    return CUDNN_BATCHNORM_OPS_BN;
+  return g.add ? CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION : CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
+}
+
 } // namespace
 
 Status FusedBatchNorm::plan(cudnnHandle_t handle, const Plan &plan,
@@ -34,12 +40,15 @@ Status FusedBatchNorm::plan(cudnnHandle_t handle, const Plan &plan,
             where);
   DLC_CUDNN(cudnnCreateTensorDescriptor(&b->perChannel_), where);
   DLC_CUDNN(cudnnDeriveBNTensorDescriptor(b->perChannel_, b->data_, kMode), where);
-  DLC_CUDNN(cudnnCreateActivationDescriptor(&b->relu_), where);
-  DLC_CUDNN(cudnnSetActivationDescriptor(b->relu_, CUDNN_ACTIVATION_RELU,
-                                         CUDNN_NOT_PROPAGATE_NAN, 0.0),
-            where);
-  const cudnnBatchNormOps_t ops =
-      group.add ? CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION : CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
+  // A lone batch norm passes no activation (and no y to its gradient), as
+  // PyTorch's channels-last batch norm calls these functions.
+  if (group.act) {
+    DLC_CUDNN(cudnnCreateActivationDescriptor(&b->relu_), where);
+    DLC_CUDNN(cudnnSetActivationDescriptor(b->relu_, CUDNN_ACTIVATION_RELU,
+                                           CUDNN_NOT_PROPAGATE_NAN, 0.0),
+              where);
+  }
+  const cudnnBatchNormOps_t ops = opsOf(group);
   // Unsupported shapes are a refusal (the split path runs them); anything
   // else is an error.
   auto sized = [&](cudnnStatus_t status, const char *call) -> Status {
@@ -99,17 +108,20 @@ Status FusedBatchNorm::run(cudnnHandle_t handle, unsigned char *arena, unsigned 
   float *savedInvStd = savedMean + channels_;
   unsigned char *cudnnReserve =
       slice + alignUp(2 * size_t(channels_) * sizeof(float), kSliceAlignment);
-  const cudnnBatchNormOps_t ops =
-      g.add ? CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION : CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
+  const cudnnBatchNormOps_t ops = opsOf(g);
+  // The gradient of a lone batch norm reads neither y nor the bias.
+  const int32_t y = g.backward && !g.act ? -1 : g.y;
+  const int32_t bias = g.backward && !g.act ? -1 : g.bias;
   if (workspace_ > workspaceBytes)
     return Status(StatusCode::kInternal, where_ + ": the workspace holds " +
                                              std::to_string(workspaceBytes) + " bytes, " +
                                              std::to_string(workspace_) + " needed");
   if (g.backward) {
     DLC_CUDNN(cudnnBatchNormalizationBackwardEx(
-                  handle, kMode, ops, &one, &zero, &one, &zero, data_, at(g.x), data_, at(g.y),
-                  data_, at(g.dy), g.add ? data_ : nullptr, at(g.dz), data_, at(g.dx),
-                  perChannel_, at(g.scale), at(g.bias), at(g.dscale), at(g.dbias), epsilon_,
+                  handle, kMode, ops, &one, &zero, &one, &zero, data_, at(g.x),
+                  y < 0 ? nullptr : data_, at(y), data_, at(g.dy), g.add ? data_ : nullptr,
+                  at(g.dz), data_, at(g.dx), perChannel_, at(g.scale), at(bias), at(g.dscale),
+                  at(g.dbias), epsilon_,
                   savedMean, savedInvStd, relu_, workspace, workspace_, cudnnReserve,
                   cudnnReserve_),
               where_);

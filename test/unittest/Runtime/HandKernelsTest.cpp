@@ -1057,8 +1057,9 @@ TEST(HandKernels, EveryKernelMatchesTheCpuReferenceOnTheGpu) {
       // The device's exp, log and pow may differ from the host's by an ulp
       // in double, and its block reductions add in a tree of 256. cuDNN's
       // batch norm keeps float statistics: up to 7.6e-5 from the CPU's on
-      // these cases (H100, cuDNN 9, 2026-11-23).
-      EXPECT_LE(error, c.exact && !cudnn ? 0.0 : std::max(tolerance(c), cudnn ? 2e-4 : 1e-5))
+      // the small cases, 5.4e-4 on [4,2,64,48] (24,576 values a channel;
+      // H100, cuDNN 9.19, 2026-11-25). The hand-written kernel is exact.
+      EXPECT_LE(error, c.exact && !cudnn ? 0.0 : std::max(tolerance(c), cudnn ? 1e-3 : 1e-5))
           << c.label;
     }
 }

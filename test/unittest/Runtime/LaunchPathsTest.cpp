@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <tuple>
 
 using namespace dlc::rt;
 using namespace dlc::rt::cuda;
@@ -273,6 +274,66 @@ TEST(LaunchPaths, BatchNormActGroupsAreOneCudnnCallInFp16Nhwc) {
                                       "before it"),
             std::string::npos)
       << d.back().splitReason;
+}
+
+// A lone FP16 NHWC batch norm runs on the same cuDNN calls without the
+// activation (the legacy calls are 10-60x slower over NHWC data); its
+// gradient finds the forward whose saved statistics it reads. fp32 or NCHW
+// keeps the plain calls.
+TEST(LaunchPaths, LoneNhwcHalfBatchNormIsAFusedCallWithoutActivation) {
+  auto lonePair = [](DType data, const std::string &layout) {
+    Builder b;
+    const DType f = DType::kF32;
+    std::vector<int64_t> shape = {2, 4, 4, 8};
+    int32_t x = b.add("x", data, shape, kIn), y = b.add("y", data, shape, kTmp);
+    int32_t dy = b.add("dy", data, shape, kIn), dx = b.add("dx", data, shape, kTmp);
+    std::vector<int32_t> c;
+    for (const char *name :
+         {"scale", "bias", "mean", "var", "new_mean", "new_var", "dscale", "dbias"})
+      c.push_back(b.add(name, f, {8}, kIn));
+    PlanAttrs attrs = {{"layout", layout}};
+    b.kernel("batch_norm", {x, c[0], c[1], c[2], c[3]}, {y, c[4], c[5]}, attrs);
+    b.kernel("batch_norm_backward", {dy, x, c[0]}, {dx, c[6], c[7]}, attrs);
+    return b.plan;
+  };
+  Plan plan = lonePair(DType::kF16, "NHWC");
+  std::vector<DeviceLaunch> device = planDeviceLaunches(plan);
+  ASSERT_EQ(device.size(), 2u);
+  EXPECT_EQ(device[0].path, "cudnn");
+  EXPECT_EQ(device[1].path, "cudnn");
+  std::vector<Launch> launches = launchesOf(device);
+  auto forward = fusedBatchNormFor(plan, launches[0], launches);
+  auto backward = fusedBatchNormFor(plan, launches[1], launches);
+  ASSERT_TRUE(forward.isOk()) << forward.status().toString();
+  ASSERT_TRUE(backward.isOk()) << backward.status().toString();
+  EXPECT_FALSE(forward->act);
+  EXPECT_FALSE(backward->act);
+  EXPECT_TRUE(backward->backward);
+  EXPECT_EQ(forward->y, plan.kernels[0].outputs[0]);
+  EXPECT_EQ(backward->x, forward->x);
+  EXPECT_EQ(backward->y, forward->y) << "(x, y) keys the forward's reserve slice";
+  EXPECT_EQ(backward->dy, plan.kernels[1].inputs[0]);
+  EXPECT_EQ(backward->forwardLaunch, 0u);
+
+  for (auto [data, layout, why] :
+       {std::tuple{DType::kF32, "NHWC", "runs f16 data"}, {DType::kF16, "NCHW", "runs NHWC data"}}) {
+    Plan other = lonePair(data, layout);
+    std::vector<DeviceLaunch> d = planDeviceLaunches(other);
+    std::vector<Launch> l = launchesOf(d);
+    auto refused = fusedBatchNormFor(other, l[0], l);
+    ASSERT_FALSE(refused.isOk()) << layout;
+    EXPECT_NE(refused.status().message().find(why), std::string::npos)
+        << refused.status().message();
+  }
+  // A gradient with no lone forward of its input before it is refused.
+  Plan orphan = lonePair(DType::kF16, "NHWC");
+  orphan.kernels[0].inputs[0] = orphan.kernels[1].inputs[0]; // forward normalizes dy
+  std::vector<DeviceLaunch> d = planDeviceLaunches(orphan);
+  std::vector<Launch> l = launchesOf(d);
+  auto noForward = fusedBatchNormFor(orphan, l[1], l);
+  ASSERT_FALSE(noForward.isOk());
+  EXPECT_NE(noForward.status().message().find("no lone batch_norm of the same input"),
+            std::string::npos);
 }
 
 } // namespace

@@ -115,6 +115,9 @@ StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch);
 /// statistics and channels a multiple of 4 (cuDNN's persistent NHWC
 /// kernels), a value of the group read outside it that the call does not
 /// write, or (backward) no forward group of the same input before it.
+/// A launch of one batch_norm or batch_norm_backward under the same
+/// conditions is a group without the activation (`act` false), its forward
+/// a lone batch_norm of the same input.
 StatusOr<FusedBatchNormGroup> fusedBatchNormFor(const Plan &plan, const Launch &launch,
                                                 const std::vector<Launch> &launches);
 

@@ -37,6 +37,11 @@ std::string epsilonRefusal(const PlanKernel &kernel);
 struct FusedBatchNormGroup {
   bool backward = false;
   bool add = false;    // the residual form: y = relu(bn(x) + z)
+  /// false: a lone batch_norm or batch_norm_backward, run by the same calls
+  /// with CUDNN_BATCHNORM_OPS_BN (no activation). The legacy calls over NHWC
+  /// data took 12-66 ms a launch on ResNet-50 (H100, 2026-11-25); PyTorch
+  /// runs channels-last batch norm this way.
+  bool act = true;
   size_t bn = 0;       // the batch_norm / batch_norm_backward kernel
   int32_t x = -1;      // the batch norm's input
   int32_t y = -1;      // the relu's output (forward writes it, backward reads it)
