@@ -18,11 +18,15 @@
 #   gpu$   bench/gpu/run_all.sh 3 RESULTS     call 2 again after changes
 #            (WORKLOADS picks, e.g. WORKLOADS="bert_base:32:amp")
 #
-# Each call stops starting new work DLC_CALL_SECONDS (default 530) after it
-# began, lists what it skipped and exits 3, so that it returns inside the
-# device tool's 10 minutes with its figures. A device call carries .gpu and
-# packs RESULTS into $OUT, e.g.
-#   bash bench/gpu/run_all.sh 1 /tmp/r; tar czf $OUT/call1.tgz --exclude='*.dump' -C /tmp r
+# Each call stops starting new work DLC_CALL_SECONDS (default 480) after it
+# began, lists what it skipped and exits 3; every step has a time limit that
+# ends by then + 60 s, so the call returns inside the device tool's 10
+# minutes with its figures. Where $OUT is set (the device tool's folder),
+# RESULTS is packed into $OUT/call<N>.tgz on exit, whatever happened; the
+# checks' step dumps (hundreds of MB) stay in /tmp/dlc-dumps. The call:
+#   device run, carry [".gpu"]:  bash bench/gpu/run_all.sh 1 /tmp/r
+# Lessons of 2026-11-25 (two 10-minute calls lost): never let a call outrun
+# the tool's limit (its $OUT comes back empty), and never pack dumps.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 CALL=${1:?usage: bench/gpu/run_all.sh pack | 1 RESULTS | 2 RESULTS | 3 RESULTS}
@@ -45,7 +49,15 @@ fi
 
 RESULTS=${2:?usage: bench/gpu/run_all.sh $CALL RESULTS}
 mkdir -p "$RESULTS"
-export DLC_DEADLINE=$(( $(date +%s) + ${DLC_CALL_SECONDS:-530} ))
+export DLC_DEADLINE=$(( $(date +%s) + ${DLC_CALL_SECONDS:-480} ))
+export DLC_DUMPS=/tmp/dlc-dumps
+pack() {
+  [ -n "${OUT:-}" ] && [ -d "$OUT" ] &&
+    tar czf "$OUT/call$CALL.tgz" --exclude='*.dump' -C "$(dirname "$RESULTS")" "$(basename "$RESULTS")"
+}
+trap pack EXIT
+# A step's time limit: until the deadline and a minute more.
+limit() { local left=$(( DLC_DEADLINE + 60 - $(date +%s) )); echo $(( left > 10 ? left : 10 )); }
 [ -d $G/bin ] || tar xzf $G/bin.tar.gz -C $G || exit 1
 export DLC_BIN=$G/bin LD_LIBRARY_PATH="$PWD/$G/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # Both sides' kernel caches start empty on a bare machine: NVRTC's compile
@@ -59,16 +71,17 @@ export DLC_BIN=$G/bin LD_LIBRARY_PATH="$PWD/$G/lib${LD_LIBRARY_PATH:+:$LD_LIBRAR
 
 case $CALL in
 1)
-  # The checks get the call's first DLC_CHECK_SECONDS (default 270), the
+  # The checks get the call's first DLC_CHECK_SECONDS (default 250), the
   # sweep's profiles the rest.
-  DLC_DEADLINE=$(( $(date +%s) + ${DLC_CHECK_SECONDS:-270} )) \
+  check_deadline=$(( $(date +%s) + ${DLC_CHECK_SECONDS:-250} ))
+  timeout -k 5 $(( check_deadline + 60 - $(date +%s) )) env DLC_DEADLINE=$check_deadline \
     DLC_PART="tests checks" bash bench/gpu/run_gpu_tests.sh $G/plans "$RESULTS" 2>&1 |
     tee "$RESULTS/checks.txt"
   s1=${PIPESTATUS[0]}
   # Only the sweep's plans are profiled; the checks above left theirs.
-  mkdir -p /tmp/sweep-plans && cp $G/plans/*-b*.plan /tmp/sweep-plans/ 2>/dev/null
-  cp $G/plans/nchw-*.plan /tmp/sweep-plans/ 2>/dev/null
-  DLC_PART=bench bash bench/gpu/run_gpu_tests.sh /tmp/sweep-plans "$RESULTS" 2>&1 |
+  mkdir -p /tmp/sweep-plans && cp $G/plans/*-b*.plan $G/plans/nchw-*.plan $G/plans/sweep.txt \
+    /tmp/sweep-plans/ 2>/dev/null
+  timeout -k 5 $(limit) env DLC_PART=bench bash bench/gpu/run_gpu_tests.sh /tmp/sweep-plans "$RESULTS" 2>&1 |
     tee "$RESULTS/sweep.txt"
   s2=${PIPESTATUS[0]}
   echo "run_all.sh 1: checks exit $s1, sweep exit $s2"
@@ -82,7 +95,8 @@ case $CALL in
     late "$1" && return 0
     echo "== $1"
     # A peer that compiles for minutes must not cost the call its figures.
-    timeout ${PEER_SECONDS:-150} python3 bench/peers/$2 "$3" --batch "$4" --mode "$5" --device cuda \
+    local t=$(limit); [ $t -gt ${PEER_SECONDS:-150} ] && t=${PEER_SECONDS:-150}
+    timeout -k 5 $t python3 bench/peers/$2 "$3" --batch "$4" --mode "$5" --device cuda \
       --warmup ${PEER_WARMUP:-5} --steps ${PEER_STEPS:-20} --repeats ${PEER_REPEATS:-3} \
       -o "$RESULTS/$1.json" 2> >(tail -3 >&2) || { echo "peer $1 failed or timed out"; status=1; }
   }
@@ -98,12 +112,12 @@ case $CALL in
       [ -e $G/plans/$name.plan ] || continue
       late "$name" && continue
       echo "== $name"
-      timeout 120 $BENCH $G/plans/$name.plan --backend cuda --warmup 3 --steps 10 --repeats 3 \
+      timeout -k 5 $(limit) $BENCH $G/plans/$name.plan --backend cuda --warmup 3 --steps 10 --repeats 3 \
         --gpu "${DLC_GPU:-H100-SXM}" --format json -o "$RESULTS/$name.json" > /dev/null || status=1
       # PROFILE: plans also profiled in this call (call 1's sweep may not
       # have reached them).
       if [[ " ${PROFILE:-} " == *" $name "* ]]; then
-        timeout 60 $BENCH $G/plans/$name.plan --backend cuda --warmup 1 --steps 2 --repeats 1 \
+        timeout -k 5 $(limit) $BENCH $G/plans/$name.plan --backend cuda --warmup 1 --steps 2 --repeats 1 \
           --profile > /dev/null 2> "$RESULTS/$name.profile.txt" || status=1
         head -12 "$RESULTS/$name.profile.txt"
       fi

@@ -28,11 +28,14 @@
 #   starts; those left are listed as skipped and the exit status is 3
 #   (bench/gpu/run_all.sh sets it to fit a lent machine's call).
 # DLC_GPU: the GPU the benchmark plans' MFU is against (default H100-SXM).
+# DLC_DUMPS: where the checks' step dumps go (default OUT; hundreds of MB for
+#   the large models, so bench/gpu/run_all.sh keeps them out of OUT).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 PLANS=${1:-plans}
 OUT=${2:-bench/results/gpu}
-mkdir -p "$OUT"
+DUMPS=${DLC_DUMPS:-$OUT}
+mkdir -p "$OUT" "$DUMPS"
 status=0
 # Attention key biases: mathematically zero gradients (compare_dumps.py).
 ZERO_GRADIENT=(--zero-gradient 'attention\.self\.key\.bias|attn\.k\.bias')
@@ -133,10 +136,10 @@ if "$BENCH" --help >/dev/null 2>&1; then
     name=$(basename "${plan%.plan}")
     late "$name" && continue
     echo "== $plan"
-    rm -rf "$OUT/$name".{cpu,cuda,cuda.again}.dump
+    rm -rf "$DUMPS/$name".{cpu,cuda,cuda.again}.dump
     for backend in reference cuda cuda; do
-      dump=$OUT/$name.$backend.dump; [ $backend = reference ] && dump=$OUT/$name.cpu.dump
-      [ -e "$dump" ] && dump=$OUT/$name.$backend.again.dump
+      dump=$DUMPS/$name.$backend.dump; [ $backend = reference ] && dump=$DUMPS/$name.cpu.dump
+      [ -e "$dump" ] && dump=$DUMPS/$name.$backend.again.dump
       "$BENCH" "$plan" --backend $backend --warmup 0 --steps 1 --repeats 1 \
         --dump-out "$dump" > /dev/null || status=1
     done
@@ -151,24 +154,24 @@ if "$BENCH" --help >/dev/null 2>&1; then
     # bits than fp16, so twice that.
     tol=1e-3 param_tol=1e-2
     case "$name" in check-amp-*) tol=3e-2 param_tol=3e-2 ;; check-bf16-*) tol=6e-2 param_tol=6e-2 ;; esac
-    python3 test/Bench/compare_dumps.py "$OUT/$name.cuda.dump" "$OUT/$name.cpu.dump" \
-      --tolerance $tol --param-tolerance $param_tol "${ZERO_GRADIENT[@]}" | head -8 ||
+    python3 test/Bench/compare_dumps.py "$DUMPS/$name.cuda.dump" "$DUMPS/$name.cpu.dump" \
+      --tolerance $tol --param-tolerance $param_tol "${ZERO_GRADIENT[@]}" 2>&1 | head -8 ||
       [ -n "$ill_conditioned" ] || status=1
     # The hand-written batch norm (DLC_CUDA_BATCH_NORM=hand-written) where
     # the plan has cuDNN batch norms: within the same bounds of the CPU.
     if "$KERNELS" --paths --verbose "$plan" 2>/dev/null | grep "cudnn batch_norm" > /dev/null; then
-      rm -rf "$OUT/$name.cuda-hand-bn.dump"
+      rm -rf "$DUMPS/$name.cuda-hand-bn.dump"
       DLC_CUDA_BATCH_NORM=hand-written "$BENCH" "$plan" --backend cuda --warmup 0 --steps 1 \
-        --repeats 1 --dump-out "$OUT/$name.cuda-hand-bn.dump" > /dev/null || status=1
+        --repeats 1 --dump-out "$DUMPS/$name.cuda-hand-bn.dump" > /dev/null || status=1
       echo -n "  hand-written batch norm: "
-      python3 test/Bench/compare_dumps.py "$OUT/$name.cuda-hand-bn.dump" "$OUT/$name.cpu.dump" \
+      python3 test/Bench/compare_dumps.py "$DUMPS/$name.cuda-hand-bn.dump" "$DUMPS/$name.cpu.dump" \
         --tolerance $tol --param-tolerance $param_tol "${ZERO_GRADIENT[@]}" | head -4 ||
         [ -n "$ill_conditioned" ] || status=1
     fi
     # The same step twice on the GPU: cuDNN's fastest algorithms may sum in
     # any order, so this is how far the GPU disagrees with itself.
     echo -n "  GPU run against GPU run: "
-    python3 test/Bench/compare_dumps.py "$OUT/$name.cuda.again.dump" "$OUT/$name.cuda.dump" \
+    python3 test/Bench/compare_dumps.py "$DUMPS/$name.cuda.again.dump" "$DUMPS/$name.cuda.dump" \
       --tolerance 1e-3 "${ZERO_GRADIENT[@]}" | head -1
     case "$name" in *-vgg16|*-hrnet_w18|*-gpt2|*-deeplabv3p) reference=no ;; *) reference=yes ;; esac
     [ $reference = no ] || "$BENCH" "$plan" --backend reference --warmup 0 --steps 3 --repeats 1 \
@@ -203,18 +206,21 @@ PY
   if part checks && [ -e "$PLANS/check-resnet50.plan" ] && ! late float64-resnet50 &&
      python3 -c 'import torchvision' 2>/dev/null; then
     echo "== ResNet-50 batch 2 against float64"
-    REF=$OUT/resnet50-torchvision; rm -rf "$REF" "$OUT"/resnet50-f64.*.dump
+    REF=$DUMPS/resnet50-torchvision; rm -rf "$REF" "$DUMPS"/resnet50-f64.*.dump
     python3 bench/gpu/torch_reference.py init "$REF" --batch 2 || status=1
     for backend in reference cuda; do
       "$BENCH" "$PLANS/check-resnet50.plan" --backend $backend --warmup 0 --steps 1 --repeats 1 \
-        --params-in "$REF" --inputs-in "$REF" --dump-out "$OUT/resnet50-f64.$backend.dump" > /dev/null || status=1
+        --params-in "$REF" --inputs-in "$REF" --dump-out "$DUMPS/resnet50-f64.$backend.dump" > /dev/null || status=1
     done
-    python3 bench/gpu/torch_reference.py check "$REF" "$OUT"/resnet50-f64.{reference,cuda}.dump || status=1
+    python3 bench/gpu/torch_reference.py check "$REF" "$DUMPS"/resnet50-f64.{reference,cuda}.dump || status=1
   fi
   # The benchmark plans: samples/s with the graph and without, then a
   # per-launch profile. About 10 steps each keeps the whole set within a
   # few minutes of an H100.
-  for plan in "$PLANS"/*.plan; do
+  # In make_plans.sh's order (the headline workloads first) where it wrote one.
+  sweep=("$PLANS"/*.plan)
+  [ -e "$PLANS/sweep.txt" ] && mapfile -t sweep < <(sed "s|^|$PLANS/|" "$PLANS/sweep.txt")
+  for plan in "${sweep[@]}"; do
     [ -e "$plan" ] && part bench || continue
     name=$(basename "${plan%.plan}")
     case "$name" in check-*) continue ;; esac
