@@ -94,13 +94,31 @@ rt::Status prepareRepeat(rt::Executor &exec, const RunOptions &o, uint64_t dataS
                            [](rt::BufferRole) { return true; });
 }
 
-void captureGradient(const rt::Executor &exec, size_t k,
-                     std::map<std::string, std::vector<float>> &lastGrads) {
-  const rt::PlanKernel &kernel = exec.plan().kernels[k];
+void captureGradient(const rt::Executor &exec, size_t k, GradientCapture &capture) {
+  const rt::Plan &plan = exec.plan();
+  const rt::PlanKernel &kernel = plan.kernels[k];
+  if (capture.updateGradients.empty())
+    for (const rt::PlanKernel &update : plan.kernels)
+      if (update.opClass == rt::OpClass::kOptimizer && update.inputs.size() > 1)
+        capture.updateGradients.insert(update.inputs[1]);
+  if (kernel.op == "cast" && kernel.inputs.size() == 1 && kernel.outputs.size() == 1 &&
+      capture.updateGradients.count(kernel.outputs[0]) &&
+      rt::cpu::isHalf(plan.buffers[kernel.inputs[0]].dtype)) {
+    // The widening is exact: these are the values the update reads.
+    capture.widened[kernel.outputs[0]] =
+        asFloats(exec.bytesOf(kernel.inputs[0]), plan.buffers[kernel.inputs[0]].dtype);
+    return;
+  }
   if (kernel.opClass != rt::OpClass::kOptimizer)
     return;
-  const rt::PlanBuffer &grad = exec.plan().buffers[kernel.inputs[1]];
-  std::vector<float> values = asFloats(exec.bytesOf(kernel.inputs[1]), grad.dtype);
+  int32_t gradId = kernel.inputs[1];
+  std::vector<float> values;
+  if (auto widened = capture.widened.find(gradId); widened != capture.widened.end()) {
+    values = std::move(widened->second);
+    capture.widened.erase(widened);
+  } else {
+    values = asFloats(exec.bytesOf(gradId), plan.buffers[gradId].dtype);
+  }
   size_t statusOperand = kernel.op == "sgd_update" ? 3 : 4;
   if (kernel.inputs.size() > statusOperand) {
     float factor =
@@ -108,7 +126,7 @@ void captureGradient(const rt::Executor &exec, size_t k,
     for (float &v : values)
       v *= factor;
   }
-  lastGrads[exec.plan().buffers[kernel.inputs[0]].name] = std::move(values);
+  capture.byParam[plan.buffers[kernel.inputs[0]].name] = std::move(values);
 }
 
 rt::Status writeDump(const rt::Executor &exec,

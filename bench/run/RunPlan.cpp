@@ -123,7 +123,7 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
   rt::Executor &exec = *executor;
   // Gradients die inside the step; capture each as its update reads it.
   // Under loss scaling they are unscaled with the status the update read.
-  std::map<std::string, std::vector<float>> lastGrads;
+  GradientCapture lastGrads;
   // --profile: the CUDA backend times its own launches with events.
   OpProfile profile;
   bool observeProfile = o.profile && !gpu;
@@ -200,7 +200,7 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
   }
 
   if (!o.dumpOut.empty())
-    return writeDump(exec, lastGrads, o.dumpOut, exec.loss());
+    return writeDump(exec, lastGrads.byParam, o.dumpOut, exec.loss());
   return rt::Status::ok();
 }
 

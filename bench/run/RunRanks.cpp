@@ -118,7 +118,7 @@ private:
   // Rank 0's gradients and state are the ones --dump-out writes, and its
   // kernels the ones --profile times (the CUDA backend with its own events).
   bool holdsRankZero = false, observeProfile = false, profileGpu = false;
-  std::map<std::string, std::vector<float>> lastGrads;
+  GradientCapture lastGrads;
   OpProfile profile;
   /// Each local rank's loss after its first step; every rank's after its
   /// last.
@@ -482,7 +482,7 @@ rt::Status RankRun::report() {
   if (observeProfile)
     profile.print(o.repeats * o.steps, whose);
   if (!o.dumpOut.empty() && holdsRankZero)
-    return writeDump(*execs[0], lastGrads, o.dumpOut, mean(last));
+    return writeDump(*execs[0], lastGrads.byParam, o.dumpOut, mean(last));
   return rt::Status::ok();
 }
 

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,11 +43,23 @@ inline rt::Status failure(const std::string &text) {
 rt::Status prepareRepeat(rt::Executor &exec, const RunOptions &o, uint64_t dataSeed,
                          const std::string &inputsDir);
 
+/// The gradients --dump-out writes, captured as the step runs.
+struct GradientCapture {
+  /// Each parameter's last gradient, unscaled.
+  std::map<std::string, std::vector<float>> byParam;
+  /// Under mixed precision an update reads a float copy of a half gradient,
+  /// which a fused launch may keep in registers (the CUDA backend's
+  /// horizontal update group never writes it): the half gradient, widened
+  /// when its cast runs, by the cast's output.
+  std::map<int32_t, std::vector<float>> widened;
+  std::set<int32_t> updateGradients; // the updates' gradient operands
+};
+
 /// After kernel `k`: if it is an optimizer update, keeps the gradient it
 /// read (unscaled with the status the update read, under loss scaling) as
-/// its parameter's, for --dump-out.
-void captureGradient(const rt::Executor &exec, size_t k,
-                     std::map<std::string, std::vector<float>> &lastGrads);
+/// its parameter's, for --dump-out; if it casts a half gradient to the
+/// float one an update reads, keeps the half one.
+void captureGradient(const rt::Executor &exec, size_t k, GradientCapture &capture);
 
 /// --dump-out: every parameter and state, the loss (`loss`, the mean over
 /// the ranks), and each parameter's last gradient, in the declared order.
