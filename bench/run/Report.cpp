@@ -109,7 +109,25 @@ std::string provenanceJson(const Provenance &p) {
          ",\n  \"command\": " + jsonStringOrNull(p.command) + ",\n";
 }
 
+/// A configuration without figures: what identifies it, and why.
+void writeUnfinishedJson(std::ostream &os, const Result &r) {
+  os << "{\n"
+     << "  \"schema\": \"dlc-bench/1\",\n"
+     << "  \"model\": " << jsonString(r.model) << ",\n"
+     << "  \"backend\": " << jsonString(r.backend) << ",\n"
+     << "  \"batch\": " << r.batch << ",\n"
+     << "  \"precision\": " << jsonString(r.precision) << ",\n"
+     << "  \"fusion\": " << jsonString(r.fusion) << ",\n"
+     << "  \"gpus\": " << r.gpus << ",\n"
+     << "  \"layout\": " << jsonString(r.layout) << ",\n"
+     << "  \"status\": " << jsonString(r.status) << ",\n"
+     << "  \"samples_per_sec\": null\n"
+     << "}\n";
+}
+
 void writeJson(std::ostream &os, const Result &r) {
+  if (!r.status.empty())
+    return writeUnfinishedJson(os, r);
   Spread sps = r.samplesPerSec(), ms = r.stepMs();
   os << "{\n"
      << "  \"schema\": \"dlc-bench/1\",\n"
@@ -222,6 +240,16 @@ std::vector<std::pair<std::string, std::string>> columns(const Result &r,
     peak << r.peakName << " " << r.peakTflops;
     cells.insert(mfu + 1, {"peak", r.peakTflops > 0 ? peak.str() : "n/a"});
   }
+  // No figures: the status where the samples/s go, a dash for the rest.
+  if (!r.status.empty()) {
+    bool identity = true;
+    for (auto &[name, value] : cells) {
+      if (name == "samples/s")
+        identity = false, value = r.status;
+      else if (!identity)
+        value = "-";
+    }
+  }
   return cells;
 }
 
@@ -269,7 +297,10 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
           break;
         }
       double speedup = r.samplesPerSec().median / base->samplesPerSec().median;
-      rows.back().insert(rows.back().begin() + 9, {"speed-up", fixed(speedup, 2) + "x"});
+      rows.back().insert(rows.back().begin() + 9,
+                         {"speed-up", r.status.empty() && base->status.empty()
+                                          ? fixed(speedup, 2) + "x"
+                                          : "-"});
     }
     if (gpuSweep) {
       const Result *one = nullptr;
@@ -280,7 +311,7 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
           break;
         }
       std::string vsOne = "n/a", scaling = "n/a";
-      if (one) {
+      if (one && one->status.empty() && r.status.empty()) {
         double speedup = r.samplesPerSec().median / one->samplesPerSec().median;
         vsOne = fixed(speedup, 2) + "x";
         scaling = fixed(100 * speedup / r.gpus, 1) + "%";

@@ -98,6 +98,10 @@ struct Result {
   double achievedTflops() const;
   int64_t peakArenaBytes = 0, totalBufferBytes = 0, lowerBoundBytes = 0;
   std::vector<RepeatResult> repeatResults;
+  /// "" for a configuration that ran to the end; otherwise why it has no
+  /// figures ("interrupted by SIGINT in repeat 2 of 5", "not run: ..."), as
+  /// a sweep that a signal stopped reports it (Interrupt.h).
+  std::string status;
 
   Spread samplesPerSec() const;
   Spread stepMs() const;

@@ -8,6 +8,7 @@
 #include "RunPlan.h"
 
 #include "CpuBackend.h"
+#include "Interrupt.h"
 #include "RunSteps.h"
 
 #include "dlc/runtime/Collective.h"
@@ -24,6 +25,15 @@
 #include <memory>
 
 namespace dlc::bench {
+
+namespace {
+/// The step loop's answer to SIGINT / SIGTERM: the repeats that finished
+/// stay in the result; dlc-bench reports the configuration as interrupted.
+rt::Status interrupted(int64_t repeat, const RunOptions &o) {
+  return failure("interrupted by " + interruptName() + " in repeat " +
+                 std::to_string(repeat + 1) + " of " + std::to_string(o.repeats));
+}
+} // namespace
 
 void describePlan(const rt::Plan &plan, const std::string &backend, Result &result) {
   result.model = plan.model;
@@ -144,6 +154,8 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
       if (i == 0)
         repeat.lossFirst = exec.loss();
       progress.stepDone(r, /*warmup=*/true, i, o.warmup);
+      if (interruptSignal())
+        return interrupted(r, o);
     }
     if (rt::Status s = exec.synchronize(); !s.isOk())
       return failure(s.toString());
@@ -160,6 +172,8 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
       if (o.warmup == 0 && i == 0)
         repeat.lossFirst = exec.loss();
       progress.stepDone(r, /*warmup=*/false, i, o.steps);
+      if (interruptSignal())
+        return interrupted(r, o);
     }
     // A device backend returns before its last steps finish: wait for them.
     if (rt::Status s = exec.synchronize(); !s.isOk())

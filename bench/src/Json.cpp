@@ -43,6 +43,9 @@ bool parseReport(llvm::StringRef text, const std::string &path,
         error = path + ": results[" + std::to_string(i) + "] is not an object";
         return false;
       }
+      // A configuration an interrupted sweep did not finish has no figures.
+      if (o->getString("status"))
+        continue;
       results.push_back(std::move(*o));
     }
     return true;

@@ -17,7 +17,9 @@
 namespace dlc::bench {
 
 /// The configurations of one report file: a single result, a sweep's
-/// {"results": [...]} or a --compile-only report, each as its JSON object.
+/// {"results": [...]} or a --compile-only report, each as its JSON object;
+/// a sweep's configurations that a signal left unfinished ("status") are
+/// left out.
 /// On failure returns false with `error` saying which file and what is wrong.
 bool readReport(const std::string &path, std::vector<llvm::json::Object> &results,
                 std::string &error);

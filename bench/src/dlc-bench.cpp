@@ -15,6 +15,7 @@
 #include "Compare.h"
 #include "GpuPeaks.h"
 #include "Html.h"
+#include "Interrupt.h"
 #include "NonFinite.h"
 #include "NumericOption.h"
 #include "Report.h"
@@ -52,6 +53,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iomanip>
@@ -365,8 +367,13 @@ struct Configuration {
   }
 };
 
+/// runConfiguration's answer when SIGINT or SIGTERM stopped the steps; the
+/// result's status says where.
+constexpr int kInterrupted = -1;
+
 /// Compiles the model for one configuration (or reads the .plan), runs it
-/// and fills `result`; returns a non-zero exit code after an error.
+/// and fills `result`; returns a non-zero exit code after an error, or
+/// kInterrupted.
 int runConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
                      const std::string &kernelDir, const std::string &progressLabel,
                      bench::Result &result) {
@@ -522,6 +529,10 @@ int runConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
   bench::RunOptions options = runOptions();
   options.progressLabel = progressLabel;
   rt::Status ran = bench::runPlan(plan, options, result);
+  if (!ran.isOk() && bench::interruptSignal()) {
+    result.status = ran.message();
+    return kInterrupted;
+  }
   if (!ran.isOk())
     return fail(ran.message());
   if (std::string warning = bench::nonFiniteLossWarning(result);
@@ -684,7 +695,87 @@ int benchMain(int argc, char **argv) {
 
   bool models = modelPaths.size() > 1;
   std::vector<bench::Result> results;
-  for (const Configuration &c : sweep) {
+  // The report of `results`. A file is rewritten after every configuration
+  // of a sweep, through a temporary one, so that an interrupt or a crash
+  // keeps every finished configuration and never leaves half a report.
+  auto writeOutputs = [&]() -> int {
+    // Every process of an mpirun job ran its rank; rank 0 reports.
+    if (rt::launchedRank() != 0)
+      return 0;
+    std::ofstream file;
+    std::ostream *os = &std::cout;
+    std::string partial = outputPath + ".partial";
+    if (outputPath != "-") {
+      file.open(partial);
+      os = &file;
+    }
+    auto format = reportFormat;
+    // HTML is drawn from the JSON report, so the page shows exactly its numbers.
+    bool html = *format == bench::Format::kHtml;
+    std::ostringstream jsonReport;
+    std::ostream *page = os;
+    if (html) {
+      os = &jsonReport;
+      format = bench::Format::kJson;
+    }
+    bool sideBySide = results.size() > 1 && (*format == bench::Format::kTable ||
+                                              *format == bench::Format::kCsv ||
+                                              *format == bench::Format::kMarkdown);
+    if (compileOnly && sideBySide) {
+      bench::writeCompileSweep(*os, results, *format);
+    } else if (compileOnly) {
+      bool wrap = *format == bench::Format::kJson && results.size() > 1;
+      if (wrap)
+        *os << "{\"results\": [\n";
+      for (size_t i = 0; i < results.size(); ++i) {
+        if (wrap && i)
+          *os << ",\n";
+        bench::writeCompileReport(*os, results[i], *format);
+      }
+      if (wrap)
+        *os << "]}\n";
+    } else
+      bench::writeReports(*os, results, *format);
+    if (html) {
+      std::string title, error;
+      for (const std::string &path : modelPaths)
+        title += (title.empty() ? "" : ", ") + modelName(path);
+      if (!bench::writeHtmlFromJson(*page, jsonReport.str(), "dlc-bench " + title, error))
+        return fail(error);
+      os = page;
+    }
+    if (!*os)
+      return fail("cannot write " + (outputPath == "-" ? std::string("the report") : partial));
+    if (outputPath != "-") {
+      file.close();
+      if (std::rename(partial.c_str(), outputPath.c_str()) != 0)
+        return fail("cannot write " + outputPath + ": " + std::strerror(errno));
+    }
+    return 0;
+  };
+  // SIGINT / SIGTERM: the configuration running stops after its step (a
+  // single rank) or at its end (several), nothing new starts, and the
+  // report lists what finished, what was interrupted and what never ran.
+  bench::catchInterrupts();
+  auto notRun = [&](const Configuration &c) {
+    bench::Result r;
+    r.model = modelName(c.model);
+    r.backend = backend;
+    r.precision = c.precision;
+    r.fusion = c.fusion;
+    r.layout = c.layout == "auto" ? "" : c.layout;
+    r.batch = c.batch;
+    r.gpus = c.gpus;
+    r.status = "not run (" + bench::interruptName() + ")";
+    return r;
+  };
+  for (size_t i = 0; i < sweep.size(); ++i) {
+    const Configuration &c = sweep[i];
+    if (bench::interruptSignal()) {
+      for (size_t j = i; j < sweep.size(); ++j)
+        results.push_back(notRun(sweep[j]));
+      break;
+    }
     // A sweep dumps each configuration's kernels apart, and its progress
     // line says which configuration runs.
     std::string kernelDir = dumpKernels, label;
@@ -696,59 +787,36 @@ int benchMain(int argc, char **argv) {
     }
     bench::Provenance started = bench::currentProvenance(argc, argv);
     bench::Result result;
-    if (int rc = runConfiguration(c, fromPlan, batchList.getNumOccurrences() > 0, kernelDir,
-                                  label, result))
+    int rc = runConfiguration(c, fromPlan, batchList.getNumOccurrences() > 0, kernelDir, label,
+                              result);
+    if (rc == kInterrupted) {
+      result.provenance = started;
+      results.push_back(std::move(result));
+      for (size_t j = i + 1; j < sweep.size(); ++j)
+        results.push_back(notRun(sweep[j]));
+      break;
+    }
+    if (rc)
       return rc;
     result.provenance = started;
     results.push_back(std::move(result));
+    if (sweep.size() > 1 && outputPath != "-" && i + 1 < sweep.size())
+      if (int written = writeOutputs())
+        return written;
   }
-
-  // Every process of an mpirun job ran its rank; rank 0 reports.
-  if (rt::launchedRank() != 0)
-    return 0;
-  std::ofstream file;
-  std::ostream *os = &std::cout;
-  if (outputPath != "-") {
-    file.open(outputPath);
-    os = &file;
+  if (int written = writeOutputs())
+    return written;
+  if (int signal = bench::interruptSignal()) {
+    size_t finished = llvm::count_if(results, [](const bench::Result &r) {
+      return r.status.empty();
+    });
+    if (rt::launchedRank() == 0)
+      llvm::errs() << "dlc-bench: stopped by " << bench::interruptName() << ": " << finished
+                   << " of " << sweep.size() << " configurations finished"
+                   << (outputPath != "-" ? ", written to " + outputPath : std::string())
+                   << "\n";
+    return 128 + signal;
   }
-  // HTML is drawn from the JSON report, so the page shows exactly its numbers.
-  bool html = *reportFormat == bench::Format::kHtml;
-  std::ostringstream jsonReport;
-  std::ostream *page = os;
-  if (html) {
-    os = &jsonReport;
-    reportFormat = bench::Format::kJson;
-  }
-  bool sideBySide = results.size() > 1 && (*reportFormat == bench::Format::kTable ||
-                                            *reportFormat == bench::Format::kCsv ||
-                                            *reportFormat == bench::Format::kMarkdown);
-  if (compileOnly && sideBySide) {
-    bench::writeCompileSweep(*os, results, *reportFormat);
-  } else if (compileOnly) {
-    bool wrap = *reportFormat == bench::Format::kJson && results.size() > 1;
-    if (wrap)
-      *os << "{\"results\": [\n";
-    for (size_t i = 0; i < results.size(); ++i) {
-      if (wrap && i)
-        *os << ",\n";
-      bench::writeCompileReport(*os, results[i], *reportFormat);
-    }
-    if (wrap)
-      *os << "]}\n";
-  } else
-    bench::writeReports(*os, results, *reportFormat);
-  if (html) {
-    std::string title, error;
-    for (const std::string &path : modelPaths)
-      title += (title.empty() ? "" : ", ") + modelName(path);
-    if (!bench::writeHtmlFromJson(*page, jsonReport.str(),
-                                  "dlc-bench " + title, error))
-      return fail(error);
-    os = page;
-  }
-  if (!*os)
-    return fail("cannot write " + outputPath);
   // The report is written, then a NaN or infinite loss fails the run.
   if (!allowNonFinite && !llvm::all_of(results, bench::lossFinite))
     return 1;
