@@ -126,6 +126,10 @@ void writeUnfinishedJson(std::ostream &os, const Result &r) {
 }
 
 void writeJson(std::ostream &os, const Result &r) {
+  if (!r.json.empty()) {
+    os << r.json;
+    return;
+  }
   if (!r.status.empty())
     return writeUnfinishedJson(os, r);
   Spread sps = r.samplesPerSec(), ms = r.stepMs();

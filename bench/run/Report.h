@@ -102,6 +102,9 @@ struct Result {
   /// figures ("interrupted by SIGINT in repeat 2 of 5", "not run: ..."), as
   /// a sweep that a signal stopped reports it (Interrupt.h).
   std::string status;
+  /// A configuration an earlier report finished (dlc-bench --resume): its
+  /// JSON object, written as it was; the JSON format alone shows it.
+  std::string json;
 
   Spread samplesPerSec() const;
   Spread stepMs() const;

@@ -16,6 +16,7 @@
 #include "GpuPeaks.h"
 #include "Html.h"
 #include "Interrupt.h"
+#include "Json.h"
 #include "NonFinite.h"
 #include "NumericOption.h"
 #include "Report.h"
@@ -47,6 +48,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -238,6 +240,12 @@ cl::opt<std::string> emitMlir("emit-mlir",
              "lowering to the plan, to this file: what `dlc-opt --pass-pipeline="
              "'builtin.module(dlc-train-step{...})'` prints for the same options"),
     cl::value_desc("file"), cl::init(""), cl::cat(category));
+cl::opt<bool> resume("resume",
+    cl::desc("with --format json -o FILE: keep the configurations FILE holds finished "
+             "(a sweep that was interrupted, or a smaller one) and run only the others; "
+             "the new report holds both, in the sweep's order"),
+    cl::init(false), cl::cat(category));
+
 cl::opt<bool> allowNonFinite("allow-nonfinite",
     cl::desc("exit 0 even when a loss is NaN or infinite (the report still says "
              "\"loss_finite\": false)"),
@@ -757,6 +765,39 @@ int benchMain(int argc, char **argv) {
   // single rank) or at its end (several), nothing new starts, and the
   // report lists what finished, what was interrupted and what never ran.
   bench::catchInterrupts();
+  // --resume: the finished configurations of the report already there.
+  std::vector<llvm::json::Object> finished;
+  if (resume) {
+    if (outputPath == "-" || *reportFormat != bench::Format::kJson)
+      return fail("--resume reads the finished configurations back from the report: give "
+                  "--format json -o FILE");
+    if (compileOnly)
+      return fail("--resume skips configurations timed already; --compile-only times none");
+    std::string error;
+    if (std::ifstream(outputPath) && !bench::readReport(outputPath, finished, error))
+      return fail("--resume: " + error);
+  }
+  // The finished configuration of `finished` that is `c`, as its JSON text;
+  // "" when there is none. An auto layout matches the one the run chose.
+  auto finishedRun = [&](const Configuration &c) -> std::string {
+    for (llvm::json::Object &r : finished) {
+      std::string layout = r.getString("layout").value_or("").str();
+      if (r.getString("model").value_or("") != modelName(c.model) ||
+          r.getString("backend").value_or("") != backend ||
+          r.getString("precision").value_or("") != c.precision ||
+          r.getString("fusion").value_or("") != c.fusion ||
+          r.getInteger("batch").value_or(-1) != c.batch ||
+          r.getInteger("gpus").value_or(1) != c.gpus ||
+          (c.layout != "auto" && !llvm::StringRef(layout).equals_insensitive(c.layout)))
+        continue;
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object(r))) << "\n";
+      return text;
+    }
+    return "";
+  };
+  size_t resumed = 0;
   auto notRun = [&](const Configuration &c) {
     bench::Result r;
     r.model = modelName(c.model);
@@ -785,6 +826,13 @@ int benchMain(int argc, char **argv) {
       label = "[" + std::to_string(results.size() + 1) + "/" + std::to_string(sweep.size()) +
               "] " + c.displayName(models) + ": ";
     }
+    if (std::string done = finishedRun(c); !done.empty()) {
+      bench::Result carried;
+      carried.json = std::move(done);
+      results.push_back(std::move(carried));
+      ++resumed;
+      continue;
+    }
     bench::Provenance started = bench::currentProvenance(argc, argv);
     bench::Result result;
     int rc = runConfiguration(c, fromPlan, batchList.getNumOccurrences() > 0, kernelDir, label,
@@ -804,6 +852,9 @@ int benchMain(int argc, char **argv) {
       if (int written = writeOutputs())
         return written;
   }
+  if (resume && rt::launchedRank() == 0)
+    llvm::errs() << "dlc-bench: --resume: " << resumed << " of " << sweep.size()
+                 << " configurations were finished in " << outputPath << " and kept\n";
   if (int written = writeOutputs())
     return written;
   if (int signal = bench::interruptSignal()) {
