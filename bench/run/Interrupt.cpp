@@ -2,8 +2,11 @@
 
 #include "Interrupt.h"
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <cstring>
+#include <unistd.h>
 
 namespace dlc::bench {
 
@@ -29,6 +32,28 @@ void catchInterrupts() {
 }
 
 int interruptSignal() { return caught.load(); }
+
+namespace {
+// Written before any signal can come: a handler may only write(2) it.
+char endedLine[256];
+size_t endedLength = 0;
+
+extern "C" void onMpirunEnd(int signal) {
+  if (endedLength)
+    (void)!write(STDERR_FILENO, endedLine, endedLength);
+  std::signal(signal, SIG_DFL);
+  raise(signal);
+}
+} // namespace
+
+void sayWhenMpirunEndsThisRank(const std::string &tool, int rank) {
+  std::string line = tool + ": rank " + std::to_string(rank) +
+                     " was ended by mpirun (SIGTERM): another rank of the job died or "
+                     "failed; mpirun's message names it\n";
+  endedLength = std::min(line.size(), sizeof endedLine);
+  std::memcpy(endedLine, line.data(), endedLength);
+  std::signal(SIGTERM, onMpirunEnd);
+}
 
 std::string interruptName() {
   switch (caught.load()) {

@@ -23,6 +23,12 @@ int interruptSignal();
 /// "SIGINT", "SIGTERM", or "" when none came.
 std::string interruptName();
 
+/// Under mpirun: a rank that mpirun terminates (it does when another rank
+/// of the job died or failed) says so in one line on stderr, naming itself,
+/// before it ends as the signal would have ended it. mpirun's own message
+/// names the rank that died.
+void sayWhenMpirunEndsThisRank(const std::string &tool, int rank);
+
 } // namespace dlc::bench
 
 #endif // DLC_BENCH_RUN_INTERRUPT_H

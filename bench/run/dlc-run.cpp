@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Interrupt.h"
 #include "GpuPeaks.h"
 #include "NonFinite.h"
 #include "NumericOption.h"
@@ -228,6 +229,8 @@ int runMain(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   rt::useSleepingOpenMpThreads(argv);
+  if (rt::launchedProcesses() > 1)
+    bench::sayWhenMpirunEndsThisRank("dlc-run", rt::launchedRank());
   int rc = runMain(argc, argv);
   // Under mpirun: MPI_Finalize, or MPI_Abort after an error so that no other
   // rank waits for this one.

@@ -764,7 +764,12 @@ int benchMain(int argc, char **argv) {
   // SIGINT / SIGTERM: the configuration running stops after its step (a
   // single rank) or at its end (several), nothing new starts, and the
   // report lists what finished, what was interrupted and what never ran.
-  bench::catchInterrupts();
+  // Under mpirun, mpirun's SIGTERM ends a job one of whose ranks died: it
+  // must end this rank, saying so.
+  if (rt::launchedProcesses() > 1)
+    bench::sayWhenMpirunEndsThisRank("dlc-bench", rt::launchedRank());
+  else
+    bench::catchInterrupts();
   // --resume: the finished configurations of the report already there.
   std::vector<llvm::json::Object> finished;
   if (resume) {
