@@ -220,7 +220,8 @@ TEST(PlanFile, BufferIdPastInt32IsRefusedNotWrapped) {
 }
 
 /// The fuzzers' seed plans (test/fuzz/corpus/plan, real dlc-bench output)
-/// read as they are, and every cut of them is refused.
+/// read as they are, and every cut of them is refused. A new plan format
+/// version needs them made again (docs/Fuzzing.md).
 TEST(PlanFile, FuzzSeedPlansRead) {
   std::string dir = std::string(DLC_SOURCE_DIR) + "/test/fuzz/corpus/plan/";
   for (const char *name : {"mlp.plan", "mlp-2ranks-paddle.plan", "small_convnet.plan",
