@@ -167,15 +167,18 @@ std::string formatTuple(const std::vector<int64_t> &shape) {
 } // namespace
 
 StatusOr<NpyArray> readNpy(const std::string &path) {
-  auto bad = [&](const std::string &why) {
-    return Status(StatusCode::kInvalidArgument, path + ": " + why);
-  };
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    return bad("cannot open");
+    return Status(StatusCode::kInvalidArgument, path + ": cannot open");
   std::ostringstream all;
   all << in.rdbuf();
-  std::string bytes = all.str();
+  return parseNpy(all.str(), path);
+}
+
+StatusOr<NpyArray> parseNpy(std::string_view bytes, const std::string &source) {
+  auto bad = [&](const std::string &why) {
+    return Status(StatusCode::kInvalidArgument, source + ": " + why);
+  };
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
     return bad("not a .npy file");
   unsigned major = static_cast<unsigned char>(bytes[6]);
@@ -198,7 +201,7 @@ StatusOr<NpyArray> readNpy(const std::string &path) {
   }
   if (bytes.size() - headerStart < headerLen)
     return bad("truncated header");
-  std::string header = bytes.substr(headerStart, headerLen);
+  std::string header(bytes.substr(headerStart, headerLen));
   HeaderParser parser(header);
   std::map<std::string, HeaderValue> fields = parser.parse();
   if (!parser.error.empty())
@@ -254,7 +257,7 @@ StatusOr<NpyArray> readNpy(const std::string &path) {
       std::memcpy(&array.data[i * 4], &f, 4);
     }
   } else {
-    array.data = bytes.substr(dataStart);
+    array.data = std::string(bytes.substr(dataStart));
   }
   return array;
 }

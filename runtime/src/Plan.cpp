@@ -6,6 +6,7 @@
 #include "dlc/runtime/Shape.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -450,10 +451,17 @@ StatusOr<Plan> deserializePlan(std::string_view bytes,
     for (uint64_t k = 0; k < numKernels && in.ok(); ++k) {
       PlanKernel kernel;
       kernel.op = in.str();
-      for (int64_t id : in.ints())
-        kernel.inputs.push_back(static_cast<int32_t>(id));
-      for (int64_t id : in.ints())
-        kernel.outputs.push_back(static_cast<int32_t>(id));
+      // Ids are int32 in memory: one past that range would wrap to another
+      // buffer's id and pass validatePlan, so it is refused as it is read.
+      for (auto *list : {&kernel.inputs, &kernel.outputs})
+        for (int64_t id : in.ints()) {
+          if (id < 0 || id > INT32_MAX)
+            return error(StatusCode::kInvalidArgument,
+                         "kernel #" + std::to_string(k) + " (" + kernel.op +
+                             ") names buffer #" + std::to_string(id) + " of " +
+                             std::to_string(plan.buffers.size()));
+          list->push_back(static_cast<int32_t>(id));
+        }
       if (!readAttrs(in, kernel.attrs))
         return error(StatusCode::kDataLoss,
                      "corrupt plan file: kernel #" + std::to_string(k) +

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 
 using namespace dlc::rt;
 
@@ -158,6 +159,39 @@ TEST(Npy, MalformedHeadersAreNamedForWhatTheyAre) {
   path = writeRaw("dlc-v9.npy",
                   "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }\n", 4, 9);
   EXPECT_EQ(refusal(path), path + ": unsupported .npy format version 9.0 (1.0, 2.0 or 3.0)");
+}
+
+TEST(Npy, ParsedFromMemoryAsFromAFile) {
+  std::string header = "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }\n";
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8) +
+                      static_cast<char>(header.size()) + '\0' + header +
+                      std::string("\x01\0\0\0\x02\0\0\0", 8);
+  auto array = parseNpy(bytes, "memory");
+  ASSERT_TRUE(array.isOk()) << array.status().toString();
+  EXPECT_EQ(array->dtype, DType::kI32);
+  EXPECT_EQ(array->shape, (std::vector<int64_t>{2}));
+  EXPECT_EQ(array->data, std::string("\x01\0\0\0\x02\0\0\0", 8));
+  EXPECT_EQ(parseNpy(std::string_view(bytes).substr(0, 9), "memory").status().message(),
+            "memory: not a .npy file");
+}
+
+/// The fuzzer's seed files (test/fuzz/corpus/npy): NumPy's own read, the
+/// damaged and foreign ones are refused with one line each.
+TEST(Npy, FuzzSeedFiles) {
+  std::string dir = std::string(DLC_SOURCE_DIR) + "/test/fuzz/corpus/npy/";
+  const std::pair<const char *, bool> files[] = {
+      {"f4_2x3.npy", true}, {"f8_4.npy", true}, {"i4_scalar.npy", true},
+      {"i8_2x0x3.npy", true}, {"i8_5.npy", true}, {"v2_f4_2x3.npy", true},
+      {"double_quotes.npy", true}, {"f4_fortran.npy", false}, {"f2_3.npy", false},
+      {"u1_big_endian_i4.npy", false}, {"truncated_header.npy", false},
+      {"truncated_data.npy", false}, {"bad_magic.npy", false},
+      {"header_only_prefix.npy", false}, {"overflow_dim.npy", false}};
+  for (const auto &[name, reads] : files) {
+    auto array = readNpy(dir + name);
+    EXPECT_EQ(array.isOk(), reads) << name << ": " << array.status().toString();
+    if (!reads && !array.isOk())
+      EXPECT_EQ(array.status().message().find('\n'), std::string::npos) << name;
+  }
 }
 
 } // namespace

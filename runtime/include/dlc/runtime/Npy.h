@@ -12,6 +12,7 @@
 #include "dlc/runtime/Plan.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dlc::rt {
@@ -25,6 +26,8 @@ struct NpyArray {
 /// Reads f4, i4 or i8 arrays (f8 is converted to f4). Anything else, a
 /// Fortran-order array or a truncated file is refused, naming the file.
 StatusOr<NpyArray> readNpy(const std::string &path);
+/// readNpy on bytes in memory; `source` names them in error messages.
+StatusOr<NpyArray> parseNpy(std::string_view bytes, const std::string &source);
 
 Status writeNpy(const std::string &path, DType dtype,
                 const std::vector<int64_t> &shape, const void *data);
