@@ -20,6 +20,9 @@ packages=(
   libdnnl-dev
   libopenmpi-dev openmpi-bin
   python3-torch python3-numpy
+  # The fuzz targets of the plan and .npy readers (scripts/fuzz.sh): clang
+  # and its libFuzzer, apart from the g++ build.
+  clang libclang-rt-dev
 )
 
 missing=()
