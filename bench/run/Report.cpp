@@ -109,16 +109,23 @@ std::string provenanceJson(const Provenance &p) {
          ",\n  \"command\": " + jsonStringOrNull(p.command) + ",\n";
 }
 
-/// A configuration without figures: what identifies it, and why.
-void writeUnfinishedJson(std::ostream &os, const Result &r) {
-  os << "{\n"
-     << "  \"schema\": \"dlc-bench/1\",\n"
+/// The fields that open every result: what the configuration is.
+std::string configurationJson(const Result &r) {
+  std::ostringstream os;
+  os << "  \"schema\": \"dlc-bench/1\",\n"
      << "  \"model\": " << jsonString(r.model) << ",\n"
      << "  \"backend\": " << jsonString(r.backend) << ",\n"
      << "  \"batch\": " << r.batch << ",\n"
      << "  \"precision\": " << jsonString(r.precision) << ",\n"
      << "  \"fusion\": " << jsonString(r.fusion) << ",\n"
-     << "  \"gpus\": " << r.gpus << ",\n"
+     << "  \"gpus\": " << r.gpus << ",\n";
+  return os.str();
+}
+
+/// A configuration without figures: what identifies it, and why.
+void writeUnfinishedJson(std::ostream &os, const Result &r) {
+  os << "{\n"
+     << configurationJson(r)
      << "  \"layout\": " << jsonString(r.layout) << ",\n"
      << "  \"status\": " << jsonString(r.status) << ",\n"
      << "  \"samples_per_sec\": null\n"
@@ -134,13 +141,7 @@ void writeJson(std::ostream &os, const Result &r) {
     return writeUnfinishedJson(os, r);
   Spread sps = r.samplesPerSec(), ms = r.stepMs();
   os << "{\n"
-     << "  \"schema\": \"dlc-bench/1\",\n"
-     << "  \"model\": " << jsonString(r.model) << ",\n"
-     << "  \"backend\": " << jsonString(r.backend) << ",\n"
-     << "  \"batch\": " << r.batch << ",\n"
-     << "  \"precision\": " << jsonString(r.precision) << ",\n"
-     << "  \"fusion\": " << jsonString(r.fusion) << ",\n"
-     << "  \"gpus\": " << r.gpus << ",\n"
+     << configurationJson(r)
      << "  \"threads\": " << r.threads << ",\n"
      << "  \"optimizer\": " << jsonString(r.optimizer) << ",\n"
      << "  \"layout\": " << jsonString(r.layout) << ",\n"
