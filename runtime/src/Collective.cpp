@@ -135,13 +135,19 @@ protected:
     group_->counts()[rank_] = &counts;
     if (Status s = group_->barrier(); !s.isOk())
       return s;
-    // Every rank checks every rank's operands alike, so all fail together.
+    // Every rank checks every rank's operands alike, so all fail together;
+    // and none returns before all have checked, for `counts` is its
+    // caller's and the others are reading it (ASan found rank 1 reading
+    // rank 0's freed counts).
     for (int r = 1; r < ranks(); ++r)
-      if (*group_->counts()[r] != *group_->counts()[0])
+      if (*group_->counts()[r] != *group_->counts()[0]) {
+        if (Status s = group_->barrier(); !s.isOk())
+          return s;
         return Status(StatusCode::kInvalidArgument,
                       "all-reduce: rank " + std::to_string(r) +
                           " sends other buffer sizes than rank 0 (are the "
                           "ranks running different plans?)");
+      }
     // Sum in rank order into private memory: `out` may alias `in`, and the
     // other ranks read this rank's input until the second barrier.
     int64_t total = 0;
