@@ -20,9 +20,10 @@ packages=(
   libdnnl-dev
   libopenmpi-dev openmpi-bin
   python3-torch python3-numpy
-  # The fuzz targets of the plan and .npy readers (scripts/fuzz.sh): clang
-  # and its libFuzzer, apart from the g++ build.
-  clang libclang-rt-dev
+  # The sanitizer build and the fuzz targets (scripts/sanitize.sh,
+  # scripts/fuzz.sh): clang 22 with its sanitizer runtimes, libFuzzer and
+  # OpenMP, apart from the g++ build.
+  clang-22 libclang-rt-22-dev libomp-22-dev
 )
 
 missing=()

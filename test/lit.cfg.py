@@ -54,3 +54,11 @@ if getattr(config, "dlc_enable_mpi", "OFF").upper() in ("ON", "1", "TRUE", "YES"
     config.substitutions.append(
         ("%mpirun", "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
          "OMPI_MCA_btl=self,vader " + mpiexec + " --oversubscribe -np"))
+
+# A sanitizer build (DLC_SANITIZE): its options reach the tools, and a test
+# that cannot run under it says `UNSUPPORTED: sanitized` with the reason.
+if getattr(config, "dlc_sanitize", ""):
+    config.available_features.add("sanitized")
+    for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "ASAN_SYMBOLIZER_PATH"):
+        if var in os.environ:
+            config.environment[var] = os.environ[var]
