@@ -18,6 +18,16 @@ config.substitutions.append(("%models", os.path.join(config.dlc_src_root, "model
 # nobody here wrote. The python3 first on PATH may be another interpreter.
 config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%peers", os.path.join(config.dlc_src_root, "bench", "peers")))
+# Building against the installed dlc (test/Examples): this build, and the
+# CMake, generator and compiler it was configured with.
+config.substitutions.append(("%dlc_src", config.dlc_src_root))
+config.substitutions.append(("%dlc_obj", config.dlc_obj_root))
+config.substitutions.append(("%cmake_configure", " ".join(
+    ['"%s"' % config.cmake_command, '-G "%s"' % config.cmake_generator,
+     '-DCMAKE_CXX_COMPILER="%s"' % config.cxx_compiler] +
+    (['-DCMAKE_CXX_COMPILER_LAUNCHER="%s"' % config.cxx_compiler_launcher]
+     if config.cxx_compiler_launcher else []))))
+config.substitutions.append(("%cmake", '"%s"' % config.cmake_command))
 # What %python offers, as features for REQUIRES / UNSUPPORTED: `jax` where
 # JAX is importable, `torch-compile` where PyTorch is 2.0 or later.
 import subprocess

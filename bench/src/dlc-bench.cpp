@@ -47,6 +47,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Tools/Plugins/DialectPlugin.h"
+#include "mlir/Tools/Plugins/PassPlugin.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -144,9 +146,19 @@ cl::opt<std::string> fusionList("fusion",
     cl::desc("none (one kernel per op, default), paddle (PaddlePaddle's batch-norm + "
              "activation and element-wise + activation fusions, and one kernel for the "
              "optimizer updates) or xla (GEMM / conv epilogues, greedy loop and reduction "
-             "fusion, one kernel for the optimizer updates and one for the weight casts); "
-             "a comma-separated list sweeps, e.g. none,paddle,xla"),
+             "fusion, one kernel for the optimizer updates and one for the weight casts), "
+             "or a strategy a --load-pass-plugin registers; a comma-separated list sweeps, "
+             "e.g. none,paddle,xla"),
     cl::init("none"), cl::cat(category));
+cl::list<std::string> passPlugins("load-pass-plugin",
+    cl::desc("load passes and fusion strategies from a plugin library, as mlir-opt does "
+             "(docs/WritingAFusionPass.md)"),
+    cl::value_desc("lib.so"), cl::cat(category));
+cl::list<std::string> dialectPlugins("load-dialect-plugin",
+    cl::desc("load dialects from a plugin library, as mlir-opt does"),
+    cl::value_desc("lib.so"), cl::cat(category));
+/// The loaded dialect plugins, which add to every configuration's registry.
+std::vector<DialectPlugin> loadedDialectPlugins;
 cl::opt<std::string> layoutList("layout",
     cl::desc("the layout convolutions and batch norm run in: auto (default: the "
              "backend's choice; cuda and reference: NHWC in amp, amp-bf16 and fp16, where "
@@ -422,6 +434,8 @@ int runConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
   } else {
     DialectRegistry registry;
     mlir::dlc::registerAllDialects(registry);
+    for (const DialectPlugin &plugin : loadedDialectPlugins)
+      plugin.registerDialectRegistryCallbacks(registry);
     MLIRContext context(registry);
     context.loadAllAvailableDialects();
     // An error names the op and where it is; MLIR's default dump of the IR
@@ -584,6 +598,20 @@ int benchMain(int argc, char **argv) {
       "Reports samples/s (median, min, max over --repeats), step time,\n"
       "kernels per step, arena bytes and the loss at the first and last step.\n");
 
+  // Before --fusion is checked: a plugin may register strategies.
+  for (const std::string &path : passPlugins) {
+    auto plugin = PassPlugin::load(path);
+    if (!plugin)
+      return fail("--load-pass-plugin " + path + ": " + llvm::toString(plugin.takeError()));
+    plugin->registerPassRegistryCallbacks();
+  }
+  for (const std::string &path : dialectPlugins) {
+    auto plugin = DialectPlugin::load(path);
+    if (!plugin)
+      return fail("--load-dialect-plugin " + path + ": " + llvm::toString(plugin.takeError()));
+    loadedDialectPlugins.push_back(std::move(*plugin));
+  }
+
   auto reportFormat = parseFormat(format);
   if (!reportFormat)
     return fail("unknown --format '" + format + "' (table, json, csv, markdown or html)");
@@ -615,8 +643,8 @@ int benchMain(int argc, char **argv) {
     precisions = {"amp"};
   }
   for (const std::string &f : fusions)
-    if (!llvm::is_contained(mlir::dlc::kFusionStrategies, llvm::StringRef(f)))
-      return fail("unknown --fusion '" + f + "' (none, paddle, xla)");
+    if (!mlir::dlc::isFusionStrategy(f))
+      return fail("unknown --fusion '" + f + "' " + mlir::dlc::knownFusionStrategies());
   std::vector<std::string> layouts = splitList(layoutList);
   for (const std::string &l : layouts)
     if (!llvm::is_contained(mlir::dlc::kLayouts, llvm::StringRef(l)))

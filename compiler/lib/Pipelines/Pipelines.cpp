@@ -8,6 +8,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -26,12 +27,133 @@ const FusionKindInfo mlir::dlc::kFusionKinds[] = {
 };
 const size_t mlir::dlc::kNumFusionKinds = std::size(kFusionKinds);
 
+namespace {
+
+bool enabled(const FusionPipelineOptions &options, StringRef kind) {
+  return !llvm::is_contained(options.disabled, kind);
+}
+
+LogicalResult buildPaddle(OpPassManager &pm, const FusionPipelineOptions &options,
+                          std::string &) {
+  FuseBatchNormActivationPassOptions bn;
+  bn.relaxGate = options.paddleRelaxGate;
+  bn.explain = options.explain;
+  for (const char *kind : {"bn-act", "bn-add-act"})
+    if (!enabled(options, kind))
+      bn.disabled.push_back(kind);
+  pm.addPass(createFuseBatchNormActivationPass(bn));
+  if (enabled(options, "elewise-act"))
+    pm.addPass(createFuseElementwiseActivationPass({options.explain}));
+  if (enabled(options, "optimizer-horizontal"))
+    pm.addPass(createFuseOptimizerUpdatesPass({"paddle", /*fuseGradientCasts=*/false}));
+  return success();
+}
+
+LogicalResult buildXla(OpPassManager &pm, const FusionPipelineOptions &options,
+                       std::string &) {
+  // Epilogues first: an activation that belongs in a GEMM's epilogue
+  // must not be taken by a loop fusion.
+  if (enabled(options, "gemm-epilogue"))
+    pm.addPass(createFuseGemmEpiloguePass({options.explain}));
+  if (enabled(options, "producer-consumer"))
+    pm.addPass(createFuseProducerConsumerPass({options.explain}));
+  if (enabled(options, "optimizer-horizontal"))
+    pm.addPass(createFuseOptimizerUpdatesPass());
+  if (enabled(options, "cast-horizontal"))
+    pm.addPass(createFuseParameterCastsPass({options.explain}));
+  return success();
+}
+
+struct FusionStrategy {
+  std::string name;
+  std::string description;
+  FusionStrategyBuilder builder;
+};
+
+/// The strategies by name, dlc's own from the start; plugins add theirs
+/// while the driver loads them, before any pipeline is built.
+struct FusionStrategyRegistry {
+  std::vector<FusionStrategy> strategies;
+  /// Set by registerFusionPipelines: a strategy registered after it gets
+  /// its dlc-opt pipeline at once.
+  bool pipelinesRegistered = false;
+
+  FusionStrategyRegistry() {
+    strategies.push_back({"none", "one kernel per op",
+                          [](OpPassManager &, const FusionPipelineOptions &,
+                             std::string &) { return success(); }});
+    strategies.push_back({"paddle",
+                          "PaddlePaddle's batch-norm + activation and element-wise + "
+                          "activation fusions, one kernel for the optimizer updates",
+                          buildPaddle});
+    strategies.push_back({"xla",
+                          "GEMM / convolution epilogues, greedy loop and reduction "
+                          "fusion, one kernel for the optimizer updates and one for "
+                          "the weight casts",
+                          buildXla});
+  }
+
+  const FusionStrategy *lookup(StringRef name) const {
+    auto it = llvm::find_if(
+        strategies, [&](const FusionStrategy &s) { return s.name == name; });
+    return it == strategies.end() ? nullptr : &*it;
+  }
+};
+
+FusionStrategyRegistry &fusionRegistry() {
+  // Never destroyed: a plugin's builders are code of its library, which
+  // the exit handlers may close before a static registry would go.
+  static auto *registry = new FusionStrategyRegistry;
+  return *registry;
+}
+
+/// `dlc-fusion-<name>`, the strategy alone, for dlc-opt.
+void registerFusionPipeline(const FusionStrategy &strategy) {
+  std::string name = strategy.name;
+  std::string description = "the " + name + " fusion strategy (" + strategy.description +
+                            "), as dlc-bench --fusion runs it (after dlc-autodiff)";
+  PassPipelineRegistration<>(
+      "dlc-fusion-" + name, description, [name](OpPassManager &pm) {
+        std::string error;
+        FusionPipelineOptions options;
+        options.strategy = name;
+        (void)buildFusionPipeline(pm, options, error);
+      });
+}
+
+} // namespace
+
+void mlir::dlc::registerFusionStrategy(StringRef name, StringRef description,
+                                       FusionStrategyBuilder builder) {
+  FusionStrategyRegistry &registry = fusionRegistry();
+  if (registry.lookup(name))
+    llvm::report_fatal_error("fusion strategy '" + name + "' registered twice");
+  registry.strategies.push_back({name.str(), description.str(), std::move(builder)});
+  if (registry.pipelinesRegistered)
+    registerFusionPipeline(registry.strategies.back());
+}
+
+std::vector<std::string> mlir::dlc::fusionStrategyNames() {
+  std::vector<std::string> names;
+  for (const FusionStrategy &s : fusionRegistry().strategies)
+    names.push_back(s.name);
+  return names;
+}
+
+bool mlir::dlc::isFusionStrategy(StringRef name) {
+  return fusionRegistry().lookup(name) != nullptr;
+}
+
+std::string mlir::dlc::knownFusionStrategies() {
+  return "(" + llvm::join(fusionStrategyNames(), ", ") + ")";
+}
+
 LogicalResult mlir::dlc::buildFusionPipeline(OpPassManager &pm,
                                              const FusionPipelineOptions &options,
                                              std::string &error) {
-  StringRef strategy = options.strategy;
-  if (!llvm::is_contained(kFusionStrategies, strategy)) {
-    error = "unknown fusion strategy '" + options.strategy + "' (none, paddle, xla)";
+  const FusionStrategy *strategy = fusionRegistry().lookup(options.strategy);
+  if (!strategy) {
+    error = "unknown fusion strategy '" + options.strategy + "' " + knownFusionStrategies();
     return failure();
   }
   for (const std::string &kind : options.disabled) {
@@ -46,40 +168,13 @@ LogicalResult mlir::dlc::buildFusionPipeline(OpPassManager &pm,
     }
     SmallVector<StringRef> owners;
     StringRef(info->strategy).split(owners, ' ');
-    if (!llvm::is_contained(owners, strategy)) {
+    if (!llvm::is_contained(owners, StringRef(options.strategy))) {
       error = "fusion kind '" + kind + "' belongs to the " + info->strategy +
               " strategy, not to '" + options.strategy + "'";
       return failure();
     }
   }
-  auto enabled = [&](StringRef kind) {
-    return !llvm::is_contained(options.disabled, kind);
-  };
-  if (strategy == "paddle") {
-    FuseBatchNormActivationPassOptions bn;
-    bn.relaxGate = options.paddleRelaxGate;
-    bn.explain = options.explain;
-    for (const char *kind : {"bn-act", "bn-add-act"})
-      if (!enabled(kind))
-        bn.disabled.push_back(kind);
-    pm.addPass(createFuseBatchNormActivationPass(bn));
-    if (enabled("elewise-act"))
-      pm.addPass(createFuseElementwiseActivationPass({options.explain}));
-    if (enabled("optimizer-horizontal"))
-      pm.addPass(createFuseOptimizerUpdatesPass({"paddle", /*fuseGradientCasts=*/false}));
-  } else if (strategy == "xla") {
-    // Epilogues first: an activation that belongs in a GEMM's epilogue
-    // must not be taken by a loop fusion.
-    if (enabled("gemm-epilogue"))
-      pm.addPass(createFuseGemmEpiloguePass({options.explain}));
-    if (enabled("producer-consumer"))
-      pm.addPass(createFuseProducerConsumerPass({options.explain}));
-    if (enabled("optimizer-horizontal"))
-      pm.addPass(createFuseOptimizerUpdatesPass());
-    if (enabled("cast-horizontal"))
-      pm.addPass(createFuseParameterCastsPass({options.explain}));
-  }
-  return success();
+  return strategy->builder(pm, options, error);
 }
 
 LogicalResult mlir::dlc::buildPrecisionPipeline(OpPassManager &pm,
@@ -139,19 +234,13 @@ LogicalResult mlir::dlc::buildLayoutPipeline(OpPassManager &pm, StringRef layout
 }
 
 void mlir::dlc::registerFusionPipelines() {
-  for (const char *strategy : {"paddle", "xla"}) {
-    std::string name = std::string("dlc-fusion-") + strategy;
-    std::string description =
-        std::string("the ") + strategy +
-        " fusion strategy, as dlc-bench --fusion runs it (after dlc-autodiff)";
-    PassPipelineRegistration<>(
-        name, description, [strategy](OpPassManager &pm) {
-          std::string error;
-          FusionPipelineOptions options;
-          options.strategy = strategy;
-          (void)buildFusionPipeline(pm, options, error);
-        });
-  }
+  FusionStrategyRegistry &registry = fusionRegistry();
+  if (registry.pipelinesRegistered)
+    return;
+  registry.pipelinesRegistered = true;
+  for (const FusionStrategy &strategy : registry.strategies)
+    if (strategy.name != "none")
+      registerFusionPipeline(strategy);
 }
 
 LogicalResult mlir::dlc::buildTrainStepPipeline(OpPassManager &pm,
@@ -200,9 +289,7 @@ LogicalResult mlir::dlc::buildTrainStepPipeline(OpPassManager &pm,
   fusion.explain = options.explainFusion;
   fusion.disabled.assign(options.disableFusion.begin(), options.disableFusion.end());
   if (failed(buildFusionPipeline(pm, fusion, message)))
-    return refuse(llvm::is_contained(kFusionStrategies, StringRef(options.fusion))
-                      ? "disable-fusion"
-                      : "fusion",
+    return refuse(isFusionStrategy(options.fusion) ? "disable-fusion" : "fusion",
                   message);
   if (!options.pipeline.empty()) {
     message.clear();

@@ -13,15 +13,13 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include <functional>
 #include <limits>
 
 #include <string>
 #include <vector>
 
 namespace mlir::dlc {
-
-/// The fusion strategies dlc-bench names, in the order reports list them.
-inline const char *const kFusionStrategies[] = {"none", "paddle", "xla"};
 
 /// The fusion kinds a user may leave out of a strategy (--disable-fusion),
 /// with the strategies that form each.
@@ -34,7 +32,7 @@ extern const FusionKindInfo kFusionKinds[];
 extern const size_t kNumFusionKinds;
 
 struct FusionPipelineOptions {
-  std::string strategy = "none"; // none | paddle | xla
+  std::string strategy = "none"; // a registered strategy: none, paddle, xla, ...
   /// PaddlePaddle's FP16-NHWC gate on batch-norm fusion, lifted.
   bool paddleRelaxGate = false;
   /// Kinds of kFusionKinds not to form.
@@ -49,6 +47,29 @@ struct FusionPipelineOptions {
 LogicalResult buildFusionPipeline(OpPassManager &pm,
                                   const FusionPipelineOptions &options,
                                   std::string &error);
+
+/// Adds a strategy's passes to a pass manager on the module; fails, with
+/// `error` set, on an option it cannot honour.
+using FusionStrategyBuilder = std::function<LogicalResult(
+    OpPassManager &pm, const FusionPipelineOptions &options, std::string &error)>;
+
+/// Registers a fusion strategy by name, beside none, paddle and xla: then
+/// `dlc-bench --fusion NAME` sweeps it (its ratios against `none`),
+/// `dlc-train-step{fusion=NAME}` builds it, and dlc-opt runs it as the
+/// pipeline `dlc-fusion-NAME`. A pass plugin calls this from its
+/// registration callback (docs/WritingAFusionPass.md). A name registered
+/// twice is a fatal error, as for passes.
+void registerFusionStrategy(StringRef name, StringRef description,
+                            FusionStrategyBuilder builder);
+
+/// Every registered strategy, in registration order: dlc's own first.
+std::vector<std::string> fusionStrategyNames();
+
+/// Whether `name` is a registered strategy.
+bool isFusionStrategy(StringRef name);
+
+/// "(none, paddle, xla, ...)": what an error about an unknown strategy lists.
+std::string knownFusionStrategies();
 
 /// The precision modes dlc-bench names: fp32, AMP with fp16 and dynamic
 /// loss scaling, AMP with bf16 (no scaling), pure fp16 (with scaling).
@@ -139,7 +160,8 @@ struct TrainStepOptions : public PassPipelineOptions<TrainStepOptions> {
       llvm::cl::desc("send float32 gradients as fp16 or bf16, or none"),
       llvm::cl::init("none")};
   Option<std::string> fusion{*this, "fusion",
-                             llvm::cl::desc("none, paddle or xla"),
+                             llvm::cl::desc("none, paddle, xla or a strategy a "
+                                            "pass plugin registered"),
                              llvm::cl::init("none")};
   ListOption<std::string> disableFusion{
       *this, "disable-fusion",
@@ -175,7 +197,9 @@ LogicalResult buildTrainStepPipeline(OpPassManager &pm,
                                      const TrainStepOptions &options,
                                      TrainStepError &error);
 
-/// Registers `dlc-fusion-paddle` and `dlc-fusion-xla` as named pipelines.
+/// Registers `dlc-fusion-<strategy>` as a named pipeline for every strategy
+/// but none (`dlc-fusion-paddle`, `dlc-fusion-xla`, and those registered
+/// later, as they are).
 void registerFusionPipelines();
 
 /// Registers `dlc-train-step`, what dlc-bench compiles a step with.
