@@ -86,11 +86,13 @@ for f in $(find test/Dialect -name '*.mlir'); do
   awk -v out="$seeds/$(echo "$f" | tr / _)" \
     '/^\/\/ -----/ { n++; next } { print > (out "." n ".mlir") }' "$f"
 done
-echo "sanitize: TrainStepFuzz ${FUZZ_LIMIT[*]} over $(ls "$seeds" | wc -l) seeds and test/fuzz/corpus/mlir"
+# The inputs earlier runs found that add coverage beyond these seeds.
+tar -xzf test/fuzz/corpus/mlir.tar.gz -C "$seeds"
+echo "sanitize: TrainStepFuzz ${FUZZ_LIMIT[*]} over $(ls "$seeds" | wc -l) seeds (models, test/Dialect, test/fuzz/corpus/mlir.tar.gz)"
 # -timeout: ResNet-50's step under ASan compiles in a few seconds; a minute is a hang.
 "$B/bin/TrainStepFuzz" "${FUZZ_LIMIT[@]}" -timeout=60 -rss_limit_mb=4096 -max_len=65536 \
   -artifact_prefix="$B/crashes/TrainStepFuzz/" -print_final_stats=1 \
-  "$B/fuzz-corpus" "$seeds" test/fuzz/corpus/mlir >"$B/TrainStepFuzz.log" 2>&1
+  "$B/fuzz-corpus" "$seeds" >"$B/TrainStepFuzz.log" 2>&1
 rc=$?
 grep -E '^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::average_exec_per_sec|Done [0-9]+ runs)' \
   "$B/TrainStepFuzz.log"
