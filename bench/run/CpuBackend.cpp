@@ -28,20 +28,20 @@ rt::Status prepareCpuBackend(const rt::Plan &plan, const std::string &backend,
   if (!host.isOk())
     return rt::Status(host.status().code(), "--backend cpu: " + host.status().message());
   const rt::cpu::HostKernelStats &stats = (*host)->stats();
-  // The kernels run one by one: oneDNN's where it has the op.
-  int64_t library = 0, reference = 0;
-  std::set<std::string> libraryOps;
+  // The kernels run one by one: oneDNN's where it has the op, else dlc's
+  // fast host version, else the reference.
+  int64_t library = 0, fastHost = 0, reference = 0;
   for (const rt::cpu::HostLaunch &launch : (*host)->launches()) {
     if (launch.kernel)
       continue;
     for (size_t k : launch.launch.kernels) {
       const std::string &op = plan.kernels[k].op;
-      if (options.libraryKernels && options.libraryKernels->count(op)) {
+      if (rt::cpu::dnnlKernels().count(op))
         ++library;
-        libraryOps.insert(op);
-      } else {
+      else if (options.libraryKernels && options.libraryKernels->count(op))
+        ++fastHost;
+      else
         ++reference;
-      }
     }
   }
   char compile[96];
@@ -58,7 +58,8 @@ rt::Status prepareCpuBackend(const rt::Plan &plan, const std::string &backend,
                      std::to_string(plan.kernels.size()) + " kernels, " +
                      std::to_string(stats.distinct) + " distinct), " + std::to_string(library) +
                      " kernels on " + (rt::cpu::dnnlAvailable() ? "oneDNN" : "no library") +
-                     ", " + std::to_string(reference) + " reference kernels; " + compile;
+                     ", " + std::to_string(fastHost) + " fast host kernels, " +
+                     std::to_string(reference) + " reference kernels; " + compile;
   result.cpuBackendNote = note;
   result.hostCompileSeconds = stats.cacheHit ? 0 : stats.compileSeconds;
   return rt::Status::ok();

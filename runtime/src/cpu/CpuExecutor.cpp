@@ -71,10 +71,19 @@ const KernelRegistry &cpuKernels() {
 CpuExecutor::CpuExecutor(Plan plan) : plan_(std::move(plan)) {}
 CpuExecutor::~CpuExecutor() = default;
 
+const KernelRegistry &fastKernels() {
+  static const KernelRegistry registry = [] {
+    KernelRegistry r = dnnlKernels();
+    registerFastLossKernels(r);
+    return r;
+  }();
+  return registry;
+}
+
 CpuExecutor::Options CpuExecutor::fastOptions() {
   Options options;
   options.generatedLaunches = true;
-  options.libraryKernels = &dnnlKernels();
+  options.libraryKernels = &fastKernels();
   options.kernelCacheDir = defaultHostKernelCacheDir();
   return options;
 }

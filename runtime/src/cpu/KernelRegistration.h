@@ -18,6 +18,8 @@ void registerShapeKernels(KernelRegistry &registry);
 void registerDenseKernels(KernelRegistry &registry);
 void registerSpatialKernels(KernelRegistry &registry);
 void registerCollectiveKernels(KernelRegistry &registry);
+/// The fast backend's own versions of reference kernels (FastLoss.cpp).
+void registerFastLossKernels(KernelRegistry &registry);
 
 /// Work below this many elements is not worth a thread.
 constexpr int64_t kGrain = 1 << 14;
@@ -53,6 +55,42 @@ inline std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &in,
   return strides;
 }
 
+/// An axis attribute, negative counting from the end.
+inline int64_t axisOf(const KernelContext &c, const char *name, int64_t fallback,
+                      int64_t rank) {
+  int64_t axis = c.kernel().intAttr(name, fallback);
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// Splits a shape around `axis` into (outer, size, inner).
+inline void splitAround(const std::vector<int64_t> &shape, int64_t axis, int64_t &outer,
+                        int64_t &size, int64_t &inner) {
+  outer = inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  size = shape[axis];
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+}
+
+/// Integer indices or labels, int64 or int32.
+inline int64_t indexAt(const TensorRef &t, int64_t i) {
+  return t.dtype == DType::kI64 ? t.i64()[i] : static_cast<const int32_t *>(t.data)[i];
+}
+
+/// softmax_cross_entropy's operands around the class axis, and the label
+/// that does not count.
+struct CrossEntropyShape {
+  int64_t outer, classes, inner, ignore;
+};
+
+inline CrossEntropyShape crossEntropyShape(const KernelContext &c, const TensorRef &logits) {
+  CrossEntropyShape s;
+  splitAround(*logits.shape, axisOf(c, "class_axis", 1, logits.rank()), s.outer, s.classes,
+              s.inner);
+  s.ignore = c.kernel().intAttr("ignore_index", -100);
+  return s;
+}
 
 } // namespace dlc::rt::cpu
 

@@ -23,23 +23,6 @@ constexpr double kGeluCubic = 0.044715; // the tanh approximation's coefficient
 constexpr double kInvSqrt2 = 0.7071067811865476;
 constexpr double kInvSqrt2Pi = 0.3989422804014327;
 
-int64_t axisOf(const KernelContext &c, const char *name, int64_t fallback,
-               int64_t rank) {
-  int64_t axis = c.kernel().intAttr(name, fallback);
-  return axis < 0 ? axis + rank : axis;
-}
-
-/// Splits a shape around `axis` into (outer, size, inner).
-void splitAround(const std::vector<int64_t> &shape, int64_t axis,
-                 int64_t &outer, int64_t &size, int64_t &inner) {
-  outer = inner = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= shape[d];
-  size = shape[axis];
-  for (size_t d = axis + 1; d < shape.size(); ++d)
-    inner *= shape[d];
-}
-
 //===----------------------------------------------------------------------===//
 // Element-wise
 //===----------------------------------------------------------------------===//
@@ -370,12 +353,6 @@ Status layerNormBackward(const KernelContext &c) {
   return Status::ok();
 }
 
-/// Integer indices or labels, int64 or int32.
-int64_t indexAt(const TensorRef &t, int64_t i) {
-  return t.dtype == DType::kI64 ? t.i64()[i]
-                                : static_cast<const int32_t *>(t.data)[i];
-}
-
 Status embedding(const KernelContext &c) {
   int64_t rows = c.in(0).dim(0), d = c.in(0).dim(1), n = c.in(1).numElements();
   const float *T = c.in(0).f32();
@@ -405,19 +382,6 @@ Status embeddingBackward(const KernelContext &c) {
       DT[index * d + i] += DY[r * d + i];
   }
   return Status::ok();
-}
-
-/// Shared by the loss and its gradient: the per-position log-softmax.
-struct CrossEntropyShape {
-  int64_t outer, classes, inner, ignore;
-};
-
-CrossEntropyShape crossEntropyShape(const KernelContext &c, const TensorRef &logits) {
-  CrossEntropyShape s;
-  splitAround(*logits.shape, axisOf(c, "class_axis", 1, logits.rank()), s.outer,
-              s.classes, s.inner);
-  s.ignore = c.kernel().intAttr("ignore_index", -100);
-  return s;
 }
 
 Status softmaxCrossEntropy(const KernelContext &c) {

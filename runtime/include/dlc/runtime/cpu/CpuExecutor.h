@@ -95,6 +95,11 @@ void roundFromFloat(const float *from, DType dtype, void *to, int64_t n);
 /// Every CPU kernel, by plan op name.
 const KernelRegistry &cpuKernels();
 
+/// What --backend cpu runs instead of cpuKernels() where it has the op:
+/// oneDNN's kernels (Dnnl.h) and dlc's own fast host versions of
+/// reference kernels (the cross-entropy, FastLoss.cpp).
+const KernelRegistry &fastKernels();
+
 class HostKernels;
 struct HostKernelStats;
 
