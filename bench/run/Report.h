@@ -4,6 +4,7 @@
 #define DLC_BENCH_REPORT_H
 
 #include "Provenance.h"
+#include "Stats.h"
 
 #include <cstdint>
 #include <map>
@@ -106,8 +107,16 @@ struct Result {
   /// JSON object, written as it was; the JSON format alone shows it.
   std::string json;
 
+  /// The level of the report's confidence intervals (--confidence).
+  double confidence = kConfidenceLevel;
+
   Spread samplesPerSec() const;
   Spread stepMs() const;
+  /// Every repeat's samples/s, in the order they ran.
+  std::vector<double> samplesPerSecValues() const;
+  /// The median samples/s and its bootstrap interval (Stats.h).
+  Interval samplesPerSecInterval() const;
+  Interval stepMsInterval() const;
 };
 
 /// kHtml is drawn from the JSON report by Html.h, never by writeReports.

@@ -64,8 +64,8 @@ namespace {
 void writeSummary(std::ostream &os, const Page &page) {
   os << "<section id=\"summary\"><h2>Configurations</h2>\n<div class=\"scroll\"><table class=\"numbers\" "
         "id=\"summary-table\"><tr><th>model</th><th>backend</th><th>precision</th>"
-        "<th>fusion</th><th>GPUs</th><th>batch</th><th>samples/s</th><th>min</th>"
-        "<th>max</th><th>step ms</th><th>kernels</th><th>bytes/step</th>"
+        "<th>fusion</th><th>GPUs</th><th>batch</th><th>samples/s</th><th>CI</th>"
+        "<th>min</th><th>max</th><th>step ms</th><th>kernels</th><th>bytes/step</th>"
         "<th>TFLOP/s</th><th>MFU</th><th>peak TFLOP/s</th>";
   if (page.sources.size() > 1)
     os << "<th>report</th>";
@@ -84,7 +84,9 @@ void writeSummary(std::ostream &os, const Page &page) {
        << escape(e.backend) << "</td><td class=\"t\">" << escape(e.precision)
        << "</td><td class=\"t\">" << escape(e.fusion) << "</td><td>" << e.gpus
        << "</td><td>" << (e.batch ? std::to_string(*e.batch) : "–") << "</td><td>"
-       << num(e.sps) << "</td><td>" << num(e.spsMin) << "</td><td>" << num(e.spsMax)
+       << num(e.sps) << "</td><td>"
+       << (e.ciLow && e.ciHigh ? num(e.ciLow) + "–" + num(e.ciHigh) : std::string("–"))
+       << "</td><td>" << num(e.spsMin) << "</td><td>" << num(e.spsMax)
        << "</td><td>" << num(ms ? ms->getNumber("median") : std::nullopt) << "</td><td>"
        << num(e.kernels) << "</td><td>"
        << (e.bytes ? shortNumber(*e.bytes / unit) + " " + unitName : "–") << "</td><td>"
@@ -174,6 +176,9 @@ void writeHtml(std::ostream &os, const std::vector<ReportSource> &sources) {
                      std::to_string(*t) + " timed steps after " + std::to_string(*w) +
                      " warm-up steps");
   }
+  for (const Entry &e : page.entries)
+    if (std::optional<llvm::StringRef> statistics = e.r->getString("statistics"))
+      methods.insert(statistics->str());
   for (const std::string &m : methods)
     os << "; " << escape(m);
   os << ".</p>\n";

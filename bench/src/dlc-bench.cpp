@@ -4,7 +4,9 @@
 // parameters are initialized from the seed and a synthetic batch is drawn
 // (not timed), `--warmup` steps run untimed, then `--steps` steps run
 // back to back between two clock reads; samples/s = batch x steps / elapsed.
-// The report gives the median over `--repeats` with min and max.
+// The report gives the median over `--repeats` with its bootstrap confidence
+// interval (Stats.h), min and max; speed-ups are called only where the
+// interval of their ratio excludes 1.
 // What is not timed: parsing, compiling (reported separately as compile
 // time), planning, arena allocation, initialization and data synthesis.
 // Every repeat starts from the same parameters and batch, so its losses are
@@ -94,6 +96,10 @@ cl::opt<std::string> steps("steps", cl::desc("timed steps per repeat (default 10
 cl::opt<std::string> repeats("repeats",
     cl::desc("repeats of the timed loop; the median is reported (default 5)"),
     cl::value_desc("n"), cl::init("5"), cl::cat(category));
+cl::opt<std::string> confidence("confidence",
+    cl::desc("the level of the bootstrap confidence intervals of medians and speed-ups "
+             "(default 0.95)"),
+    cl::value_desc("x"), cl::init("0.95"), cl::cat(category));
 cl::opt<std::string> seed("seed", cl::desc("seed of parameters and synthetic data (default 0)"),
                           cl::value_desc("n"), cl::init("0"), cl::cat(category));
 cl::opt<std::string> optimizer("optimizer", cl::desc("sgd or adamw; default: the model's"),
@@ -255,7 +261,7 @@ cl::opt<bool> allowNonFinite("allow-nonfinite",
 struct Numbers {
   int64_t warmup = 20, steps = 100, repeats = 5, seed = 0;
   std::optional<double> lr, firstBucketMb, peakTflops;
-  double bucketMb = 25, lossScale = 65536;
+  double bucketMb = 25, lossScale = 65536, confidence = bench::kConfidenceLevel;
   int64_t lossScaleGrowthInterval = 2000;
 };
 Numbers numbers;
@@ -281,7 +287,9 @@ std::string readNumbers() {
   integer(repeats, 1, numbers.repeats);
   integer(seed, 0, numbers.seed);
   integer(lossScaleGrowthInterval, 1, numbers.lossScaleGrowthInterval);
-  std::optional<double> bucket, scale;
+  std::optional<double> bucket, scale, level;
+  real(confidence, {0, /*minInclusive=*/false, 0.999}, level);
+  numbers.confidence = level.value_or(numbers.confidence);
   real(lr, {0, /*minInclusive=*/true}, numbers.lr);
   real(bucketMb, {}, bucket);
   real(firstBucketMb, {}, numbers.firstBucketMb);
@@ -534,6 +542,7 @@ int runConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
   if (compileOnly)
     return 0;
 
+  result.confidence = numbers.confidence;
   bench::RunOptions options = runOptions();
   options.progressLabel = progressLabel;
   rt::Status ran = bench::runPlan(plan, options, result);
@@ -581,7 +590,8 @@ int benchMain(int argc, char **argv) {
       "  dlc-bench compare BEFORE.json AFTER.json\n"
       "  dlc-bench report A.json [B.json ...] -o report.html\n"
       "  dlc-bench gpus [PRECISION]   (the known GPU peaks --gpu picks from)\n\n"
-      "Reports samples/s (median, min, max over --repeats), step time,\n"
+      "Reports samples/s (median over --repeats with its bootstrap confidence\n"
+      "interval, min and max), step time,\n"
       "kernels per step, arena bytes and the loss at the first and last step.\n");
 
   auto reportFormat = parseFormat(format);
