@@ -244,6 +244,11 @@ def report(args, *, backend, precision, fusion, optimizer, parameters, threads,
         "samples_per_sec_ci": bootstrap_median([r["samples_per_sec"] for r in repeat_results]),
         "step_ms_ci": bootstrap_median([r["step_ms"] for r in repeat_results]),
         "statistics": statistics(),
+        # One configuration per process: its repeats in a row. The peers do
+        # not sample the host's load (dlc-bench's HostLoad.h).
+        "timing_order": "consecutive",
+        "host_load_percent": None,
+        "host_load_varied": False,
         "loss": {"first": finite(first["loss_first"]), "last": finite(first["loss_last"])},
         # As dlc's report: false when any repeat's loss was NaN or infinite.
         "loss_finite": all(finite(x[k]) is not None for x in repeat_results
@@ -267,7 +272,8 @@ def report(args, *, backend, precision, fusion, optimizer, parameters, threads,
     r["compile_ms"] = extra.pop("compile_ms", None)
     r["repeat_results"] = [
         {"samples_per_sec": x["samples_per_sec"], "step_ms": x["step_ms"],
-         "loss_first": finite(x["loss_first"]), "loss_last": finite(x["loss_last"])}
+         "loss_first": finite(x["loss_first"]), "loss_last": finite(x["loss_last"]),
+         "host_load_percent": None}
         for x in repeat_results]
     # What a reader needs to trust or reproduce a peer's figure.
     peer = {"host": platform.node(), "python": platform.python_version(),

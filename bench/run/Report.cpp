@@ -2,6 +2,7 @@
 
 #include "Report.h"
 
+#include "HostLoad.h"
 #include "NonFinite.h"
 
 #include <algorithm>
@@ -53,6 +54,15 @@ std::vector<double> Result::samplesPerSecValues() const {
 Interval Result::samplesPerSecInterval() const {
   return bootstrapMedian(samplesPerSecValues(), confidence);
 }
+
+std::vector<double> Result::hostLoads() const {
+  std::vector<double> v;
+  for (const RepeatResult &r : repeatResults)
+    v.push_back(r.hostLoadPercent);
+  return v;
+}
+
+bool Result::hostLoadVaried() const { return bench::hostLoadVaried(hostLoads()); }
 
 Interval Result::stepMsInterval() const {
   std::vector<double> v;
@@ -133,6 +143,25 @@ std::string intervalJson(const Interval &i) {
          ", \"level\": " + num(i.level) + "}";
 }
 
+/// {"min": ..., "max": ...} of the repeats' host load, or null.
+std::string hostLoadJson(const Result &r) {
+  double min = 0, max = 0;
+  if (!hostLoadRange(r.hostLoads(), min, max))
+    return "null";
+  return "{\"min\": " + num(min) + ", \"max\": " + num(max) + "}";
+}
+
+/// "3-55% VARIED": the table's host load cell.
+std::string hostLoadCell(const Result &r) {
+  double min = 0, max = 0;
+  if (!hostLoadRange(r.hostLoads(), min, max))
+    return "n/a";
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(0) << min << "-" << max << "%"
+     << (r.hostLoadVaried() ? " VARIED" : "");
+  return os.str();
+}
+
 /// The fields that open every result: what the configuration is.
 std::string configurationJson(const Result &r) {
   std::ostringstream os;
@@ -182,6 +211,9 @@ void writeJson(std::ostream &os, const Result &r) {
      << "  \"samples_per_sec_ci\": " << intervalJson(spsCi) << ",\n"
      << "  \"step_ms_ci\": " << intervalJson(msCi) << ",\n"
      << "  \"statistics\": " << jsonString(intervalMethod(r.confidence)) << ",\n"
+     << "  \"timing_order\": " << jsonString(r.timingOrder) << ",\n"
+     << "  \"host_load_percent\": " << hostLoadJson(r) << ",\n"
+     << "  \"host_load_varied\": " << (r.hostLoadVaried() ? "true" : "false") << ",\n"
      << "  \"loss\": {\"first\": "
      << num(r.repeatResults.empty() ? NAN : r.repeatResults.front().lossFirst)
      << ", \"last\": "
@@ -233,7 +265,8 @@ void writeJson(std::ostream &os, const Result &r) {
     os << (i ? ",\n    " : "\n    ") << "{\"samples_per_sec\": "
        << num(x.samplesPerSec) << ", \"step_ms\": " << num(x.stepMs)
        << ", \"loss_first\": " << num(x.lossFirst)
-       << ", \"loss_last\": " << num(x.lossLast) << "}";
+       << ", \"loss_last\": " << num(x.lossLast) << ", \"host_load_percent\": "
+       << (x.hostLoadPercent >= 0 ? num(x.hostLoadPercent) : "null") << "}";
   }
   os << "\n  ]\n}\n";
 }
@@ -278,6 +311,17 @@ std::vector<std::pair<std::string, std::string>> columns(const Result &r, bool w
   } else {
     cells.push_back({"ci low", fixed(ci.low, 1)});
     cells.push_back({"ci high", fixed(ci.high, 1)});
+  }
+  // Last, where no reader of the columns before looks: the load others put
+  // on the host during the repeats, flagged where it changed.
+  if (format != Format::kCsv) {
+    cells.push_back({"host load", hostLoadCell(r)});
+  } else {
+    double min = 0, max = 0;
+    bool measured = hostLoadRange(r.hostLoads(), min, max);
+    cells.push_back({"host load min", measured ? fixed(min, 1) : "n/a"});
+    cells.push_back({"host load max", measured ? fixed(max, 1) : "n/a"});
+    cells.push_back({"host load varied", r.hostLoadVaried() ? "yes" : "no"});
   }
   if (withPeak) {
     auto mfu = std::find_if(cells.begin(), cells.end(),
@@ -449,6 +493,22 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
                                " MPI processes"
                          : std::string())
      << "\n" << intervalMethod(r.confidence) << "\n";
+  if (std::any_of(results.begin(), results.end(),
+                  [](const Result &x) { return x.timingOrder == "interleaved"; })) {
+    bool consecutive = std::any_of(results.begin(), results.end(), [](const Result &x) {
+      return x.status.empty() && x.timingOrder != "interleaved";
+    });
+    os << "configurations timed in interleaved rounds (each round one repeat of each, "
+          "with its own warm-up), so that drift on the host falls on all alike"
+       << (consecutive ? "; data-parallel ones after the rounds, their repeats in a row"
+                       : "")
+       << "\n";
+  }
+  if (std::any_of(results.begin(), results.end(),
+                  [](const Result &x) { return x.hostLoadVaried(); }))
+    os << "host load: other processes' share of the host's CPUs during the timed steps "
+          "(/proc/stat less this process); VARIED: repeats more than "
+       << kHostLoadChangePoints << " points apart, so their times are suspect\n";
   for (const Result &x : results)
     if (x.layout == "NHWC") {
       os << "convolutions and batch norm in NHWC (--layout; transposes at the layout's "

@@ -20,6 +20,9 @@ struct RepeatResult {
   double stepMs = 0;
   float lossFirst = 0; // after the first step of the repeat (warm-up included)
   float lossLast = 0;  // after its last timed step
+  /// Other processes' share of the host's CPUs during the timed steps, in
+  /// percent; -1 when not measured (HostLoad.h).
+  double hostLoadPercent = -1;
 };
 
 /// The spread of a figure over the repeats.
@@ -109,6 +112,11 @@ struct Result {
 
   /// The level of the report's confidence intervals (--confidence).
   double confidence = kConfidenceLevel;
+  /// How a sweep timed this configuration's repeats: "interleaved" (in
+  /// rounds with the sweep's other single-rank configurations, ABCABC...)
+  /// or "consecutive" (all its repeats in a row: one configuration, or
+  /// data-parallel ranks).
+  std::string timingOrder = "consecutive";
 
   Spread samplesPerSec() const;
   Spread stepMs() const;
@@ -117,6 +125,10 @@ struct Result {
   /// The median samples/s and its bootstrap interval (Stats.h).
   Interval samplesPerSecInterval() const;
   Interval stepMsInterval() const;
+  /// Each repeat's hostLoadPercent.
+  std::vector<double> hostLoads() const;
+  /// Its repeats saw other loads more than kHostLoadChangePoints apart.
+  bool hostLoadVaried() const;
 };
 
 /// kHtml is drawn from the JSON report by Html.h, never by writeReports.

@@ -107,9 +107,10 @@ def timing(field):
     return (field.split(".")[0] in ("samples_per_sec", "step_ms", "achieved_tflops", "mfu",
                                     "compile_ms", "date", "command",
                                     "host_cpu_utilization_percent", "samples_per_sec_ci",
-                                    "step_ms_ci")
+                                    "step_ms_ci", "host_load_percent", "host_load_varied")
             or (field.startswith("repeat_results[") and last in ("samples_per_sec",
-                                                                   "step_ms")))
+                                                                   "step_ms",
+                                                                   "host_load_percent")))
 
 
 def number(text):
