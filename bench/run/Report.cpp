@@ -220,6 +220,7 @@ void writeJson(std::ostream &os, const Result &r) {
      << num(r.repeatResults.empty() ? NAN : r.repeatResults.front().lossLast) << "},\n"
      << "  \"loss_finite\": " << (lossFinite(r) ? "true" : "false") << ",\n"
      << "  \"kernels_per_step\": " << r.kernelsPerStep << ",\n"
+     << "  \"device_launches\": " << r.deviceLaunches << ",\n"
      << "  \"memory_bytes_per_step\": " << r.memoryBytesPerStep << ",\n"
      << "  \"all_reduces_per_step\": " << r.allReducesPerStep << ",\n"
      << "  \"all_reduce_bytes_per_step\": " << r.allReduceBytesPerStep << ",\n"
@@ -258,8 +259,19 @@ void writeJson(std::ostream &os, const Result &r) {
      << "  \"peak_arena_bytes\": " << r.peakArenaBytes << ",\n"
      << "  \"total_buffer_bytes\": " << bytesOrNull(r.totalBufferBytes) << ",\n"
      << "  \"live_bytes_lower_bound\": " << bytesOrNull(r.lowerBoundBytes) << ",\n"
-     << "  \"compile_ms\": " << num(r.compileMs) << ",\n"
-     << "  \"repeat_results\": [";
+     << "  \"compile_ms\": " << num(r.compileMs) << ",\n";
+  if (!r.profile.empty()) {
+    os << "  \"profile\": [";
+    for (size_t i = 0; i < r.profile.size(); ++i) {
+      const ProfileEntry &p = r.profile[i];
+      os << (i ? ",\n    " : "\n    ") << "{\"launch\": " << p.launch
+         << ", \"kind\": " << jsonString(p.kind) << ", \"path\": " << jsonString(p.path)
+         << ", \"ms_per_step\": " << num(p.msPerStep) << ", \"bytes\": " << p.bytes
+         << ", \"flops\": " << p.flops << "}";
+    }
+    os << "\n  ],\n";
+  }
+  os << "  \"repeat_results\": [";
   for (size_t i = 0; i < r.repeatResults.size(); ++i) {
     const RepeatResult &x = r.repeatResults[i];
     os << (i ? ",\n    " : "\n    ") << "{\"samples_per_sec\": "
@@ -575,6 +587,7 @@ void writeCompileReport(std::ostream &os, const Result &r, Format format) {
       {"forward_gmacs_per_sample", fixed(r.forwardMacsPerSample / 1e9, 3)},
       {"train_gflops_per_step", fixed(r.trainFlopsPerStep / 1e9, 3)},
       {"kernels_per_step", std::to_string(r.kernelsPerStep)},
+      {"device_launches", std::to_string(r.deviceLaunches)},
       {"memory_bytes_per_step", std::to_string(r.memoryBytesPerStep)},
       {"all_reduces_per_step", std::to_string(r.allReducesPerStep)},
       {"all_reduce_bytes_per_step", std::to_string(r.allReduceBytesPerStep)},

@@ -3,6 +3,7 @@
 #ifndef DLC_BENCH_REPORT_H
 #define DLC_BENCH_REPORT_H
 
+#include "Profile.h"
 #include "Provenance.h"
 #include "Stats.h"
 
@@ -110,6 +111,11 @@ struct Result {
   /// JSON object, written as it was; the JSON format alone shows it.
   std::string json;
 
+  /// The launches the CUDA backend makes of the plan (groups it cannot run
+  /// whole split), beside kernelsPerStep, the launches fusion left.
+  int64_t deviceLaunches = 0;
+  /// --profile: each launch's time, bytes and FLOPs (Profile.h).
+  std::vector<ProfileEntry> profile;
   /// The level of the report's confidence intervals (--confidence).
   double confidence = kConfidenceLevel;
   /// How a sweep timed this configuration's repeats: "interleaved" (in

@@ -150,12 +150,16 @@ void Progress::sweepStepDone(bool warmup, int64_t step, int64_t steps) {
             << std::flush;
 }
 
-void OpProfile::kernelEnded(const std::string &op) {
+void OpProfile::kernelEnded(size_t k, const std::string &op) {
   auto now = std::chrono::steady_clock::now();
   if (timing) {
+    double seconds = std::chrono::duration<double>(now - lastMark).count();
     auto &entry = byOp[op];
-    entry.first += std::chrono::duration<double>(now - lastMark).count();
+    entry.first += seconds;
     ++entry.second;
+    if (byKernel.size() <= k)
+      byKernel.resize(k + 1);
+    byKernel[k] += seconds;
   }
   lastMark = std::chrono::steady_clock::now();
 }

@@ -77,6 +77,7 @@ void describePlan(const rt::Plan &plan, const std::string &backend, Result &resu
   result.forwardMacsPerSample = summary.forwardMacs / std::max<int64_t>(plan.batch, 1);
   result.trainFlopsPerStep = 2 * summary.stepMacs;
   result.kernelsPerStep = summary.launches;
+  result.deviceLaunches = deviceLaunchCount(plan);
   result.memoryBytesPerStep = summary.memoryBytes;
   result.fusedGroups = summary.groupsByKind;
   result.kernelsByKind = summary.launchesByKind;
@@ -174,7 +175,7 @@ rt::Status RepeatRun::createExecutor() {
       if (!o.dumpOut.empty())
         captureGradient(exec, k, state->lastGrads);
       if (state->observeProfile)
-        state->profile.kernelEnded(exec.plan().kernels[k].op);
+        state->profile.kernelEnded(k, exec.plan().kernels[k].op);
     });
   return rt::Status::ok();
 }
@@ -264,8 +265,12 @@ rt::Status RepeatRun::finish() {
   if (o.profile && s.gpu) {
     if (rt::Status st = printLaunchProfile(*s.gpu); !st.isOk())
       return failure(st.toString());
+    if (auto ms = s.gpu->launchMsPerStep(); ms.isOk())
+      result.profile = cudaProfile(plan, s.gpu->launchPaths(), *ms);
   } else if (o.profile) {
     s.profile.print(o.repeats * o.steps, "");
+    result.profile =
+        cpuProfile(plan, s.profile.byKernel, o.repeats * o.steps, o.backend);
   }
   if (!o.dumpOut.empty() && s.executor)
     return writeDump(*s.executor, s.lastGrads.byParam, o.dumpOut, s.executor->loss());

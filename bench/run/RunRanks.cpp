@@ -285,7 +285,7 @@ void RankRun::observeRankZero() {
       if (!o.dumpOut.empty())
         captureGradient(*execs[0], k, lastGrads);
       if (observeProfile)
-        profile.kernelEnded(execs[0]->plan().kernels[k].op);
+        profile.kernelEnded(k, execs[0]->plan().kernels[k].op);
     });
 }
 
@@ -483,9 +483,13 @@ rt::Status RankRun::report() {
     std::cerr << "--profile" << whose << ":\n";
     if (rt::Status s = printLaunchProfile(*gpus[0]); !s.isOk())
       return failure(s.toString());
+    if (auto ms = gpus[0]->launchMsPerStep(); ms.isOk())
+      result.profile = cudaProfile(plan, gpus[0]->launchPaths(), *ms);
   }
-  if (observeProfile)
+  if (observeProfile) {
     profile.print(o.repeats * o.steps, whose);
+    result.profile = cpuProfile(plan, profile.byKernel, o.repeats * o.steps, o.backend);
+  }
   if (!o.dumpOut.empty() && holdsRankZero)
     return writeDump(*execs[0], lastGrads.byParam, o.dumpOut, mean(last));
   return rt::Status::ok();

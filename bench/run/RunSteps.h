@@ -134,10 +134,13 @@ private:
 /// consecutive kernel ends of the timed steps (the executor's observer).
 struct OpProfile {
   std::map<std::string, std::pair<double, int64_t>> byOp;
+  /// Seconds by plan kernel, for the report's per-launch profile.
+  std::vector<double> byKernel;
   bool timing = false;
   std::chrono::steady_clock::time_point lastMark = std::chrono::steady_clock::now();
 
-  void kernelEnded(const std::string &op);
+  /// Plan kernel `k`, an `op`, ended.
+  void kernelEnded(size_t k, const std::string &op);
   void startTiming();
   /// The table, slowest op first, per step of `steps` timed steps.
   void print(int64_t steps, const std::string &whose) const;

@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <map>
 #include <optional>
@@ -31,7 +32,46 @@ struct Measured {
   /// Each repeat's samples/s (repeat_results), and the median's interval.
   std::vector<double> repeats;
   std::optional<double> ciLow, ciHigh, ciLevel;
+  /// --profile's milliseconds per step by launch kind, and the launches.
+  std::map<std::string, std::pair<double, int64_t>> profile;
 };
+
+/// The two runs' profiles side by side, by launch kind (the fusion kind or
+/// the op), slowest before first: where a change in step time went.
+void compareProfiles(std::ostream &os, const std::string &key, const Measured &x,
+                     const Measured &y) {
+  std::map<std::string, std::pair<double, double>> kinds;
+  for (auto &[kind, entry] : x.profile)
+    kinds[kind].first = entry.first;
+  for (auto &[kind, entry] : y.profile)
+    kinds[kind].second = entry.first;
+  std::vector<std::pair<std::string, std::pair<double, double>>> rows(kinds.begin(),
+                                                                      kinds.end());
+  std::stable_sort(rows.begin(), rows.end(), [](auto &a, auto &b) {
+    return std::max(a.second.first, a.second.second) >
+           std::max(b.second.first, b.second.second);
+  });
+  size_t width = 20;
+  for (auto &row : rows)
+    width = std::max(width, row.first.size());
+  os << "\nprofile of " << key << " by launch kind (ms/step, launches):\n";
+  auto count = [](const Measured &m, const std::string &kind) {
+    auto it = m.profile.find(kind);
+    return it == m.profile.end() ? int64_t(0) : it->second.second;
+  };
+  double before = 0, after = 0;
+  for (auto &[kind, ms] : rows) {
+    before += ms.first;
+    after += ms.second;
+    os << "  " << std::left << std::setw(width + 2) << kind << std::right << std::fixed
+       << std::setprecision(3) << std::setw(10) << ms.first << " (" << count(x, kind)
+       << ")" << std::setw(10) << ms.second << " (" << count(y, kind) << ")"
+       << std::setw(10) << std::showpos << ms.second - ms.first << std::noshowpos << "\n";
+  }
+  os << "  " << std::left << std::setw(width + 2) << "total" << std::right << std::setw(10)
+     << before << std::setw(14) << after << std::setw(14) << std::showpos << after - before
+     << std::noshowpos << "\n";
+}
 
 /// What produced a report's results: their dlc revisions and hosts
 /// (Provenance.h), each set in first-appearance order.
@@ -85,6 +125,13 @@ bool load(const std::string &path, std::map<std::string, Measured> &out,
         if (const llvm::json::Object *o = repeat.getAsObject())
           if (std::optional<double> v = o->getNumber("samples_per_sec"))
             m.repeats.push_back(*v);
+    if (const llvm::json::Array *profile = r.getArray("profile"))
+      for (const llvm::json::Value &launch : *profile)
+        if (const llvm::json::Object *o = launch.getAsObject()) {
+          auto &entry = m.profile[o->getString("kind").value_or("?").str()];
+          entry.first += o->getNumber("ms_per_step").value_or(0);
+          ++entry.second;
+        }
     if (!out.count(key))
       order.push_back(key);
     out[key] = m;
@@ -181,6 +228,10 @@ int runCompare(const std::string &before, const std::string &after,
   for (const std::string &key : orderB)
     if (!a.count(key))
       os << std::left << std::setw(width + 2) << key << "  only in " << after << "\n";
+  for (const std::string &key : order)
+    if (auto it = b.find(key); it != b.end() && !a[key].profile.empty() &&
+                               !it->second.profile.empty())
+      compareProfiles(os, key, a[key], it->second);
   if (!compared) {
     errors << "dlc-bench compare: error: the reports share no configuration, "
               "and no result of one ran the same model, precision, gpus and batch "
