@@ -6,7 +6,9 @@
 // back to back between two clock reads; samples/s = batch x steps / elapsed.
 // The report gives the median over `--repeats` with its bootstrap confidence
 // interval (Stats.h), min and max; speed-ups are called only where the
-// interval of their ratio excludes 1.
+// interval of their ratio excludes 1. A sweep compiles every configuration
+// first, then times its single-rank ones in rounds, one repeat of each per
+// round (Rounds.h), and records the host's other load per repeat.
 // What is not timed: parsing, compiling (reported separately as compile
 // time), planning, arena allocation, initialization and data synthesis.
 // Every repeat starts from the same parameters and batch, so its losses are
