@@ -37,7 +37,7 @@ MODELS = list(DLC_PARAMETERS)
 # Fields of the dlc-bench/1 schema that come from dlc's compiled plan (counts,
 # bytes, FLOPs and what is derived from them: TFLOP/s, the peak behind MFU);
 # a peer has no plan, so it writes null, not a made-up zero.
-PLAN_FIELDS = ["kernels_per_step", "memory_bytes_per_step", "fused_groups",
+PLAN_FIELDS = ["kernels_per_step", "device_launches", "memory_bytes_per_step", "fused_groups",
                "kernels_by_kind", "achieved_tflops", "peak_tflops", "mfu", "peak_name",
                "forward_macs_per_sample", "train_flops_per_step",
                "peak_arena_bytes", "total_buffer_bytes",
@@ -144,6 +144,61 @@ def spread(values):
     return {"median": median, "min": v[0], "max": v[-1]}
 
 
+# dlc-bench's bootstrap (bench/run/Stats.h), draw for draw, so that a peer's
+# interval is computed exactly as dlc's: percentile bootstrap of the median,
+# SplitMix64 draws from a fixed seed.
+CONFIDENCE_LEVEL = 0.95
+BOOTSTRAP_RESAMPLES = 10000
+BOOTSTRAP_SEED = 20
+_MASK = (1 << 64) - 1
+
+
+def _splitmix64(state):
+    state = (state + 0x9E3779B97F4A7C15) & _MASK
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return state, z ^ (z >> 31)
+
+
+def _median(v):
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def bootstrap_median(values, level=CONFIDENCE_LEVEL):
+    """{"low", "high", "level"}: the median's percentile-bootstrap interval."""
+    median = _median(values)
+    if len(values) < 2:
+        return {"low": median, "high": median, "level": level}
+    state, n, medians = BOOTSTRAP_SEED, len(values), []
+    for _ in range(BOOTSTRAP_RESAMPLES):
+        resample = []
+        for _ in range(n):
+            state, draw = _splitmix64(state)
+            resample.append(values[(draw * n) >> 64])
+        medians.append(_median(resample))
+    medians.sort()
+
+    def quantile(q):
+        at = q * (len(medians) - 1)
+        below = int(math.floor(at))
+        above = min(below + 1, len(medians) - 1)
+        return medians[below] + (at - below) * (medians[above] - medians[below])
+    return {"low": quantile((1 - level) / 2), "high": quantile((1 + level) / 2),
+            "level": level}
+
+
+def statistics(level=CONFIDENCE_LEVEL):
+    """The methodology line of dlc-bench's intervals (Stats.cpp, intervalMethod)."""
+    return ("%g%% confidence intervals: percentile bootstrap of the median over the "
+            "repeats' samples/s (%d resamples, seed %d); a speed-up is called only where "
+            "the bootstrap interval of its ratio of medians excludes 1, else n.s. (no "
+            "significant difference)" % (round(level * 1000) / 10, BOOTSTRAP_RESAMPLES,
+                                         BOOTSTRAP_SEED))
+
+
 def finite(x):
     """A JSON number, or null for NaN / inf (a diverged loss is data)."""
     return x if x is not None and math.isfinite(x) else None
@@ -186,6 +241,14 @@ def report(args, *, backend, precision, fusion, optimizer, parameters, threads,
         "repeats": args.repeats,
         "samples_per_sec": sps,
         "step_ms": ms,
+        "samples_per_sec_ci": bootstrap_median([r["samples_per_sec"] for r in repeat_results]),
+        "step_ms_ci": bootstrap_median([r["step_ms"] for r in repeat_results]),
+        "statistics": statistics(),
+        # One configuration per process: its repeats in a row. The peers do
+        # not sample the host's load (dlc-bench's HostLoad.h).
+        "timing_order": "consecutive",
+        "host_load_percent": None,
+        "host_load_varied": False,
         "loss": {"first": finite(first["loss_first"]), "last": finite(first["loss_last"])},
         # As dlc's report: false when any repeat's loss was NaN or infinite.
         "loss_finite": all(finite(x[k]) is not None for x in repeat_results
@@ -209,7 +272,8 @@ def report(args, *, backend, precision, fusion, optimizer, parameters, threads,
     r["compile_ms"] = extra.pop("compile_ms", None)
     r["repeat_results"] = [
         {"samples_per_sec": x["samples_per_sec"], "step_ms": x["step_ms"],
-         "loss_first": finite(x["loss_first"]), "loss_last": finite(x["loss_last"])}
+         "loss_first": finite(x["loss_first"]), "loss_last": finite(x["loss_last"]),
+         "host_load_percent": None}
         for x in repeat_results]
     # What a reader needs to trust or reproduce a peer's figure.
     peer = {"host": platform.node(), "python": platform.python_version(),

@@ -2,6 +2,7 @@
 
 #include "Report.h"
 
+#include "HostLoad.h"
 #include "NonFinite.h"
 
 #include <algorithm>
@@ -41,6 +42,33 @@ Spread Result::stepMs() const {
   for (const RepeatResult &r : repeatResults)
     v.push_back(r.stepMs);
   return spreadOf(v);
+}
+
+std::vector<double> Result::samplesPerSecValues() const {
+  std::vector<double> v;
+  for (const RepeatResult &r : repeatResults)
+    v.push_back(r.samplesPerSec);
+  return v;
+}
+
+Interval Result::samplesPerSecInterval() const {
+  return bootstrapMedian(samplesPerSecValues(), confidence);
+}
+
+std::vector<double> Result::hostLoads() const {
+  std::vector<double> v;
+  for (const RepeatResult &r : repeatResults)
+    v.push_back(r.hostLoadPercent);
+  return v;
+}
+
+bool Result::hostLoadVaried() const { return bench::hostLoadVaried(hostLoads()); }
+
+Interval Result::stepMsInterval() const {
+  std::vector<double> v;
+  for (const RepeatResult &r : repeatResults)
+    v.push_back(r.stepMs);
+  return bootstrapMedian(v, confidence);
 }
 
 namespace {
@@ -109,6 +137,31 @@ std::string provenanceJson(const Provenance &p) {
          ",\n  \"command\": " + jsonStringOrNull(p.command) + ",\n";
 }
 
+/// {"low": ..., "high": ..., "level": 0.95}: a median's interval.
+std::string intervalJson(const Interval &i) {
+  return "{\"low\": " + num(i.low) + ", \"high\": " + num(i.high) +
+         ", \"level\": " + num(i.level) + "}";
+}
+
+/// {"min": ..., "max": ...} of the repeats' host load, or null.
+std::string hostLoadJson(const Result &r) {
+  double min = 0, max = 0;
+  if (!hostLoadRange(r.hostLoads(), min, max))
+    return "null";
+  return "{\"min\": " + num(min) + ", \"max\": " + num(max) + "}";
+}
+
+/// "3-55% VARIED": the table's host load cell.
+std::string hostLoadCell(const Result &r) {
+  double min = 0, max = 0;
+  if (!hostLoadRange(r.hostLoads(), min, max))
+    return "n/a";
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(0) << min << "-" << max << "%"
+     << (r.hostLoadVaried() ? " VARIED" : "");
+  return os.str();
+}
+
 /// The fields that open every result: what the configuration is.
 std::string configurationJson(const Result &r) {
   std::ostringstream os;
@@ -140,6 +193,7 @@ void writeJson(std::ostream &os, const Result &r) {
   if (!r.status.empty())
     return writeUnfinishedJson(os, r);
   Spread sps = r.samplesPerSec(), ms = r.stepMs();
+  Interval spsCi = r.samplesPerSecInterval(), msCi = r.stepMsInterval();
   os << "{\n"
      << configurationJson(r)
      << "  \"threads\": " << r.threads << ",\n"
@@ -154,12 +208,19 @@ void writeJson(std::ostream &os, const Result &r) {
      << ", \"min\": " << num(sps.min) << ", \"max\": " << num(sps.max) << "},\n"
      << "  \"step_ms\": {\"median\": " << num(ms.median) << ", \"min\": "
      << num(ms.min) << ", \"max\": " << num(ms.max) << "},\n"
+     << "  \"samples_per_sec_ci\": " << intervalJson(spsCi) << ",\n"
+     << "  \"step_ms_ci\": " << intervalJson(msCi) << ",\n"
+     << "  \"statistics\": " << jsonString(intervalMethod(r.confidence)) << ",\n"
+     << "  \"timing_order\": " << jsonString(r.timingOrder) << ",\n"
+     << "  \"host_load_percent\": " << hostLoadJson(r) << ",\n"
+     << "  \"host_load_varied\": " << (r.hostLoadVaried() ? "true" : "false") << ",\n"
      << "  \"loss\": {\"first\": "
      << num(r.repeatResults.empty() ? NAN : r.repeatResults.front().lossFirst)
      << ", \"last\": "
      << num(r.repeatResults.empty() ? NAN : r.repeatResults.front().lossLast) << "},\n"
      << "  \"loss_finite\": " << (lossFinite(r) ? "true" : "false") << ",\n"
      << "  \"kernels_per_step\": " << r.kernelsPerStep << ",\n"
+     << "  \"device_launches\": " << r.deviceLaunches << ",\n"
      << "  \"memory_bytes_per_step\": " << r.memoryBytesPerStep << ",\n"
      << "  \"all_reduces_per_step\": " << r.allReducesPerStep << ",\n"
      << "  \"all_reduce_bytes_per_step\": " << r.allReduceBytesPerStep << ",\n"
@@ -198,23 +259,36 @@ void writeJson(std::ostream &os, const Result &r) {
      << "  \"peak_arena_bytes\": " << r.peakArenaBytes << ",\n"
      << "  \"total_buffer_bytes\": " << bytesOrNull(r.totalBufferBytes) << ",\n"
      << "  \"live_bytes_lower_bound\": " << bytesOrNull(r.lowerBoundBytes) << ",\n"
-     << "  \"compile_ms\": " << num(r.compileMs) << ",\n"
-     << "  \"repeat_results\": [";
+     << "  \"compile_ms\": " << num(r.compileMs) << ",\n";
+  if (!r.profile.empty()) {
+    os << "  \"profile\": [";
+    for (size_t i = 0; i < r.profile.size(); ++i) {
+      const ProfileEntry &p = r.profile[i];
+      os << (i ? ",\n    " : "\n    ") << "{\"launch\": " << p.launch
+         << ", \"kind\": " << jsonString(p.kind) << ", \"path\": " << jsonString(p.path)
+         << ", \"ms_per_step\": " << num(p.msPerStep) << ", \"bytes\": " << p.bytes
+         << ", \"flops\": " << p.flops << "}";
+    }
+    os << "\n  ],\n";
+  }
+  os << "  \"repeat_results\": [";
   for (size_t i = 0; i < r.repeatResults.size(); ++i) {
     const RepeatResult &x = r.repeatResults[i];
     os << (i ? ",\n    " : "\n    ") << "{\"samples_per_sec\": "
        << num(x.samplesPerSec) << ", \"step_ms\": " << num(x.stepMs)
        << ", \"loss_first\": " << num(x.lossFirst)
-       << ", \"loss_last\": " << num(x.lossLast) << "}";
+       << ", \"loss_last\": " << num(x.lossLast) << ", \"host_load_percent\": "
+       << (x.hostLoadPercent >= 0 ? num(x.hostLoadPercent) : "null") << "}";
   }
   os << "\n  ]\n}\n";
 }
 
 /// The columns of the table, CSV and Markdown formats.
 /// `withPeak`: a "peak" column (which peak the MFU is against) after MFU.
-std::vector<std::pair<std::string, std::string>> columns(const Result &r,
-                                                         bool withPeak) {
+std::vector<std::pair<std::string, std::string>> columns(const Result &r, bool withPeak,
+                                                         Format format) {
   Spread sps = r.samplesPerSec(), ms = r.stepMs();
+  Interval ci = r.samplesPerSecInterval();
   float first = r.repeatResults.empty() ? NAN : r.repeatResults.front().lossFirst;
   float last = r.repeatResults.empty() ? NAN : r.repeatResults.front().lossLast;
   std::vector<std::pair<std::string, std::string>> cells = {
@@ -238,6 +312,29 @@ std::vector<std::pair<std::string, std::string>> columns(const Result &r,
           {"no reuse", mib(r.totalBufferBytes)},
           {"loss first", fixed(first, 4)},
           {"loss last", fixed(last, 4)}};
+  // People read the median's confidence interval; CSV keeps min and max
+  // where readers of its columns find them, the interval at the end.
+  if (format != Format::kCsv) {
+    auto min = std::find_if(cells.begin(), cells.end(),
+                            [](auto &c) { return c.first == "min"; });
+    min = cells.erase(min, min + 2);
+    cells.insert(min, {levelName(r.confidence) + " CI",
+                       fixed(ci.low, 1) + "-" + fixed(ci.high, 1)});
+  } else {
+    cells.push_back({"ci low", fixed(ci.low, 1)});
+    cells.push_back({"ci high", fixed(ci.high, 1)});
+  }
+  // Last, where no reader of the columns before looks: the load others put
+  // on the host during the repeats, flagged where it changed.
+  if (format != Format::kCsv) {
+    cells.push_back({"host load", hostLoadCell(r)});
+  } else {
+    double min = 0, max = 0;
+    bool measured = hostLoadRange(r.hostLoads(), min, max);
+    cells.push_back({"host load min", measured ? fixed(min, 1) : "n/a"});
+    cells.push_back({"host load max", measured ? fixed(max, 1) : "n/a"});
+    cells.push_back({"host load varied", r.hostLoadVaried() ? "yes" : "no"});
+  }
   if (withPeak) {
     auto mfu = std::find_if(cells.begin(), cells.end(),
                             [](auto &c) { return c.first == "MFU"; });
@@ -291,8 +388,49 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
   bool gpuSweep = std::any_of(results.begin(), results.end(), [&](const Result &r) {
     return r.gpus != results.front().gpus;
   });
+  // A speed-up's cell: the ratio, marked n.s. where the bootstrap interval
+  // of the ratio includes 1 (Stats.h); CSV gives the interval and the
+  // verdict in columns of their own, at the end.
+  bool csv = format == Format::kCsv;
+  auto speedupCells = [&](const Result &r, const Result &base, const std::string &name,
+                          std::vector<std::pair<std::string, std::string>> &row, size_t at,
+                          bool withInterval) {
+    if (!r.status.empty() || !base.status.empty()) {
+      row.insert(row.begin() + at, {name, "-"});
+      if (csv) {
+        if (withInterval) {
+          row.push_back({name + " low", "-"});
+          row.push_back({name + " high", "-"});
+        }
+        row.push_back({name + " verdict", "-"});
+      }
+      return;
+    }
+    Interval ratio = bootstrapRatio(base.samplesPerSecValues(), r.samplesPerSecValues(),
+                                    r.confidence);
+    bool self = &r == &base;
+    std::string verdict = self ? "base" : verdictName(verdictOf(ratio));
+    std::string cell = fixed(ratio.estimate, 2) + "x";
+    if (!csv && !self && verdictOf(ratio) == Verdict::kNoDifference)
+      cell += " n.s.";
+    row.insert(row.begin() + at, {name, cell});
+    if (csv) {
+      if (withInterval) {
+        row.push_back({name + " low", fixed(ratio.low, 3)});
+        row.push_back({name + " high", fixed(ratio.high, 3)});
+      }
+      row.push_back({name + " verdict", verdict});
+    }
+  };
+  auto position = [](const std::vector<std::pair<std::string, std::string>> &row,
+                      const std::string &name) {
+    return static_cast<size_t>(
+        std::find_if(row.begin(), row.end(), [&](auto &c) { return c.first == name; }) -
+        row.begin());
+  };
   for (const Result &r : results) {
-    rows.push_back(columns(r, withPeak));
+    rows.push_back(columns(r, withPeak, format));
+    auto &row = rows.back();
     if (results.size() > 1) {
       const Result *base = &r;
       for (const Result &b : results)
@@ -301,11 +439,7 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
           base = &b;
           break;
         }
-      double speedup = r.samplesPerSec().median / base->samplesPerSec().median;
-      rows.back().insert(rows.back().begin() + 9,
-                         {"speed-up", r.status.empty() && base->status.empty()
-                                          ? fixed(speedup, 2) + "x"
-                                          : "-"});
+      speedupCells(r, *base, "speed-up", row, position(row, "step ms"), true);
     }
     if (gpuSweep) {
       const Result *one = nullptr;
@@ -315,14 +449,18 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
           one = &b;
           break;
         }
-      std::string vsOne = "n/a", scaling = "n/a";
+      size_t at = position(row, "step ms");
+      std::string scaling = "n/a";
       if (one && one->status.empty() && r.status.empty()) {
+        speedupCells(r, *one, "vs 1 GPU", row, at, false);
         double speedup = r.samplesPerSec().median / one->samplesPerSec().median;
-        vsOne = fixed(speedup, 2) + "x";
         scaling = fixed(100 * speedup / r.gpus, 1) + "%";
+      } else {
+        row.insert(row.begin() + at, {"vs 1 GPU", "n/a"});
+        if (csv)
+          row.push_back({"vs 1 GPU verdict", "n/a"});
       }
-      rows.back().insert(rows.back().begin() + 10, {"vs 1 GPU", vsOne});
-      rows.back().insert(rows.back().begin() + 11, {"scaling", scaling});
+      row.insert(row.begin() + at + 1, {"scaling", scaling});
     }
   }
   const auto &header = rows.front();
@@ -366,7 +504,23 @@ void writeReports(std::ostream &os, const std::vector<Result> &results,
      << (r.rankProcesses ? " per rank, ranks as " + std::to_string(r.rankProcesses) +
                                " MPI processes"
                          : std::string())
-     << "\n";
+     << "\n" << intervalMethod(r.confidence) << "\n";
+  if (std::any_of(results.begin(), results.end(),
+                  [](const Result &x) { return x.timingOrder == "interleaved"; })) {
+    bool consecutive = std::any_of(results.begin(), results.end(), [](const Result &x) {
+      return x.status.empty() && x.timingOrder != "interleaved";
+    });
+    os << "configurations timed in interleaved rounds (each round one repeat of each, "
+          "with its own warm-up), so that drift on the host falls on all alike"
+       << (consecutive ? "; data-parallel ones after the rounds, their repeats in a row"
+                       : "")
+       << "\n";
+  }
+  if (std::any_of(results.begin(), results.end(),
+                  [](const Result &x) { return x.hostLoadVaried(); }))
+    os << "host load: other processes' share of the host's CPUs during the timed steps "
+          "(/proc/stat less this process); VARIED: repeats more than "
+       << kHostLoadChangePoints << " points apart, so their times are suspect\n";
   for (const Result &x : results)
     if (x.layout == "NHWC") {
       os << "convolutions and batch norm in NHWC (--layout; transposes at the layout's "
@@ -433,6 +587,7 @@ void writeCompileReport(std::ostream &os, const Result &r, Format format) {
       {"forward_gmacs_per_sample", fixed(r.forwardMacsPerSample / 1e9, 3)},
       {"train_gflops_per_step", fixed(r.trainFlopsPerStep / 1e9, 3)},
       {"kernels_per_step", std::to_string(r.kernelsPerStep)},
+      {"device_launches", std::to_string(r.deviceLaunches)},
       {"memory_bytes_per_step", std::to_string(r.memoryBytesPerStep)},
       {"all_reduces_per_step", std::to_string(r.allReducesPerStep)},
       {"all_reduce_bytes_per_step", std::to_string(r.allReduceBytesPerStep)},

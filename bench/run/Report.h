@@ -3,7 +3,9 @@
 #ifndef DLC_BENCH_REPORT_H
 #define DLC_BENCH_REPORT_H
 
+#include "Profile.h"
 #include "Provenance.h"
+#include "Stats.h"
 
 #include <cstdint>
 #include <map>
@@ -19,6 +21,9 @@ struct RepeatResult {
   double stepMs = 0;
   float lossFirst = 0; // after the first step of the repeat (warm-up included)
   float lossLast = 0;  // after its last timed step
+  /// Other processes' share of the host's CPUs during the timed steps, in
+  /// percent; -1 when not measured (HostLoad.h).
+  double hostLoadPercent = -1;
 };
 
 /// The spread of a figure over the repeats.
@@ -106,8 +111,30 @@ struct Result {
   /// JSON object, written as it was; the JSON format alone shows it.
   std::string json;
 
+  /// The launches the CUDA backend makes of the plan (groups it cannot run
+  /// whole split), beside kernelsPerStep, the launches fusion left.
+  int64_t deviceLaunches = 0;
+  /// --profile: each launch's time, bytes and FLOPs (Profile.h).
+  std::vector<ProfileEntry> profile;
+  /// The level of the report's confidence intervals (--confidence).
+  double confidence = kConfidenceLevel;
+  /// How a sweep timed this configuration's repeats: "interleaved" (in
+  /// rounds with the sweep's other single-rank configurations, ABCABC...)
+  /// or "consecutive" (all its repeats in a row: one configuration, or
+  /// data-parallel ranks).
+  std::string timingOrder = "consecutive";
+
   Spread samplesPerSec() const;
   Spread stepMs() const;
+  /// Every repeat's samples/s, in the order they ran.
+  std::vector<double> samplesPerSecValues() const;
+  /// The median samples/s and its bootstrap interval (Stats.h).
+  Interval samplesPerSecInterval() const;
+  Interval stepMsInterval() const;
+  /// Each repeat's hostLoadPercent.
+  std::vector<double> hostLoads() const;
+  /// Its repeats saw other loads more than kHostLoadChangePoints apart.
+  bool hostLoadVaried() const;
 };
 
 /// kHtml is drawn from the JSON report by Html.h, never by writeReports.

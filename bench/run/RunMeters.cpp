@@ -24,8 +24,6 @@ double processCpuSeconds() {
          1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
 }
 
-namespace {
-/// "0.4 s", "45 s", "3 min 05 s", "2 h 05 min".
 std::string durationText(double seconds) {
   auto whole = static_cast<int64_t>(seconds + 0.5);
   std::ostringstream os;
@@ -42,8 +40,6 @@ std::string durationText(double seconds) {
     os << whole / 3600 << " h " << std::setw(2) << (whole % 3600) / 60 << " min";
   return os.str();
 }
-
-} // namespace
 
 /// DLC_PROGRESS_AFTER_SECONDS, else 2: the step time from which a pipe gets
 /// what a run does and how far it is.
@@ -75,12 +71,16 @@ void announceRun(const rt::Plan &plan, const RunOptions &o, int64_t ranks) {
            << durationText(step * o.repeats * (o.warmup + o.steps));
     }
   }
-  if (isatty(STDERR_FILENO) || step >= progressAfterSeconds())
+  // On a terminal, a sweep's progress line may be showing: clear it first.
+  if (isatty(STDERR_FILENO))
+    std::cerr << "\r\033[K" << what.str() << "\n" << std::flush;
+  else if (step >= progressAfterSeconds())
     std::cerr << what.str() << "\n" << std::flush;
 }
 
 Progress::Progress(const RunOptions &o)
-    : rankZero_(rt::launchedRank() == 0), terminal_(rankZero_ && isatty(STDERR_FILENO)),
+    : sweep_(o.sweep), turnSteps_(o.warmup + o.steps), rankZero_(rt::launchedRank() == 0),
+      terminal_(rankZero_ && isatty(STDERR_FILENO)),
       label_(o.progressLabel), repeats_(o.repeats), total_(o.repeats * (o.warmup + o.steps)),
       start_(std::chrono::steady_clock::now()), shown_(start_) {}
 
@@ -93,6 +93,8 @@ void Progress::finish() {
 void Progress::stepDone(int64_t repeat, bool warmup, int64_t step, int64_t steps) {
   if (!rankZero_)
     return;
+  if (sweep_)
+    return sweepStepDone(warmup, step, steps);
   ++done_;
   auto now = std::chrono::steady_clock::now();
   double elapsed = std::chrono::duration<double>(now - start_).count();
@@ -125,12 +127,39 @@ void Progress::stepDone(int64_t repeat, bool warmup, int64_t step, int64_t steps
             << durationText(left) << " left" << std::flush;
 }
 
-void OpProfile::kernelEnded(const std::string &op) {
+void Progress::sweepStepDone(bool warmup, int64_t step, int64_t steps) {
+  ++done_;
+  double fraction = static_cast<double>(++turnDone_) / std::max<int64_t>(turnSteps_, 1);
+  auto now = std::chrono::steady_clock::now();
+  std::string where = std::string(warmup ? "warm-up step " : "step ") +
+                      std::to_string(step + 1) + "/" + std::to_string(steps);
+  if (!terminal_) {
+    // A pipe: SweepProgress's line per turn, and every 30 s of a long one.
+    if (now - shown_ >= std::chrono::seconds(30)) {
+      shown_ = now;
+      std::cerr << "dlc: " << sweep_->label() << where << sweep_->status(fraction) << "\n"
+                << std::flush;
+    }
+    return;
+  }
+  if (now - shown_ < std::chrono::milliseconds(250) && turnDone_ != 1 &&
+      turnDone_ != turnSteps_)
+    return;
+  shown_ = now;
+  std::cerr << "\r\033[K" << sweep_->label() << where << sweep_->status(fraction)
+            << std::flush;
+}
+
+void OpProfile::kernelEnded(size_t k, const std::string &op) {
   auto now = std::chrono::steady_clock::now();
   if (timing) {
+    double seconds = std::chrono::duration<double>(now - lastMark).count();
     auto &entry = byOp[op];
-    entry.first += std::chrono::duration<double>(now - lastMark).count();
+    entry.first += seconds;
     ++entry.second;
+    if (byKernel.size() <= k)
+      byKernel.resize(k + 1);
+    byKernel[k] += seconds;
   }
   lastMark = std::chrono::steady_clock::now();
 }

@@ -8,6 +8,7 @@
 #include "RunPlan.h"
 
 #include "CpuBackend.h"
+#include "HostLoad.h"
 #include "Interrupt.h"
 #include "RunSteps.h"
 
@@ -76,6 +77,7 @@ void describePlan(const rt::Plan &plan, const std::string &backend, Result &resu
   result.forwardMacsPerSample = summary.forwardMacs / std::max<int64_t>(plan.batch, 1);
   result.trainFlopsPerStep = 2 * summary.stepMacs;
   result.kernelsPerStep = summary.launches;
+  result.deviceLaunches = deviceLaunchCount(plan);
   result.memoryBytesPerStep = summary.memoryBytes;
   result.fusedGroups = summary.groupsByKind;
   result.kernelsByKind = summary.launchesByKind;
@@ -88,22 +90,61 @@ void describePlan(const rt::Plan &plan, const std::string &backend, Result &resu
 }
 
 rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
+  int64_t ranks = rt::planRanks(plan);
+  if (ranks > 1 || rt::launchedProcesses() > 1) {
+    result.warmup = o.warmup;
+    result.steps = o.steps;
+    result.repeats = o.repeats;
+    result.seed = o.seed;
+    if (int launched = rt::launchedProcesses(); launched > 1 && launched != ranks)
+      return failure(processCountMessage(launched, ranks));
+    announceRun(plan, o, ranks);
+    if (rt::Status ready = prepareCpuBackend(plan, o.backend, result); !ready.isOk())
+      return failure(ready.toString());
+    return runDataParallel(plan, o, result, static_cast<int>(ranks));
+  }
+  RepeatRun run(plan, o, result);
+  DLC_RETURN_IF_ERROR(run.start());
+  for (int64_t r = 0; r < o.repeats; ++r)
+    DLC_RETURN_IF_ERROR(run.runRepeat(r));
+  return run.finish();
+}
+
+/// What a single-rank run keeps between its repeats.
+struct RepeatRun::State {
+  // Both backends run the same loop through rt::Executor.
+  std::unique_ptr<rt::Executor> executor;
+  rt::cuda::CudaExecutor *gpu = nullptr;
+  std::unique_ptr<rt::NvmlMonitor> nvml;
+  std::unique_ptr<Progress> progress;
+  HostBusy busy;
+  // Gradients die inside the step; capture each as its update reads it.
+  // Under loss scaling they are unscaled with the status the update read.
+  GradientCapture lastGrads;
+  // --profile: the CUDA backend times its own launches with events.
+  OpProfile profile;
+  bool observeProfile = false;
+};
+
+RepeatRun::RepeatRun(const rt::Plan &plan, const RunOptions &o, Result &result)
+    : plan(plan), o(o), result(result), state(std::make_unique<State>()) {}
+
+RepeatRun::~RepeatRun() = default;
+
+rt::Status RepeatRun::start() {
   result.warmup = o.warmup;
   result.steps = o.steps;
   result.repeats = o.repeats;
   result.seed = o.seed;
-  int64_t ranks = rt::planRanks(plan);
-  if (int launched = rt::launchedProcesses(); launched > 1 && launched != ranks)
-    return failure(processCountMessage(launched, ranks));
-  announceRun(plan, o, ranks);
+  announceRun(plan, o, 1);
   if (rt::Status ready = prepareCpuBackend(plan, o.backend, result); !ready.isOk())
     return failure(ready.toString());
-  if (ranks > 1)
-    return runDataParallel(plan, o, result, static_cast<int>(ranks));
-  // Both backends run the same loop below through rt::Executor.
-  std::unique_ptr<rt::Executor> executor;
-  rt::cuda::CudaExecutor *gpu = nullptr;
-  std::unique_ptr<rt::NvmlMonitor> nvml;
+  state->progress = std::make_unique<Progress>(o);
+  return rt::Status::ok();
+}
+
+rt::Status RepeatRun::createExecutor() {
+  State &s = *state;
   if (o.backend == "cuda") {
     rt::cuda::CudaOptions options;
     options.cudaGraph = !o.noCudaGraph;
@@ -111,110 +152,128 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
     auto created = rt::cuda::CudaExecutor::create(plan, options);
     if (!created.isOk())
       return failure("--backend cuda: " + created.status().toString());
-    gpu = created->get();
-    executor = std::move(*created);
-    result.launchesByPath = executor->launchesByPath();
-    result.device = gpu->deviceName();
-    result.tf32 = gpu->options().allowTf32;
-    auto monitor = rt::NvmlMonitor::open(gpu->pciBusId());
+    s.gpu = created->get();
+    s.executor = std::move(*created);
+    result.launchesByPath = s.executor->launchesByPath();
+    result.device = s.gpu->deviceName();
+    result.tf32 = s.gpu->options().allowTf32;
+    auto monitor = rt::NvmlMonitor::open(s.gpu->pciBusId());
     if (monitor.isOk())
-      nvml = std::move(*monitor);
+      s.nvml = std::move(*monitor);
     else
       result.gpuUsageNote = monitor.status().message();
   } else {
     auto created = rt::cpu::CpuExecutor::create(plan, cpuExecutorOptions(o.backend));
     if (!created.isOk())
       return failure(created.status().toString());
-    executor = std::move(*created);
+    s.executor = std::move(*created);
   }
-
-  Progress progress(o);
-  HostBusy busy;
-  rt::Executor &exec = *executor;
-  // Gradients die inside the step; capture each as its update reads it.
-  // Under loss scaling they are unscaled with the status the update read.
-  GradientCapture lastGrads;
-  // --profile: the CUDA backend times its own launches with events.
-  OpProfile profile;
-  bool observeProfile = o.profile && !gpu;
-  if (!o.dumpOut.empty() || observeProfile)
-    exec.setKernelObserver([&](size_t k) {
+  rt::Executor &exec = *s.executor;
+  s.observeProfile = o.profile && !s.gpu;
+  if (!o.dumpOut.empty() || s.observeProfile)
+    exec.setKernelObserver([this, &exec](size_t k) {
       if (!o.dumpOut.empty())
-        captureGradient(exec, k, lastGrads);
-      if (observeProfile)
-        profile.kernelEnded(exec.plan().kernels[k].op);
+        captureGradient(exec, k, state->lastGrads);
+      if (state->observeProfile)
+        state->profile.kernelEnded(k, exec.plan().kernels[k].op);
     });
-  for (int64_t r = 0; r < o.repeats; ++r) {
-    if (rt::Status s = prepareRepeat(exec, o, o.seed + 1, o.inputsIn); !s.isOk())
-      return failure(s.toString());
-    RepeatResult repeat;
-    for (int64_t i = 0; i < o.warmup; ++i) {
-      if (rt::Status s = exec.step(); !s.isOk())
-        return failure(s.toString());
-      if (i == 0)
-        repeat.lossFirst = exec.loss();
-      progress.stepDone(r, /*warmup=*/true, i, o.warmup);
-      if (interruptSignal())
-        return interrupted(r, o);
-    }
-    if (rt::Status s = exec.synchronize(); !s.isOk())
-      return failure(s.toString());
-    if (gpu && o.profile)
-      gpu->setProfiling(true);
-    if (nvml)
-      nvml->start();
-    auto start = std::chrono::steady_clock::now();
-    double cpuStart = processCpuSeconds();
-    profile.startTiming();
-    for (int64_t i = 0; i < o.steps; ++i) {
-      if (rt::Status s = exec.step(); !s.isOk())
-        return failure(s.toString());
-      if (o.warmup == 0 && i == 0)
-        repeat.lossFirst = exec.loss();
-      progress.stepDone(r, /*warmup=*/false, i, o.steps);
-      if (interruptSignal())
-        return interrupted(r, o);
-    }
-    // A device backend returns before its last steps finish: wait for them.
-    if (rt::Status s = exec.synchronize(); !s.isOk())
-      return failure(s.toString());
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
-    busy.add(processCpuSeconds() - cpuStart, seconds);
-    profile.timing = false;
-    if (gpu) {
-      gpu->setProfiling(false);
-      result.cudaGraph = gpu->replaysCudaGraph();
-      result.cudaGraphNote = gpu->cudaGraphNote();
-    }
-    if (nvml) {
-      rt::GpuUsage usage = nvml->stop();
-      // Utilization: the mean over every repeat's samples.
-      double total = result.gpuUtilization * result.gpuSamples +
-                     usage.gpuUtilizationPercent * usage.samples;
-      result.gpuSamples += usage.samples;
-      if (result.gpuSamples)
-        result.gpuUtilization = total / result.gpuSamples;
-      result.gpuMemoryUsedBytes = std::max(result.gpuMemoryUsedBytes, usage.memoryUsedBytes);
-    }
-    repeat.lossLast = exec.loss();
-    repeat.samplesPerSec = result.batch * o.steps / seconds;
-    repeat.stepMs = seconds * 1000 / o.steps;
-    result.repeatResults.push_back(repeat);
-  }
-  progress.finish();
-  result.hostCpuUtilization = busy.percent();
+  return rt::Status::ok();
+}
 
-  if (o.profile && gpu) {
-    if (rt::Status s = printLaunchProfile(*gpu); !s.isOk())
-      return failure(s.toString());
+void RepeatRun::release() {
+  if (o.profile && state->gpu)
+    return;
+  state->nvml.reset();
+  state->gpu = nullptr;
+  state->executor.reset();
+}
+
+rt::Status RepeatRun::runRepeat(int64_t r) {
+  State &s = *state;
+  if (!s.executor)
+    DLC_RETURN_IF_ERROR(createExecutor());
+  rt::Executor &exec = *s.executor;
+  rt::cuda::CudaExecutor *gpu = s.gpu;
+  Progress &progress = *s.progress;
+  progress.beginRepeat();
+  if (rt::Status st = prepareRepeat(exec, o, o.seed + 1, o.inputsIn); !st.isOk())
+    return failure(st.toString());
+  RepeatResult repeat;
+  for (int64_t i = 0; i < o.warmup; ++i) {
+    if (rt::Status st = exec.step(); !st.isOk())
+      return failure(st.toString());
+    if (i == 0)
+      repeat.lossFirst = exec.loss();
+    progress.stepDone(r, /*warmup=*/true, i, o.warmup);
+    if (interruptSignal())
+      return interrupted(r, o);
+  }
+  if (rt::Status st = exec.synchronize(); !st.isOk())
+    return failure(st.toString());
+  if (gpu && o.profile)
+    gpu->setProfiling(true);
+  if (s.nvml)
+    s.nvml->start();
+  HostLoadMeter load;
+  load.start();
+  auto start = std::chrono::steady_clock::now();
+  double cpuStart = processCpuSeconds();
+  s.profile.startTiming();
+  for (int64_t i = 0; i < o.steps; ++i) {
+    if (rt::Status st = exec.step(); !st.isOk())
+      return failure(st.toString());
+    if (o.warmup == 0 && i == 0)
+      repeat.lossFirst = exec.loss();
+    progress.stepDone(r, /*warmup=*/false, i, o.steps);
+    if (interruptSignal())
+      return interrupted(r, o);
+  }
+  // A device backend returns before its last steps finish: wait for them.
+  if (rt::Status st = exec.synchronize(); !st.isOk())
+    return failure(st.toString());
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  s.busy.add(processCpuSeconds() - cpuStart, seconds);
+  repeat.hostLoadPercent = load.stop();
+  s.profile.timing = false;
+  if (gpu) {
+    gpu->setProfiling(false);
+    result.cudaGraph = gpu->replaysCudaGraph();
+    result.cudaGraphNote = gpu->cudaGraphNote();
+  }
+  if (s.nvml) {
+    rt::GpuUsage usage = s.nvml->stop();
+    // Utilization: the mean over every repeat's samples.
+    double total = result.gpuUtilization * result.gpuSamples +
+                   usage.gpuUtilizationPercent * usage.samples;
+    result.gpuSamples += usage.samples;
+    if (result.gpuSamples)
+      result.gpuUtilization = total / result.gpuSamples;
+    result.gpuMemoryUsedBytes = std::max(result.gpuMemoryUsedBytes, usage.memoryUsedBytes);
+  }
+  repeat.lossLast = exec.loss();
+  repeat.samplesPerSec = result.batch * o.steps / seconds;
+  repeat.stepMs = seconds * 1000 / o.steps;
+  result.repeatResults.push_back(repeat);
+  return rt::Status::ok();
+}
+
+rt::Status RepeatRun::finish() {
+  State &s = *state;
+  s.progress->finish();
+  result.hostCpuUtilization = s.busy.percent();
+  if (o.profile && s.gpu) {
+    if (rt::Status st = printLaunchProfile(*s.gpu); !st.isOk())
+      return failure(st.toString());
+    if (auto ms = s.gpu->launchMsPerStep(); ms.isOk())
+      result.profile = cudaProfile(plan, s.gpu->launchPaths(), *ms);
   } else if (o.profile) {
-    profile.print(o.repeats * o.steps, "");
+    s.profile.print(o.repeats * o.steps, "");
+    result.profile =
+        cpuProfile(plan, s.profile.byKernel, o.repeats * o.steps, o.backend);
   }
-
-  if (!o.dumpOut.empty())
-    return writeDump(exec, lastGrads.byParam, o.dumpOut, exec.loss());
+  if (!o.dumpOut.empty() && s.executor)
+    return writeDump(*s.executor, s.lastGrads.byParam, o.dumpOut, s.executor->loss());
   return rt::Status::ok();
 }
 

@@ -16,9 +16,12 @@
 #include "dlc/runtime/Plan.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace dlc::bench {
+
+class SweepProgress;
 
 struct RunOptions {
   std::string backend = "cpu"; // cpu, reference or cuda (CpuBackend.h)
@@ -33,6 +36,9 @@ struct RunOptions {
   /// Starts the progress line on a terminal ("[2/6] resnet50 amp xla: "),
   /// "" for none.
   std::string progressLabel;
+  /// A sweep timed in rounds: its progress, which the steps report to
+  /// instead of their own configuration's; null for none.
+  SweepProgress *sweep = nullptr;
 };
 
 /// The plan's counts into `result` (parameters, MACs, kernels, bytes, fused
@@ -43,6 +49,37 @@ void describePlan(const rt::Plan &plan, const std::string &backend, Result &resu
 /// Runs the plan and fills `result`'s timings, losses and device facts. The
 /// status's message is the whole error, ready to print.
 rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result);
+
+/// A single-rank plan run one repeat at a time, so that a sweep can time
+/// its configurations in rounds (ABCABC...): runPlan is start(), every
+/// repeat, finish(). `plan`, `o` and `result` must outlive it.
+class RepeatRun {
+public:
+  RepeatRun(const rt::Plan &plan, const RunOptions &o, Result &result);
+  ~RepeatRun();
+  /// Says what will run and readies the backend (the CPU backend's host
+  /// kernels); the executor comes with the first repeat.
+  rt::Status start();
+  /// Repeat `repeat`: parameters and batch from the seed, warm-up, then the
+  /// timed steps, into result.repeatResults.
+  rt::Status runRepeat(int64_t repeat);
+  /// Frees the executor and its memory until the next repeat, so that a
+  /// sweep holds one configuration's at a time (kept under --profile on
+  /// the CUDA backend, whose launch times live in the executor).
+  void release();
+  /// After the last repeat: the host's busy share, --profile's table,
+  /// --dump-out's files.
+  rt::Status finish();
+
+private:
+  struct State;
+  rt::Status createExecutor();
+
+  const rt::Plan &plan;
+  const RunOptions &o;
+  Result &result;
+  std::unique_ptr<State> state;
+};
 
 } // namespace dlc::bench
 

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuBackend.h"
+#include "HostLoad.h"
 #include "RunSteps.h"
 
 #include "dlc/runtime/Collective.h"
@@ -284,7 +285,7 @@ void RankRun::observeRankZero() {
       if (!o.dumpOut.empty())
         captureGradient(*execs[0], k, lastGrads);
       if (observeProfile)
-        profile.kernelEnded(execs[0]->plan().kernels[k].op);
+        profile.kernelEnded(k, execs[0]->plan().kernels[k].op);
     });
 }
 
@@ -353,6 +354,8 @@ rt::Status RankRun::runRepeat(int64_t repeat, Progress &progress, HostBusy &busy
     monitor->start();
   if (profileGpu)
     gpus[0]->setProfiling(true);
+  HostLoadMeter load;
+  load.start();
   auto start = std::chrono::steady_clock::now();
   double cpuStart = processCpuSeconds();
   profile.startTiming();
@@ -375,6 +378,7 @@ rt::Status RankRun::runRepeat(int64_t repeat, Progress &progress, HostBusy &busy
   float seconds =
       std::chrono::duration<float>(std::chrono::steady_clock::now() - start).count();
   busy.add(processCpuSeconds() - cpuStart, seconds);
+  double hostLoad = load.stop();
   profile.timing = false;
   if (profileGpu)
     gpus[0]->setProfiling(false);
@@ -397,6 +401,7 @@ rt::Status RankRun::runRepeat(int64_t repeat, Progress &progress, HostBusy &busy
   timed.lossLast = mean(last);
   timed.samplesPerSec = static_cast<double>(result.batch) * ranks * o.steps / seconds;
   timed.stepMs = seconds * 1000 / o.steps;
+  timed.hostLoadPercent = hostLoad;
   result.repeatResults.push_back(timed);
   if (!gpus.empty()) {
     result.cudaGraph = gpus[0]->replaysCudaGraph();
@@ -478,9 +483,13 @@ rt::Status RankRun::report() {
     std::cerr << "--profile" << whose << ":\n";
     if (rt::Status s = printLaunchProfile(*gpus[0]); !s.isOk())
       return failure(s.toString());
+    if (auto ms = gpus[0]->launchMsPerStep(); ms.isOk())
+      result.profile = cudaProfile(plan, gpus[0]->launchPaths(), *ms);
   }
-  if (observeProfile)
+  if (observeProfile) {
     profile.print(o.repeats * o.steps, whose);
+    result.profile = cpuProfile(plan, profile.byKernel, o.repeats * o.steps, o.backend);
+  }
   if (!o.dumpOut.empty() && holdsRankZero)
     return writeDump(*execs[0], lastGrads.byParam, o.dumpOut, mean(last));
   return rt::Status::ok();

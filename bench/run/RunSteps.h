@@ -10,6 +10,7 @@
 #define DLC_BENCH_RUNSTEPS_H
 
 #include "RunPlan.h"
+#include "SweepProgress.h"
 
 #include "dlc/runtime/Executor.h"
 
@@ -74,6 +75,9 @@ rt::Status writeDump(const rt::Executor &exec,
 /// CPU seconds this process has used (every thread, user and system).
 double processCpuSeconds();
 
+/// "0.4 s", "45 s", "3 min 05 s", "2 h 05 min".
+std::string durationText(double seconds);
+
 /// The share of the host's hardware threads the timed steps kept busy,
 /// accumulated over the repeats.
 struct HostBusy {
@@ -111,8 +115,15 @@ public:
   /// After step `step` (0-based) of `steps` of repeat `repeat`'s warm-up or
   /// timed loop.
   void stepDone(int64_t repeat, bool warmup, int64_t step, int64_t steps);
+  /// A repeat starts: in a sweep's rounds, the turn's steps count from 0.
+  void beginRepeat() { turnDone_ = 0; }
 
 private:
+  /// stepDone in a sweep's rounds: the turn and the whole sweep's progress.
+  void sweepStepDone(bool warmup, int64_t step, int64_t steps);
+
+  SweepProgress *sweep_;
+  int64_t turnSteps_, turnDone_ = 0;
   bool rankZero_, terminal_;
   std::string label_;
   int64_t repeats_, total_, done_ = 0;
@@ -123,10 +134,13 @@ private:
 /// consecutive kernel ends of the timed steps (the executor's observer).
 struct OpProfile {
   std::map<std::string, std::pair<double, int64_t>> byOp;
+  /// Seconds by plan kernel, for the report's per-launch profile.
+  std::vector<double> byKernel;
   bool timing = false;
   std::chrono::steady_clock::time_point lastMark = std::chrono::steady_clock::now();
 
-  void kernelEnded(const std::string &op);
+  /// Plan kernel `k`, an `op`, ended.
+  void kernelEnded(size_t k, const std::string &op);
   void startTiming();
   /// The table, slowest op first, per step of `steps` timed steps.
   void print(int64_t steps, const std::string &whose) const;

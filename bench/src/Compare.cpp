@@ -1,17 +1,22 @@
 //===- Compare.cpp - dlc-bench compare ------------------------------------===//
 //
 // Machines here are shared and noisy: a change is only called one when the
-// spreads of the repeats of the two runs do not overlap.
+// bootstrap confidence interval of the ratio of the two medians, drawn from
+// both runs' repeats, excludes 1 (Stats.h). Reports without repeats fall
+// back to their intervals (apart or not), then to the repeats' min-max.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Compare.h"
 #include "Json.h"
+#include "Stats.h"
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -24,7 +29,49 @@ struct Measured {
   /// What was run (model, precision, gpus, batch) and by what (backend and
   /// fusion): reports of two frameworks pair on the first.
   std::string workload, runner;
+  /// Each repeat's samples/s (repeat_results), and the median's interval.
+  std::vector<double> repeats;
+  std::optional<double> ciLow, ciHigh, ciLevel;
+  /// --profile's milliseconds per step by launch kind, and the launches.
+  std::map<std::string, std::pair<double, int64_t>> profile;
 };
+
+/// The two runs' profiles side by side, by launch kind (the fusion kind or
+/// the op), slowest before first: where a change in step time went.
+void compareProfiles(std::ostream &os, const std::string &key, const Measured &x,
+                     const Measured &y) {
+  std::map<std::string, std::pair<double, double>> kinds;
+  for (auto &[kind, entry] : x.profile)
+    kinds[kind].first = entry.first;
+  for (auto &[kind, entry] : y.profile)
+    kinds[kind].second = entry.first;
+  std::vector<std::pair<std::string, std::pair<double, double>>> rows(kinds.begin(),
+                                                                      kinds.end());
+  std::stable_sort(rows.begin(), rows.end(), [](auto &a, auto &b) {
+    return std::max(a.second.first, a.second.second) >
+           std::max(b.second.first, b.second.second);
+  });
+  size_t width = 20;
+  for (auto &row : rows)
+    width = std::max(width, row.first.size());
+  os << "\nprofile of " << key << " by launch kind (ms/step, launches):\n";
+  auto count = [](const Measured &m, const std::string &kind) {
+    auto it = m.profile.find(kind);
+    return it == m.profile.end() ? int64_t(0) : it->second.second;
+  };
+  double before = 0, after = 0;
+  for (auto &[kind, ms] : rows) {
+    before += ms.first;
+    after += ms.second;
+    os << "  " << std::left << std::setw(width + 2) << kind << std::right << std::fixed
+       << std::setprecision(3) << std::setw(10) << ms.first << " (" << count(x, kind)
+       << ")" << std::setw(10) << ms.second << " (" << count(y, kind) << ")"
+       << std::setw(10) << std::showpos << ms.second - ms.first << std::noshowpos << "\n";
+  }
+  os << "  " << std::left << std::setw(width + 2) << "total" << std::right << std::setw(10)
+     << before << std::setw(14) << after << std::setw(14) << std::showpos << after - before
+     << std::noshowpos << "\n";
+}
 
 /// What produced a report's results: their dlc revisions and hosts
 /// (Provenance.h), each set in first-appearance order.
@@ -68,6 +115,23 @@ bool load(const std::string &path, std::map<std::string, Measured> &out,
                    std::to_string(r.getInteger("gpus").value_or(1)) + " batch " +
                    std::to_string(r.getInteger("batch").value_or(0)),
                text("backend") + " " + text("fusion")};
+    if (const llvm::json::Object *ci = r.getObject("samples_per_sec_ci")) {
+      m.ciLow = ci->getNumber("low");
+      m.ciHigh = ci->getNumber("high");
+      m.ciLevel = ci->getNumber("level");
+    }
+    if (const llvm::json::Array *repeats = r.getArray("repeat_results"))
+      for (const llvm::json::Value &repeat : *repeats)
+        if (const llvm::json::Object *o = repeat.getAsObject())
+          if (std::optional<double> v = o->getNumber("samples_per_sec"))
+            m.repeats.push_back(*v);
+    if (const llvm::json::Array *profile = r.getArray("profile"))
+      for (const llvm::json::Value &launch : *profile)
+        if (const llvm::json::Object *o = launch.getAsObject()) {
+          auto &entry = m.profile[o->getString("kind").value_or("?").str()];
+          entry.first += o->getNumber("ms_per_step").value_or(0);
+          ++entry.second;
+        }
     if (!out.count(key))
       order.push_back(key);
     out[key] = m;
@@ -132,19 +196,42 @@ int runCompare(const std::string &before, const std::string &after,
       continue;
     const Measured &x = a[key], &y = it->second;
     double change = 100.0 * (y.median / x.median - 1.0);
-    bool apart = y.min > x.max || y.max < x.min;
+    // The strongest evidence both reports hold: their repeats, their
+    // intervals, or (older reports) the range of their repeats.
+    std::string verdict, interval;
+    if (!x.repeats.empty() && !y.repeats.empty()) {
+      double level = x.ciLevel.value_or(y.ciLevel.value_or(kConfidenceLevel));
+      Interval ratio = bootstrapRatio(x.repeats, y.repeats, level);
+      Verdict v = verdictOf(ratio);
+      verdict = v == Verdict::kFaster   ? "FASTER"
+                : v == Verdict::kSlower ? "SLOWER"
+                                        : verdictName(v);
+      std::ostringstream text;
+      text << std::fixed << std::setprecision(1) << std::showpos << " (" << levelName(level)
+           << " CI of the change " << 100 * (ratio.low - 1) << "% to "
+           << 100 * (ratio.high - 1) << "%)";
+      interval = text.str();
+    } else if (x.ciLow && x.ciHigh && y.ciLow && y.ciHigh) {
+      bool apart = *y.ciLow > *x.ciHigh || *y.ciHigh < *x.ciLow;
+      verdict = apart ? (change > 0 ? "FASTER" : "SLOWER") : "no significant difference";
+      interval = " (confidence intervals " + std::string(apart ? "apart" : "overlap") + ")";
+    } else {
+      bool apart = y.min > x.max || y.max < x.min;
+      verdict = apart ? (change > 0 ? "FASTER" : "SLOWER") : "within the spread of the repeats";
+    }
     os << std::left << std::setw(width + 2) << key << std::right << std::fixed
        << std::setprecision(1) << std::setw(12) << x.median << std::setw(12)
        << y.median << std::setw(9) << std::showpos << change << "%"
-       << std::noshowpos << "  "
-       << (apart ? (change > 0 ? "FASTER" : "SLOWER")
-                 : "within the spread of the repeats")
-       << "\n";
+       << std::noshowpos << "  " << verdict << interval << "\n";
     ++compared;
   }
   for (const std::string &key : orderB)
     if (!a.count(key))
       os << std::left << std::setw(width + 2) << key << "  only in " << after << "\n";
+  for (const std::string &key : order)
+    if (auto it = b.find(key); it != b.end() && !a[key].profile.empty() &&
+                               !it->second.profile.empty())
+      compareProfiles(os, key, a[key], it->second);
   if (!compared) {
     errors << "dlc-bench compare: error: the reports share no configuration, "
               "and no result of one ran the same model, precision, gpus and batch "

@@ -10,8 +10,10 @@ namespace dlc::bench {
 
 /// `dlc-bench compare BEFORE.json AFTER.json`: for every configuration in
 /// both reports (model, backend, precision, fusion, gpus, batch), the change
-/// in median samples/s, flagged only where the two runs' ranges of repeats
-/// (min to max) do not overlap. Returns the exit code.
+/// in median samples/s, called FASTER or SLOWER only where the bootstrap
+/// interval of the ratio of medians excludes 1 ("no significant difference"
+/// otherwise; reports without repeats: their intervals, else their min-max
+/// ranges, must not overlap). Returns the exit code.
 int runCompare(const std::string &before, const std::string &after,
                std::ostream &os, std::ostream &errors);
 

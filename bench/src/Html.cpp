@@ -61,12 +61,25 @@ using namespace html;
 
 namespace {
 
+/// The other processes' load on the host during the repeats, flagged where
+/// it changed (HostLoad.h): a cell of the summary table.
+std::string hostLoadCell(const json::Object &r) {
+  const json::Object *load = r.getObject("host_load_percent");
+  std::optional<double> min = load ? load->getNumber("min") : std::nullopt,
+                        max = load ? load->getNumber("max") : std::nullopt;
+  if (!min || !max)
+    return "<td>–</td>";
+  bool varied = r.getBoolean("host_load_varied").value_or(false);
+  return std::string(varied ? "<td class=\"t flag\">" : "<td>") + shortNumber(*min) + "–" +
+         shortNumber(*max) + "%" + (varied ? " varied" : "") + "</td>";
+}
+
 void writeSummary(std::ostream &os, const Page &page) {
   os << "<section id=\"summary\"><h2>Configurations</h2>\n<div class=\"scroll\"><table class=\"numbers\" "
         "id=\"summary-table\"><tr><th>model</th><th>backend</th><th>precision</th>"
-        "<th>fusion</th><th>GPUs</th><th>batch</th><th>samples/s</th><th>min</th>"
-        "<th>max</th><th>step ms</th><th>kernels</th><th>bytes/step</th>"
-        "<th>TFLOP/s</th><th>MFU</th><th>peak TFLOP/s</th>";
+        "<th>fusion</th><th>GPUs</th><th>batch</th><th>samples/s</th><th>CI</th>"
+        "<th>min</th><th>max</th><th>step ms</th><th>kernels</th><th>bytes/step</th>"
+        "<th>TFLOP/s</th><th>MFU</th><th>peak TFLOP/s</th><th>host load</th>";
   if (page.sources.size() > 1)
     os << "<th>report</th>";
   os << "</tr>\n";
@@ -84,13 +97,15 @@ void writeSummary(std::ostream &os, const Page &page) {
        << escape(e.backend) << "</td><td class=\"t\">" << escape(e.precision)
        << "</td><td class=\"t\">" << escape(e.fusion) << "</td><td>" << e.gpus
        << "</td><td>" << (e.batch ? std::to_string(*e.batch) : "–") << "</td><td>"
-       << num(e.sps) << "</td><td>" << num(e.spsMin) << "</td><td>" << num(e.spsMax)
+       << num(e.sps) << "</td><td>"
+       << (e.ciLow && e.ciHigh ? num(e.ciLow) + "–" + num(e.ciHigh) : std::string("–"))
+       << "</td><td>" << num(e.spsMin) << "</td><td>" << num(e.spsMax)
        << "</td><td>" << num(ms ? ms->getNumber("median") : std::nullopt) << "</td><td>"
        << num(e.kernels) << "</td><td>"
        << (e.bytes ? shortNumber(*e.bytes / unit) + " " + unitName : "–") << "</td><td>"
        << num(e.r->getNumber("achieved_tflops")) << "</td><td>"
        << (mfu ? shortNumber(100 * *mfu) + "%" : "–") << "</td><td class=\"t w\">"
-       << escape(peakText) << "</td>";
+       << escape(peakText) << "</td>" << hostLoadCell(*e.r);
     if (page.sources.size() > 1)
       os << "<td class=\"t\">" << escape(e.source) << "</td>";
     os << "</tr>\n";
@@ -135,7 +150,7 @@ table.numbers th,table.numbers td{border:1px solid #ddd;padding:3px 7px;text-ali
  white-space:nowrap}
 table.numbers th{background:#f4f4f4;text-align:left;font-weight:600}
 table.numbers td.null{color:#999}table.numbers td.t{text-align:left}
-table.numbers td.w{white-space:normal;min-width:90px}div.scroll{overflow-x:auto}
+table.numbers td.w{white-space:normal;min-width:90px}td.flag{color:#b00020;font-weight:bold}div.scroll{overflow-x:auto}
 )";
 
 } // namespace
@@ -174,6 +189,13 @@ void writeHtml(std::ostream &os, const std::vector<ReportSource> &sources) {
                      std::to_string(*t) + " timed steps after " + std::to_string(*w) +
                      " warm-up steps");
   }
+  for (const Entry &e : page.entries)
+    if (std::optional<llvm::StringRef> statistics = e.r->getString("statistics"))
+      methods.insert(statistics->str());
+  for (const Entry &e : page.entries)
+    if (e.r->getString("timing_order").value_or("") == "interleaved")
+      methods.insert("configurations timed in interleaved rounds, one repeat of each per "
+                     "round, so that drift on the host falls on all alike");
   for (const std::string &m : methods)
     os << "; " << escape(m);
   os << ".</p>\n";

@@ -30,17 +30,21 @@ Legend fusionLegend(Page &page, const std::vector<const Entry *> &es) {
 void writeThroughput(std::ostream &os, Page &page) {
   os << "<section id=\"throughput\"><h2>Throughput</h2>\n"
         "<p>Median samples per second of each configuration over its repeats; the "
-        "whiskers span the slowest and the fastest repeat.</p>\n";
+        "whiskers span the median's bootstrap confidence interval (the slowest and the "
+        "fastest repeat in reports without one).</p>\n";
   for (const std::string &model : page.models.values) {
     std::vector<const Entry *> es;
     double max = 0;
     for (const Entry &e : page.entries)
       if (e.model == model) {
         es.push_back(&e);
-        max = std::max({max, e.sps.value_or(0), e.spsMax.value_or(0)});
+        max = std::max({max, e.sps.value_or(0), e.spsMax.value_or(0), e.ciHigh.value_or(0)});
       }
     Legend legend = fusionLegend(page, es);
-    legend.note = "whiskers: min–max of the repeats";
+    bool intervals =
+        std::all_of(es.begin(), es.end(), [](const Entry *e) { return !e->sps || e->ciLow; });
+    legend.note = intervals ? "whiskers: confidence interval of the median"
+                            : "whiskers: min–max of the repeats";
     os << "<figure><figcaption>" << escape(model) << ": samples/s by precision and "
        << "fusion strategy</figcaption>\n";
     drawBarChart(os, "throughput", model + " samples/s", groupByPrecisionFusion(es),
@@ -56,15 +60,20 @@ void writeThroughput(std::ostream &os, Page &page) {
                    if (e.spsMin && e.spsMax)
                      os << " data-min=\"" << exact(*e.spsMin) << "\" data-max=\""
                         << exact(*e.spsMax) << "\"";
+                   if (e.ciLow && e.ciHigh)
+                     os << " data-ci-low=\"" << exact(*e.ciLow) << "\" data-ci-high=\""
+                        << exact(*e.ciHigh) << "\"";
                    os << " x=\"" << kPlotLeft << "\" y=\"" << y << "\" width=\"" << w
                       << "\" height=\"" << kBarHeight << "\" fill=\""
                       << color(page.fusions(e.fusion)) << "\"><title>"
                       << escape(e.model + " " + e.precision + " " + e.fusion) << ": "
                       << shortNumber(*e.sps) << " samples/s</title></rect>";
                    double end = kPlotLeft + w;
-                   if (e.spsMin && e.spsMax) {
-                     double x0 = kPlotLeft + *e.spsMin * scale;
-                     double x1 = kPlotLeft + *e.spsMax * scale, mid = y + kBarHeight / 2;
+                   std::optional<double> low = intervals ? e.ciLow : e.spsMin,
+                                         high = intervals ? e.ciHigh : e.spsMax;
+                   if (low && high) {
+                     double x0 = kPlotLeft + *low * scale;
+                     double x1 = kPlotLeft + *high * scale, mid = y + kBarHeight / 2;
                      os << "<path class=\"whisker\" d=\"M" << x0 << " " << mid << "H" << x1
                         << "M" << x0 << " " << y + 2 << "V" << y + kBarHeight - 2 << "M"
                         << x1 << " " << y + 2 << "V" << y + kBarHeight - 2 << "\"/>";

@@ -25,8 +25,9 @@ int fieldRank(llvm::StringRef name) {
   static const char *const order[] = {
       "schema", "compile_only", "model", "backend", "batch", "precision", "fusion", "gpus",
       "threads", "optimizer", "seed", "warmup_steps", "timed_steps", "repeats",
-      "samples_per_sec", "median", "min", "max", "step_ms", "loss", "first", "last",
-      "loss_first", "loss_last", "kernels_per_step", "memory_bytes_per_step",
+      "samples_per_sec", "median", "min", "max", "step_ms", "samples_per_sec_ci",
+      "step_ms_ci", "low", "high", "level", "statistics", "loss", "first", "last",
+      "loss_first", "loss_last", "kernels_per_step", "device_launches", "memory_bytes_per_step",
       "fused_groups", "kernels_by_kind", "achieved_tflops", "peak_tflops", "mfu",
       "peak_name", "parameters", "forward_macs_per_sample", "train_flops_per_step",
       "peak_arena_bytes", "total_buffer_bytes", "live_bytes_lower_bound", "compile_ms",

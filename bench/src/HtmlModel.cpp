@@ -31,6 +31,11 @@ Entry makeEntry(const json::Object &r, const std::string &source, size_t index) 
     e.spsMin = sps->getNumber("min");
     e.spsMax = sps->getNumber("max");
   }
+  if (const json::Object *ci = r.getObject("samples_per_sec_ci")) {
+    e.ciLow = ci->getNumber("low");
+    e.ciHigh = ci->getNumber("high");
+    e.ciLevel = ci->getNumber("level");
+  }
   e.kernels = r.getNumber("kernels_per_step");
   e.bytes = r.getNumber("memory_bytes_per_step");
   if (const json::Object *kinds = r.getObject("kernels_by_kind"))

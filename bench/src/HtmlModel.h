@@ -28,6 +28,8 @@ struct Entry {
   std::optional<int64_t> batch;
   int64_t gpus = 1;
   std::optional<double> sps, spsMin, spsMax, kernels, bytes;
+  /// The median's confidence interval; absent in reports from before it.
+  std::optional<double> ciLow, ciHigh, ciLevel;
   std::vector<std::pair<std::string, double>> kernelsByKind;
 };
 

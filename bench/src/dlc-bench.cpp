@@ -4,7 +4,11 @@
 // parameters are initialized from the seed and a synthetic batch is drawn
 // (not timed), `--warmup` steps run untimed, then `--steps` steps run
 // back to back between two clock reads; samples/s = batch x steps / elapsed.
-// The report gives the median over `--repeats` with min and max.
+// The report gives the median over `--repeats` with its bootstrap confidence
+// interval (Stats.h), min and max; speed-ups are called only where the
+// interval of their ratio excludes 1. A sweep compiles every configuration
+// first, then times its single-rank ones in rounds, one repeat of each per
+// round (Rounds.h), and records the host's other load per repeat.
 // What is not timed: parsing, compiling (reported separately as compile
 // time), planning, arena allocation, initialization and data synthesis.
 // Every repeat starts from the same parameters and batch, so its losses are
@@ -22,6 +26,7 @@
 #include "Report.h"
 #include "CpuBackend.h"
 #include "RunPlan.h"
+#include "Rounds.h"
 
 #include "dlc/InitAll.h"
 #include "dlc/Pipelines/Pipelines.h"
@@ -96,6 +101,15 @@ cl::opt<std::string> steps("steps", cl::desc("timed steps per repeat (default 10
 cl::opt<std::string> repeats("repeats",
     cl::desc("repeats of the timed loop; the median is reported (default 5)"),
     cl::value_desc("n"), cl::init("5"), cl::cat(category));
+cl::opt<std::string> confidence("confidence",
+    cl::desc("the level of the bootstrap confidence intervals of medians and speed-ups "
+             "(default 0.95)"),
+    cl::value_desc("x"), cl::init("0.95"), cl::cat(category));
+cl::opt<bool> quick("quick",
+    cl::desc("a first look: 2 warm-up steps, 10 timed steps, 3 repeats (each still "
+             "overridden by --warmup, --steps, --repeats); too few repeats for tight "
+             "intervals"),
+    cl::init(false), cl::cat(category));
 cl::opt<std::string> seed("seed", cl::desc("seed of parameters and synthetic data (default 0)"),
                           cl::value_desc("n"), cl::init("0"), cl::cat(category));
 cl::opt<std::string> optimizer("optimizer", cl::desc("sgd or adamw; default: the model's"),
@@ -263,11 +277,15 @@ cl::opt<bool> allowNonFinite("allow-nonfinite",
              "\"loss_finite\": false)"),
     cl::init(false), cl::cat(category));
 
+/// --quick: enough steps to see a configuration run and roughly how fast,
+/// and the fewest repeats that give an interval at all.
+constexpr int64_t kQuickWarmup = 2, kQuickSteps = 10, kQuickRepeats = 3;
+
 /// The numeric options, checked (readNumbers); absent optional ones empty.
 struct Numbers {
   int64_t warmup = 20, steps = 100, repeats = 5, seed = 0;
   std::optional<double> lr, firstBucketMb, peakTflops;
-  double bucketMb = 25, lossScale = 65536;
+  double bucketMb = 25, lossScale = 65536, confidence = bench::kConfidenceLevel;
   int64_t lossScaleGrowthInterval = 2000;
 };
 Numbers numbers;
@@ -288,12 +306,23 @@ std::string readNumbers() {
       return;
     out = bench::parseRealOption("--" + option.ArgStr.str(), option, range, error);
   };
-  integer(warmup, 0, numbers.warmup);
-  integer(steps, 1, numbers.steps);
-  integer(repeats, 1, numbers.repeats);
+  // --quick's preset, where the option itself was not given.
+  if (quick) {
+    numbers.warmup = kQuickWarmup;
+    numbers.steps = kQuickSteps;
+    numbers.repeats = kQuickRepeats;
+  }
+  if (!quick || warmup.getNumOccurrences())
+    integer(warmup, 0, numbers.warmup);
+  if (!quick || steps.getNumOccurrences())
+    integer(steps, 1, numbers.steps);
+  if (!quick || repeats.getNumOccurrences())
+    integer(repeats, 1, numbers.repeats);
   integer(seed, 0, numbers.seed);
   integer(lossScaleGrowthInterval, 1, numbers.lossScaleGrowthInterval);
-  std::optional<double> bucket, scale;
+  std::optional<double> bucket, scale, level;
+  real(confidence, {0, /*minInclusive=*/false, 0.999}, level);
+  numbers.confidence = level.value_or(numbers.confidence);
   real(lr, {0, /*minInclusive=*/true}, numbers.lr);
   real(bucketMb, {}, bucket);
   real(firstBucketMb, {}, numbers.firstBucketMb);
@@ -391,19 +420,18 @@ struct Configuration {
 /// result's status says where.
 constexpr int kInterrupted = -1;
 
-/// Compiles the model for one configuration (or reads the .plan), runs it
-/// and fills `result`; returns a non-zero exit code after an error, or
-/// kInterrupted.
-int runConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
-                     const std::string &kernelDir, const std::string &progressLabel,
-                     bench::Result &result) {
+/// Compiles the model for one configuration (or reads the .plan) into
+/// `plan`, and fills `result`'s counts; returns a non-zero exit code after
+/// an error.
+int compileConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
+                         const std::string &kernelDir, rt::Plan &plan,
+                         bench::Result &result) {
   const std::string &modelPath = c.model, &precision = c.precision, &fusion = c.fusion,
                     &layout = c.layout;
   int64_t batch = c.batch, gpus = c.gpus;
   // Compile: parse, specialize the batch, differentiate, lower to a plan.
   // A .plan file was compiled already (perhaps on another machine): run it.
   auto compileStart = std::chrono::steady_clock::now();
-  rt::Plan plan;
   mlir::dlc::PlanStats stats;
   // The configuration's name in reports: the strategy, then any pipeline.
   std::string named = fusion == "paddle" && paddleRelaxGate ? "paddle-relaxed" : fusion;
@@ -544,10 +572,14 @@ int runConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
     return fail(error);
   result.peakTflops = peak.tflops;
   result.peakName = peak.name;
+  result.confidence = numbers.confidence;
+  return 0;
+}
 
-  if (compileOnly)
-    return 0;
-
+/// Runs a compiled configuration, all its repeats in a row, into `result`;
+/// returns a non-zero exit code after an error, or kInterrupted.
+int runConfiguration(const rt::Plan &plan, const std::string &progressLabel,
+                     bench::Result &result) {
   bench::RunOptions options = runOptions();
   options.progressLabel = progressLabel;
   rt::Status ran = bench::runPlan(plan, options, result);
@@ -595,7 +627,8 @@ int benchMain(int argc, char **argv) {
       "  dlc-bench compare BEFORE.json AFTER.json\n"
       "  dlc-bench report A.json [B.json ...] -o report.html\n"
       "  dlc-bench gpus [PRECISION]   (the known GPU peaks --gpu picks from)\n\n"
-      "Reports samples/s (median, min, max over --repeats), step time,\n"
+      "Reports samples/s (median over --repeats with its bootstrap confidence\n"
+      "interval, min and max), step time,\n"
       "kernels per step, arena bytes and the loss at the first and last step.\n");
 
   // Before --fusion is checked: a plugin may register strategies.
@@ -843,48 +876,124 @@ int benchMain(int argc, char **argv) {
     r.status = "not run (" + bench::interruptName() + ")";
     return r;
   };
+  // Each configuration's slot in the report, in the sweep's order; `done`
+  // once its figures are final (finished, carried over, or compiled only).
+  std::vector<bench::Result> slots(sweep.size());
+  std::vector<bool> done(sweep.size(), false);
+  // The report so far: what is done, for the file rewritten during a sweep.
+  auto writeDone = [&]() -> int {
+    if (sweep.size() < 2 || outputPath == "-")
+      return 0;
+    results.clear();
+    for (size_t i = 0; i < sweep.size(); ++i)
+      if (done[i])
+        results.push_back(slots[i]);
+    return writeOutputs();
+  };
+  auto label = [&](size_t i) {
+    return sweep.size() > 1 ? "[" + std::to_string(i + 1) + "/" +
+                                  std::to_string(sweep.size()) + "] " +
+                                  sweep[i].displayName(models) + ": "
+                            : std::string();
+  };
+  // Compile every configuration first, so that a sweep fails before any
+  // timing if one of them does not compile.
+  std::vector<rt::Plan> plans(sweep.size());
+  bool stopped = false;
   for (size_t i = 0; i < sweep.size(); ++i) {
     const Configuration &c = sweep[i];
     if (bench::interruptSignal()) {
       for (size_t j = i; j < sweep.size(); ++j)
-        results.push_back(notRun(sweep[j]));
+        slots[j] = notRun(sweep[j]);
+      stopped = true;
       break;
     }
-    // A sweep dumps each configuration's kernels apart, and its progress
-    // line says which configuration runs.
-    std::string kernelDir = dumpKernels, label;
-    if (sweep.size() > 1) {
-      if (!kernelDir.empty())
-        kernelDir += "/" + c.directoryName(models);
-      label = "[" + std::to_string(results.size() + 1) + "/" + std::to_string(sweep.size()) +
-              "] " + c.displayName(models) + ": ";
-    }
-    if (std::string done = finishedRun(c); !done.empty()) {
-      bench::Result carried;
-      carried.json = std::move(done);
-      results.push_back(std::move(carried));
+    if (std::string finishedJson = finishedRun(c); !finishedJson.empty()) {
+      slots[i].json = std::move(finishedJson);
+      done[i] = true;
       ++resumed;
       continue;
     }
-    bench::Provenance started = bench::currentProvenance(argc, argv);
-    bench::Result result;
-    int rc = runConfiguration(c, fromPlan, batchList.getNumOccurrences() > 0, kernelDir, label,
-                              result);
+    // A sweep dumps each configuration's kernels apart.
+    std::string kernelDir = dumpKernels;
+    if (sweep.size() > 1 && !kernelDir.empty())
+      kernelDir += "/" + c.directoryName(models);
+    slots[i].provenance = bench::currentProvenance(argc, argv);
+    if (int rc = compileConfiguration(c, fromPlan, batchList.getNumOccurrences() > 0,
+                                      kernelDir, plans[i], slots[i]))
+      return rc;
+    if (compileOnly) {
+      done[i] = true;
+      if (i + 1 < sweep.size())
+        if (int written = writeDone())
+          return written;
+    }
+  }
+  // Then time them: single-rank configurations of a sweep in rounds
+  // (Rounds.h), data-parallel ones after, each's repeats in a row.
+  std::vector<size_t> inRounds, inRow;
+  for (size_t i = 0; i < sweep.size() && !compileOnly && !stopped; ++i)
+    if (!done[i])
+      (rt::planRanks(plans[i]) == 1 && rt::launchedProcesses() <= 1 ? inRounds : inRow)
+          .push_back(i);
+  if (inRounds.size() < 2) {
+    inRow.insert(inRow.end(), inRounds.begin(), inRounds.end());
+    std::sort(inRow.begin(), inRow.end());
+    inRounds.clear();
+  }
+  if (!inRounds.empty()) {
+    std::vector<bench::RoundEntry> entries;
+    for (size_t i : inRounds) {
+      bench::RoundEntry e;
+      e.plan = &plans[i];
+      e.result = &slots[i];
+      e.options = runOptions();
+      e.options.progressLabel = label(i);
+      e.name = sweep[i].displayName(models);
+      entries.push_back(std::move(e));
+    }
+    rt::Status ran = bench::runInRounds(entries, numbers.repeats, [&](size_t k) {
+      size_t i = inRounds[k];
+      done[i] = true;
+      if (std::string warning = bench::nonFiniteLossWarning(slots[i]);
+          !warning.empty() && rt::launchedRank() == 0)
+        llvm::errs() << ("dlc-bench: warning: " + warning + "\n");
+      if (writeDone())
+        return rt::Status(rt::StatusCode::kInvalidArgument, "");
+      return rt::Status::ok();
+    });
+    if (!ran.isOk() && !bench::interruptSignal())
+      return ran.message().empty() ? 1 : fail(ran.message());
+    if (!ran.isOk()) {
+      stopped = true;
+      for (size_t i : inRow)
+        slots[i] = notRun(sweep[i]);
+    }
+  }
+  for (size_t i : inRow) {
+    if (stopped)
+      break;
+    if (bench::interruptSignal()) {
+      for (size_t j : inRow)
+        if (!done[j])
+          slots[j] = notRun(sweep[j]);
+      break;
+    }
+    int rc = runConfiguration(plans[i], label(i), slots[i]);
     if (rc == kInterrupted) {
-      result.provenance = started;
-      results.push_back(std::move(result));
-      for (size_t j = i + 1; j < sweep.size(); ++j)
-        results.push_back(notRun(sweep[j]));
+      for (size_t j : inRow)
+        if (!done[j] && j != i)
+          slots[j] = notRun(sweep[j]);
       break;
     }
     if (rc)
       return rc;
-    result.provenance = started;
-    results.push_back(std::move(result));
-    if (sweep.size() > 1 && outputPath != "-" && i + 1 < sweep.size())
-      if (int written = writeOutputs())
+    done[i] = true;
+    if (i != inRow.back())
+      if (int written = writeDone())
         return written;
   }
+  results = std::move(slots);
   if (resume && rt::launchedRank() == 0)
     llvm::errs() << "dlc-bench: --resume: " << resumed << " of " << sweep.size()
                  << " configurations were finished in " << outputPath << " and kept\n";

@@ -11,7 +11,8 @@ The JSON files are given in the order the page merged them (one file for
     (otherwise the paragraph saying why it is absent);
   - draws one throughput bar per configuration with samples/s, one kernels
     bar per configuration with a kernel count and one bytes bar per
-    configuration with a byte count, whose data-* figures equal the JSON's;
+    configuration with a byte count, whose data-* figures equal the JSON's
+    (the throughput bars' confidence interval too, where the JSON has one);
   - has a speed-up point per (configuration, panel) whose samples/s equals
     the JSON's and whose speed-up is samples/s over the 1-GPU samples/s;
   - lists every leaf of every configuration's JSON in its figures table,
@@ -105,9 +106,11 @@ def timing(field):
     last = field.split(".")[-1]
     return (field.split(".")[0] in ("samples_per_sec", "step_ms", "achieved_tflops", "mfu",
                                     "compile_ms", "date", "command",
-                                    "host_cpu_utilization_percent")
+                                    "host_cpu_utilization_percent", "samples_per_sec_ci",
+                                    "step_ms_ci", "host_load_percent", "host_load_varied")
             or (field.startswith("repeat_results[") and last in ("samples_per_sec",
-                                                                   "step_ms")))
+                                                                   "step_ms",
+                                                                   "host_load_percent")))
 
 
 def number(text):
@@ -198,6 +201,14 @@ def main():
                     continue
                 if have is None or number(have) != want:
                     problems.append("%s %s: page %s, JSON %s" % (cid, attr, have, want))
+            # The whiskers' confidence interval, where the report has one.
+            ci = r.get("samples_per_sec_ci") or {}
+            for attr, key in (("data-ci-low", "low"), ("data-ci-high", "high")):
+                if ci.get(key) is None or timing_differs:
+                    continue
+                have = got[0].get(attr)
+                if have is None or number(have) != ci[key]:
+                    problems.append("%s %s: page %s, JSON %s" % (cid, attr, have, ci[key]))
         # Kernels and bytes, and the kernels' split by kind.
         for bars_of, field, attr, name in ((kernel_bars, "kernels_per_step", "data-kernels",
                                             "kernel bars"),
