@@ -72,7 +72,7 @@ bool resolve(const PredictCommandOptions &c, PredictOptions &o, std::string &err
   if (file.empty()) {
     namespace fs = std::filesystem;
     fs::path dir = DLC_CALIBRATION_DIR;
-    for (const std::string &name : {lower(o.gpu->name), std::string("h100-sxm")})
+    for (const std::string &name : {lower(o.gpu->name), std::string("h100")})
       if (fs::exists(dir / (name + ".json"))) {
         file = (dir / (name + ".json")).string();
         break;

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CalibrateCommand.h"
 #include "Compare.h"
 #include "GpuPeaks.h"
 #include "Html.h"
@@ -600,6 +601,11 @@ int benchMain(int argc, char **argv) {
   // dlc-bench report A.json [B.json ...] [-o report.html]; dlc-bench gpus
   if (argc >= 2 && llvm::StringRef(argv[1]) == "report")
     return bench::runReport(std::vector<std::string>(argv + 2, argv + argc), std::cerr);
+  if (argc >= 2 && llvm::StringRef(argv[1]) == "calibrate") {
+    mlir::dlc::registerAllPasses();
+    return bench::runCalibrate(std::vector<std::string>(argv + 2, argv + argc), std::cout,
+                               std::cerr);
+  }
   if (argc >= 2 && llvm::StringRef(argv[1]) == "networks")
     return bench::runNetworks(std::cout);
   if (argc >= 2 && llvm::StringRef(argv[1]) == "gpus")

@@ -15,19 +15,19 @@ namespace dlc::rt::perf {
 
 const std::vector<std::string> &CostParams::names() {
   static const std::vector<std::string> n = {
-      "launch_overhead_s", "generated_mem_eff", "hand_written_mem_eff", "library_mem_eff",
-      "tensor_max_eff",    "cuda_core_max_eff", "half_flops"};
+      "launch_overhead_s", "generated_mem_eff", "reduction_mem_eff", "hand_written_mem_eff",
+      "library_mem_eff",   "tensor_max_eff",    "cuda_core_max_eff", "half_flops"};
   return n;
 }
 
 std::vector<double> CostParams::values() const {
-  return {launchOverhead, generatedMemEff, handWrittenMemEff, libraryMemEff,
-          tensorMaxEff,   cudaCoreMaxEff,  halfFlops};
+  return {launchOverhead, generatedMemEff, reductionMemEff, handWrittenMemEff,
+          libraryMemEff,  tensorMaxEff,    cudaCoreMaxEff,  halfFlops};
 }
 
 void CostParams::setValues(const std::vector<double> &v) {
-  double *fields[] = {&launchOverhead, &generatedMemEff, &handWrittenMemEff, &libraryMemEff,
-                      &tensorMaxEff,   &cudaCoreMaxEff,  &halfFlops};
+  double *fields[] = {&launchOverhead, &generatedMemEff, &reductionMemEff, &handWrittenMemEff,
+                      &libraryMemEff,  &tensorMaxEff,    &cudaCoreMaxEff,  &halfFlops};
   for (size_t i = 0; i < v.size() && i < std::size(fields); ++i)
     *fields[i] = v[i];
 }
@@ -59,6 +59,7 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
     std::vector<int32_t> produced, read;
     for (size_t k : d.launch.kernels) {
       const PlanKernel &kernel = plan.kernels[k];
+      c.reduction |= d.path == "generated" && kernel.opClass == OpClass::kReduction;
       int64_t macs = kernelMacs(plan, kernel);
       if (macs > 0) {
         c.flops += 2.0 * static_cast<double>(macs);
@@ -110,7 +111,8 @@ double predictSeconds(const LaunchCost &launch, const DeviceSpec &device,
                       const CostParams &params, bool tf32) {
   if (launch.allReduceBytes >= 0)
     return 0;
-  double memEff = launch.path == "generated"      ? params.generatedMemEff
+  double memEff = launch.reduction                ? params.reductionMemEff
+                  : launch.path == "generated"    ? params.generatedMemEff
                   : launch.path == "hand-written" ? params.handWrittenMemEff
                                                   : params.libraryMemEff;
   double memory = launch.bytes / (device.memoryBandwidth * memEff);

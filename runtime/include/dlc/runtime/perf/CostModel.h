@@ -6,6 +6,8 @@
 //   t = overhead + max(flops / (peak(dtype) x eff_c(flops)),
 //                      bytes / (bandwidth x eff_m(path)))
 //   eff_c(F) = maxEff(precision) x F / (F + halfFlops)
+//   eff_m(path): one fraction of DRAM bandwidth per path (generated,
+//                generated with a reduction, hand-written, library)
 //
 // a roofline with a fixed cost per launch, where the compute ceiling of a
 // GEMM or convolution rises with its size (small problems fill few SMs).
@@ -43,6 +45,7 @@ struct DeviceSpec {
 struct CostParams {
   double launchOverhead = 2e-6;   ///< s per launch (graph replay, prologue, tail)
   double generatedMemEff = 0.9;   ///< of DRAM bandwidth: generated kernels
+  double reductionMemEff = 0.5;   ///< generated kernels holding a reduction
   double handWrittenMemEff = 0.5; ///< hand-written kernels
   double libraryMemEff = 0.6;     ///< library calls without a contraction (batch norm)
   double tensorMaxEff = 0.6;      ///< GEMM / convolution ceiling on tensor cores
@@ -62,6 +65,9 @@ struct LaunchCost {
   std::string path;  ///< generated, cublaslt, cudnn, hand-written, host-fallback, nccl
   std::string label; ///< launchLabel
   double flops = 0, bytes = 0;
+  /// A generated launch holding a reduction (column sums reduce across
+  /// threads, a copy's traffic does not).
+  bool reduction = false;
   /// The contraction's operand type (f32, f16, bf16); "" without one.
   std::string contractionType;
   /// An all-reduce: the bytes each rank sends, and the launch that waits for
