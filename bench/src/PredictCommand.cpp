@@ -90,8 +90,15 @@ bool resolve(const PredictCommandOptions &c, PredictOptions &o, std::string &err
 
 } // namespace
 
-void recordForPrediction(const rt::Plan &plan, const std::string &layout, int64_t gpus) {
+void recordForPrediction(const rt::Plan &plan, int64_t gpus) {
   PredictInput in;
+  // The layout its convolutions and batch norms run in, as reports name it.
+  std::string layout;
+  for (const rt::PlanKernel &k : plan.kernels)
+    if (k.op.rfind("conv2d", 0) == 0 || k.opClass == rt::OpClass::kBatchNormalization) {
+      layout = rt::kernelLayout(k);
+      break;
+    }
   in.model = plan.model;
   in.precision = plan.precision;
   in.fusion = plan.fusion;

@@ -28,7 +28,7 @@ struct PredictCommandOptions {
 };
 
 /// Keeps what the cost model needs of one compiled configuration.
-void recordForPrediction(const rt::Plan &plan, const std::string &layout, int64_t gpus);
+void recordForPrediction(const rt::Plan &plan, int64_t gpus);
 
 /// "" when the options can predict, else the error (before any compile).
 std::string checkPredictOptions(const PredictCommandOptions &options);

@@ -550,6 +550,11 @@ int runConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
                    << "/host (C++ for the CPU backend)\n";
   }
 
+  // --predict routes the plan itself: describing it would route it twice.
+  if (predict) {
+    bench::recordForPrediction(plan, gpus);
+    return 0;
+  }
   // The plan's own description (its model, precision, strategy, batch,
   // optimizer, counts), then what only the compiler knows.
   result.optimizer = optimizer;
@@ -565,10 +570,6 @@ int runConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
   result.peakTflops = peak.tflops;
   result.peakName = peak.name;
 
-  if (predict) {
-    bench::recordForPrediction(plan, result.layout.empty() ? layout : result.layout, gpus);
-    return 0;
-  }
   if (compileOnly)
     return 0;
 
