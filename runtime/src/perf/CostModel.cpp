@@ -38,9 +38,8 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
   for (size_t l = 0; l < device.size(); ++l)
     for (size_t k : device[l].launch.kernels)
       launchOf[k] = static_cast<int64_t>(l);
-  // Bytes per launch, as launchMemoryBytes counts the whole step: the
-  // difference of the step with and without each launch is not what we
-  // want, so count each launch's own reads and exported writes.
+  // Bytes per launch by launchMemoryBytes' rule (inputs read once, values
+  // that leave the launch written once), which only gives the step's total.
   std::vector<std::vector<int64_t>> readers(plan.buffers.size());
   for (size_t i = 0; i < plan.kernels.size(); ++i)
     for (int32_t id : plan.kernels[i].inputs)
@@ -119,10 +118,10 @@ double predictSeconds(const LaunchCost &launch, const DeviceSpec &device,
   double compute = 0;
   if (launch.flops > 0) {
     double peak = contractionPeak(device, launch.contractionType, tf32);
-    // A contraction on the CUDA cores (no tensor unit for its type): fp32.
-    bool tensor = peak != device.fp32Flops;
+    // No tensor unit for its type (bf16 on Volta): the CUDA cores.
     if (peak <= 0)
       peak = device.fp32Flops;
+    bool tensor = peak != device.fp32Flops;
     double ceiling = tensor ? params.tensorMaxEff : params.cudaCoreMaxEff;
     double eff = ceiling * launch.flops / (launch.flops + params.halfFlops);
     compute = launch.flops / (peak * eff);
