@@ -110,9 +110,12 @@ double predictSeconds(const LaunchCost &launch, const DeviceSpec &device,
                       const CostParams &params, bool tf32) {
   if (launch.allReduceBytes >= 0)
     return 0;
+  // libraryMemEff is batch norm's; a GEMM's or convolution's operands
+  // stream as a generated kernel's do.
   double memEff = launch.reduction                ? params.reductionMemEff
                   : launch.path == "generated"    ? params.generatedMemEff
                   : launch.path == "hand-written" ? params.handWrittenMemEff
+                  : launch.flops > 0              ? params.generatedMemEff
                                                   : params.libraryMemEff;
   double memory = launch.bytes / (device.memoryBandwidth * memEff);
   double compute = 0;

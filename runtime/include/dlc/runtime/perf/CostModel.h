@@ -6,8 +6,9 @@
 //   t = overhead + max(flops / (peak(dtype) x eff_c(flops)),
 //                      bytes / (bandwidth x eff_m(path)))
 //   eff_c(F) = maxEff(precision) x F / (F + halfFlops)
-//   eff_m(path): one fraction of DRAM bandwidth per path (generated,
-//                generated with a reduction, hand-written, library)
+//   eff_m(path): one fraction of DRAM bandwidth per path (generated and
+//                contractions, generated with a reduction, hand-written,
+//                library calls without a contraction)
 //
 // a roofline with a fixed cost per launch, where the compute ceiling of a
 // GEMM or convolution rises with its size (small problems fill few SMs).
