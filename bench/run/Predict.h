@@ -1,4 +1,4 @@
-//===- Predict.h - dlc-bench --predict: step time on GPUs we do not have -*- C++ -*-===//
+//===- Predict.h - step time on GPUs we do not have ------------*- C++ -*-===//
 //
 // Each configuration of a sweep, compiled for the CUDA backend's routing,
 // gets its launches' predicted times on `--gpu` (CostModel.h), and each GPU

@@ -1,4 +1,4 @@
-//===- CalibrateCommand.h - dlc-bench calibrate: fit the cost model -*- C++ -*-===//
+//===- CalibrateCommand.h - dlc-bench calibrate -----------------*- C++ -*-===//
 
 #ifndef DLC_BENCH_CALIBRATECOMMAND_H
 #define DLC_BENCH_CALIBRATECOMMAND_H

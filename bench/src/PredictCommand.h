@@ -1,4 +1,4 @@
-//===- PredictCommand.h - dlc-bench --predict, from the driver's side -*- C++ -*-===//
+//===- PredictCommand.h - --predict, from the driver's side ----*- C++ -*-===//
 //
 // The driver compiles every configuration of the sweep as usual and hands
 // each plan here (recordForPrediction) instead of running it; at the end
