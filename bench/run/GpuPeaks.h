@@ -24,6 +24,13 @@ struct GpuPeak {
   double tf32;             ///< TF32 tensor cores
   double fp16;             ///< FP16 tensor cores, FP32 accumulate
   double bf16;             ///< BF16 tensor cores, FP32 accumulate
+  // The rest of the device description the cost model reads
+  // (dlc/runtime/perf/CostModel.h), from the same datasheets.
+  double memoryGBs;        ///< DRAM (HBM / GDDR) bandwidth, GB/s
+  double l2MB;             ///< L2 cache, MB
+  int sms;                 ///< streaming multiprocessors
+  double nvlinkGBs;        ///< NVLink per GPU, GB/s each direction (0: none)
+  double pcieGBs;          ///< host interface, GB/s each direction
 };
 
 /// Every GPU the table knows, in the order `--gpu` lists them.
@@ -55,7 +62,8 @@ struct ChosenPeak {
 bool choosePeak(const std::string &gpu, const std::string &precision, Fp32Peak fp32,
                 double given, ChosenPeak &peak, std::string &error);
 
-/// The table itself, one GPU a line: name, FP32, TF32, FP16, BF16, product.
+/// The table itself, one GPU a line: name, FP32, TF32, FP16, BF16, memory
+/// bandwidth, L2, SMs, NVLink, PCIe, product.
 void writeGpuTable(std::ostream &os);
 
 /// `dlc-bench gpus [PRECISION [fp32|tf32]]`: the table, or the peak each GPU

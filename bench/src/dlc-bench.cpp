@@ -16,13 +16,16 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CalibrateCommand.h"
 #include "Compare.h"
 #include "GpuPeaks.h"
 #include "Html.h"
 #include "Interrupt.h"
 #include "Json.h"
+#include "Networks.h"
 #include "NonFinite.h"
 #include "NumericOption.h"
+#include "PredictCommand.h"
 #include "Report.h"
 #include "CpuBackend.h"
 #include "RunPlan.h"
@@ -271,6 +274,37 @@ cl::opt<bool> resume("resume",
              "(a sweep that was interrupted, or a smaller one) and run only the others; "
              "the new report holds both, in the sweep's order"),
     cl::init(false), cl::cat(category));
+
+// --predict and its options: PredictCommand.cpp.
+cl::opt<bool> predict("predict",
+    cl::desc("predict each configuration's step on --gpu (no GPU needed): the cost model "
+             "times the CUDA backend's launches, the data-parallel simulator each --gpus "
+             "count over --network; prints samples/s, speed-up, efficiency, exposed "
+             "communication and the top launches (docs/CostModel.md)"),
+    cl::init(false), cl::cat(category));
+cl::opt<std::string> networkName("network",
+    cl::desc("with --predict: the interconnect (`dlc-bench networks` lists them; default "
+             "nvlink, one node)"),
+    cl::init("nvlink"), cl::cat(category));
+cl::opt<std::string> gpusPerNode("gpus-per-node",
+    cl::desc("with --predict: GPUs in a node (default 8)"), cl::value_desc("n"),
+    cl::init("8"), cl::cat(category));
+cl::opt<std::string> measuredStepMs("measured-step-ms",
+    cl::desc("with --predict: the measured one-GPU step time in ms, replacing the predicted "
+             "one (every launch scaled alike), to check the scaling model alone"),
+    cl::value_desc("ms"), cl::init(""), cl::cat(category));
+cl::opt<std::string> costModelFile("cost-model",
+    cl::desc("with --predict: the cost model's parameters, as `dlc-bench calibrate` writes "
+             "them (default: bench/calibration/<gpu>.json if there, else the defaults)"),
+    cl::value_desc("file"), cl::init(""), cl::cat(category));
+cl::opt<std::string> allReduceAlgorithm("all-reduce-algorithm",
+    cl::desc("with --predict: ring (default, NCCL's flat ring), hierarchical-ring or tree"),
+    cl::init("ring"), cl::cat(category));
+cl::opt<std::string> rankStepVariation("rank-step-variation",
+    cl::desc("with --predict: the spread of per-rank step times (standard deviation over "
+             "mean); the slowest of N ranks sets a synchronous step's pace (default: the "
+             "fitted constant of docs/CostModel.md)"),
+    cl::value_desc("x"), cl::init(""), cl::cat(category));
 
 cl::opt<bool> allowNonFinite("allow-nonfinite",
     cl::desc("exit 0 even when a loss is NaN or infinite (the report still says "
@@ -558,6 +592,11 @@ int compileConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
                    << "/host (C++ for the CPU backend)\n";
   }
 
+  // --predict routes the plan itself: describing it would route it twice.
+  if (predict) {
+    bench::recordForPrediction(plan, gpus);
+    return 0;
+  }
   // The plan's own description (its model, precision, strategy, batch,
   // optimizer, counts), then what only the compiler knows.
   result.optimizer = optimizer;
@@ -609,6 +648,13 @@ int benchMain(int argc, char **argv) {
   // dlc-bench report A.json [B.json ...] [-o report.html]; dlc-bench gpus
   if (argc >= 2 && llvm::StringRef(argv[1]) == "report")
     return bench::runReport(std::vector<std::string>(argv + 2, argv + argc), std::cerr);
+  if (argc >= 2 && llvm::StringRef(argv[1]) == "calibrate") {
+    mlir::dlc::registerAllPasses();
+    return bench::runCalibrate(std::vector<std::string>(argv + 2, argv + argc), std::cout,
+                               std::cerr);
+  }
+  if (argc >= 2 && llvm::StringRef(argv[1]) == "networks")
+    return bench::runNetworks(std::cout);
   if (argc >= 2 && llvm::StringRef(argv[1]) == "gpus")
     return bench::runGpus(std::vector<std::string>(argv + 2, argv + argc), std::cout,
                           std::cerr);
@@ -690,10 +736,22 @@ int benchMain(int argc, char **argv) {
                            error))
       return fail(error);
   }
+  if (predict) {
+    // Predictions route every launch as the CUDA backend would.
+    if (backend.getNumOccurrences() && backend != "cuda")
+      return fail("--predict predicts the CUDA backend's step; leave out --backend " + backend);
+    backend = "cuda";
+    if (std::string error = bench::checkPredictOptions(
+            {gpuName, networkName, gpusPerNode, measuredStepMs, costModelFile,
+             allReduceAlgorithm, rankStepVariation, tf32, !noOverlap, *reportFormat,
+             outputPath});
+        !error.empty())
+      return fail(error);
+  }
   if (backend == "cuda") {
     // Before compiling anything: without a device there is nothing to time.
     auto devices = rt::listCudaDevices();
-    if (!devices.isOk() && !compileOnly)
+    if (!devices.isOk() && !compileOnly && !predict)
       return fail("--backend cuda: " + devices.status().message());
   }
   if (!bench::isCpuBackend(backend) && backend != "cuda")
@@ -716,6 +774,9 @@ int benchMain(int argc, char **argv) {
                   " (or left out); sweep GPU counts with one mpirun each, or without "
                   "mpirun, where the ranks run as threads");
   }
+  // --predict compares each GPU count with one GPU: compile that too.
+  if (predict && !llvm::is_contained(gpuCounts, 1))
+    gpuCounts.insert(gpuCounts.begin(), 1);
   if (gradCompression != "none" && gradCompression != "fp16" && gradCompression != "bf16")
     return fail("unknown --grad-compression '" + gradCompression + "' (none, fp16, bf16)");
   // Every combination, model slowest, then precision, then fusion, then
@@ -733,6 +794,11 @@ int benchMain(int argc, char **argv) {
   bool fromPlan = llvm::any_of(modelPaths, [](const std::string &path) {
     return llvm::StringRef(path).ends_with(".plan");
   });
+  if (predict && fromPlan)
+    return fail("--predict compiles the model for every --gpus count: give the model file, "
+                "not a .plan");
+  if (predict && resume)
+    return fail("--resume keeps timed configurations; --predict times none");
   // Every model is there before the first one runs for an hour.
   for (const std::string &path : modelPaths)
     if (!std::ifstream(path))
@@ -929,6 +995,12 @@ int benchMain(int argc, char **argv) {
           return written;
     }
   }
+  // --predict times nothing: every configuration is compiled and recorded.
+  if (predict && !stopped)
+    return bench::writePrediction({gpuName, networkName, gpusPerNode, measuredStepMs,
+                                   costModelFile, allReduceAlgorithm, rankStepVariation, tf32,
+                                   !noOverlap, *reportFormat, outputPath},
+                                  std::cerr);
   // Then time them: single-rank configurations of a sweep in rounds
   // (Rounds.h), data-parallel ones after, each's repeats in a row.
   std::vector<size_t> inRounds, inRow;

@@ -1,0 +1,83 @@
+//===- Predict.h - step time on GPUs we do not have ------------*- C++ -*-===//
+//
+// Each configuration of a sweep, compiled for the CUDA backend's routing,
+// gets its launches' predicted times on `--gpu` (CostModel.h), and each GPU
+// count of `--gpus` a simulated data-parallel step over `--network`
+// (StepSimulator.h). `--measured-step-ms` replaces the predicted one-GPU
+// step by a measured one (every compute launch scaled alike), so that the
+// scaling model can be checked alone against published tables.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_BENCH_PREDICT_H
+#define DLC_BENCH_PREDICT_H
+
+#include "GpuPeaks.h"
+#include "Networks.h"
+#include "Report.h"
+
+#include "dlc/runtime/perf/CostModel.h"
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace dlc::bench {
+
+/// The spread of per-rank step times, as a fraction of the step: the
+/// slowest of N ranks sets the pace of a synchronous step, about
+/// 1 + kRankStepVariation x E[max of N normals] times the one-GPU step.
+/// Fitted (docs/CostModel.md): the one constant of the scaling model that
+/// no datasheet gives.
+constexpr double kRankStepVariation = 0.06;
+
+/// One compiled configuration, as the cost model sees it.
+struct PredictInput {
+  std::string model, precision, fusion, layout;
+  int64_t batch = 0, gpus = 1;
+  std::vector<rt::perf::LaunchCost> launches;
+};
+
+struct PredictOptions {
+  const GpuPeak *gpu = nullptr;
+  const NetworkSpec *network = nullptr;
+  int64_t gpusPerNode = 8;
+  std::optional<double> measuredStepMs;
+  rt::perf::CostParams params;
+  std::string paramsSource = "defaults"; ///< the calibration file, or "defaults"
+  bool tf32 = false, overlap = true;
+  rt::perf::AllReduceAlgorithm algorithm = rt::perf::AllReduceAlgorithm::kRing;
+  double rankVariation = kRankStepVariation;
+  int topLaunches = 5;
+};
+
+struct PredictedLaunch {
+  std::string label, kind, path;
+  double ms = 0;
+};
+
+struct Prediction {
+  std::string model, precision, fusion, layout;
+  int64_t batch = 0, gpus = 1, nodes = 1;
+  double stepMs = 0, computeMs = 0, commMs = 0, exposedCommMs = 0;
+  double samplesPerSec = 0, speedUp = 1, efficiency = 1;
+  int64_t allReduces = 0;
+  double allReduceBytes = 0;
+  std::vector<PredictedLaunch> top;
+  rt::perf::StepTimeline timeline;
+};
+
+rt::perf::DeviceSpec deviceSpecOf(const GpuPeak &gpu);
+
+/// Predictions for every input, each against the one-GPU input of the same
+/// model, precision, fusion, layout and batch (which must be among them).
+bool predictSweep(const std::vector<PredictInput> &inputs, const PredictOptions &options,
+                  std::vector<Prediction> &predictions, std::string &error);
+
+void writePredictions(std::ostream &os, const std::vector<Prediction> &predictions,
+                      const PredictOptions &options, Format format);
+
+} // namespace dlc::bench
+
+#endif // DLC_BENCH_PREDICT_H

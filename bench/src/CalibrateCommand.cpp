@@ -1,0 +1,312 @@
+//===- CalibrateCommand.cpp - dlc-bench calibrate: fit the cost model -----===//
+//
+// A profile (bench/calibration/profile_to_json.py writes them from the text
+// --profile prints) holds a measured configuration's device time by launch
+// kind and path, and its step time. Each configuration is compiled again
+// here for the CUDA backend, its launches grouped the same way, and the
+// parameters chosen to minimize, over every profile, the absolute log error
+// of each kind's time (weighted by its share of the profile) plus that of
+// the whole step: absolute, so that one kind no roofline explains (an
+// atomic scatter) does not drag every parameter toward it. The fit is coordinate descent in log space, each
+// parameter inside its physical range; a parameter no launch of the data
+// depends on keeps its default.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CalibrateCommand.h"
+
+#include "GpuPeaks.h"
+#include "Predict.h"
+
+#include "dlc/InitAll.h"
+#include "dlc/Pipelines/Pipelines.h"
+#include "dlc/Target/Plan/TrainToPlan.h"
+#include "dlc/runtime/perf/CostModel.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <map>
+
+namespace dlc::bench {
+
+namespace rp = rt::perf;
+
+namespace {
+
+struct Profile {
+  std::string path, modelFile, precision, fusion, layout, gpu;
+  int64_t batch = 0;
+  double stepMs = 0;
+  std::map<std::string, double> msByKind; // "kind [path]"
+  std::vector<rp::LaunchCost> launches;
+  rp::DeviceSpec device;
+};
+
+std::string kindKey(const std::string &kind, const std::string &path) {
+  return kind + " [" + path + "]";
+}
+
+bool readProfile(const std::string &path, Profile &p, std::string &error) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    error = "cannot open " + path;
+    return false;
+  }
+  auto json = llvm::json::parse((*buffer)->getBuffer());
+  if (!json) {
+    error = path + ": " + llvm::toString(json.takeError());
+    return false;
+  }
+  llvm::json::Object *o = json->getAsObject();
+  if (!o) {
+    error = path + ": not a JSON object";
+    return false;
+  }
+  p.path = path;
+  p.modelFile = o->getString("model_file").value_or("").str();
+  p.precision = o->getString("precision").value_or("fp32").str();
+  p.fusion = o->getString("fusion").value_or("none").str();
+  p.layout = o->getString("layout").value_or("auto").str();
+  p.gpu = o->getString("gpu").value_or("H100-SXM").str();
+  p.batch = o->getInteger("batch").value_or(0);
+  p.stepMs = o->getNumber("step_ms").value_or(0);
+  if (p.modelFile.empty() || p.batch <= 0 || p.stepMs <= 0) {
+    error = path + ": needs model_file, batch and step_ms";
+    return false;
+  }
+  if (llvm::json::Array *kinds = o->getArray("kinds"))
+    for (llvm::json::Value &k : *kinds)
+      if (llvm::json::Object *ko = k.getAsObject())
+        p.msByKind[kindKey(ko->getString("kind").value_or("").str(),
+                           ko->getString("path").value_or("").str())] +=
+            ko->getNumber("ms").value_or(0);
+  const GpuPeak *gpu = findGpu(p.gpu);
+  if (!gpu) {
+    error = path + ": unknown gpu '" + p.gpu + "'";
+    return false;
+  }
+  p.device = deviceSpecOf(*gpu);
+  return true;
+}
+
+/// Compiles the profile's configuration for one rank of the CUDA backend.
+bool compile(Profile &p, std::string &error) {
+  std::string file = p.modelFile;
+  if (!llvm::sys::path::is_absolute(file) && !std::ifstream(file))
+    file = std::string(DLC_SOURCE_DIR) + "/" + file;
+  mlir::DialectRegistry registry;
+  mlir::dlc::registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(file, &context);
+  if (!module) {
+    error = "cannot parse " + file;
+    return false;
+  }
+  mlir::PassManager pm(&context);
+  mlir::dlc::TrainStepOptions options;
+  options.batch = p.batch;
+  options.precision = p.precision;
+  options.layout = p.layout;
+  options.target = "cuda";
+  options.fusion = p.fusion;
+  if (mlir::dlc::TrainStepError e; failed(mlir::dlc::buildTrainStepPipeline(pm, options, e))) {
+    error = p.path + ": --" + e.option + ": " + e.message;
+    return false;
+  }
+  if (failed(pm.run(*module))) {
+    error = "cannot compile " + file;
+    return false;
+  }
+  std::string model = llvm::sys::path::stem(file).str();
+  mlir::FailureOr<rt::Plan> plan = mlir::dlc::lowerToPlan(*module, {model, p.precision, p.fusion});
+  if (failed(plan)) {
+    error = "cannot lower " + file;
+    return false;
+  }
+  p.launches = rp::planLaunchCosts(*plan);
+  return true;
+}
+
+/// Predicted ms by "kind [path]", and the step.
+std::map<std::string, double> predictKinds(const Profile &p, const rp::CostParams &params,
+                                           double &stepMs) {
+  std::map<std::string, double> ms;
+  stepMs = 0;
+  for (const rp::LaunchCost &l : p.launches) {
+    double t = rp::predictSeconds(l, p.device, params, /*tf32=*/false) * 1e3;
+    ms[kindKey(l.kind, l.path)] += t;
+    stepMs += t;
+  }
+  return ms;
+}
+
+double objective(const std::vector<Profile> &profiles, const rp::CostParams &params) {
+  double sum = 0;
+  for (const Profile &p : profiles) {
+    double step = 0;
+    std::map<std::string, double> predicted = predictKinds(p, params, step);
+    double total = 0;
+    for (const auto &[key, ms] : p.msByKind)
+      total += ms;
+    for (const auto &[key, ms] : p.msByKind) {
+      auto it = predicted.find(key);
+      if (it == predicted.end() || it->second <= 0 || ms <= 0)
+        continue;
+      sum += ms / total * std::fabs(std::log(it->second / ms));
+    }
+    sum += std::fabs(std::log(step / p.stepMs));
+  }
+  return sum;
+}
+
+/// Each parameter's range: efficiencies are fractions of a peak.
+constexpr double kLow[] = {0.5e-6, 0.05, 0.01, 0.01, 0.01, 0.02, 0.02, 1e6};
+constexpr double kHigh[] = {50e-6, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1e13};
+
+rp::CostParams fit(const std::vector<Profile> &profiles) {
+  rp::CostParams params;
+  std::vector<double> v = params.values();
+  double best = objective(profiles, params);
+  for (double step : {2.0, 1.4, 1.15, 1.05, 1.01})
+    for (int round = 0; round < 30; ++round) {
+      bool improved = false;
+      for (size_t i = 0; i < v.size(); ++i)
+        for (double f : {step, 1 / step}) {
+          std::vector<double> trial = v;
+          trial[i] = std::clamp(v[i] * f, kLow[i], kHigh[i]);
+          if (trial[i] == v[i])
+            continue;
+          rp::CostParams t;
+          t.setValues(trial);
+          double o = objective(profiles, t);
+          if (o < best - 1e-12) {
+            best = o, v = trial, improved = true;
+          }
+        }
+      if (!improved)
+        break;
+    }
+  params.setValues(v);
+  return params;
+}
+
+/// Predicted beside measured per launch kind, the largest first.
+void printKinds(std::ostream &os, const Profile &p, const rp::CostParams &params) {
+  double step = 0;
+  std::map<std::string, double> predicted = predictKinds(p, params, step);
+  std::vector<std::pair<double, std::string>> order;
+  for (const auto &[key, ms] : p.msByKind)
+    order.push_back({ms, key});
+  for (const auto &[key, ms] : predicted)
+    if (!p.msByKind.count(key))
+      order.push_back({0, key});
+  std::sort(order.rbegin(), order.rend());
+  os << "  " << p.path << ": by launch kind, measured / predicted ms\n";
+  for (const auto &[ms, key] : order) {
+    auto it = predicted.find(key);
+    double pr = it == predicted.end() ? 0 : it->second;
+    os << "    " << std::left << std::setw(44) << key << std::right << std::fixed
+       << std::setprecision(3) << std::setw(10) << ms << std::setw(10) << pr << "\n";
+  }
+}
+
+void printSteps(std::ostream &os, const char *title, const std::vector<Profile> &profiles,
+                const rp::CostParams &params) {
+  os << title << "\n"
+     << std::left << std::setw(46) << "profile" << std::right << std::setw(12) << "measured ms"
+     << std::setw(13) << "predicted ms" << std::setw(9) << "error" << "\n";
+  double worst = 0;
+  for (const Profile &p : profiles) {
+    double step = 0;
+    predictKinds(p, params, step);
+    double error = step / p.stepMs - 1;
+    worst = std::max(worst, std::fabs(error));
+    std::string name = llvm::sys::path::stem(p.modelFile).str() + " " + p.precision + " " +
+                       p.fusion + " " + p.layout + " b" + std::to_string(p.batch);
+    os << std::left << std::setw(46) << name << std::right << std::fixed << std::setprecision(2)
+       << std::setw(12) << p.stepMs << std::setw(13) << step << std::setw(8)
+       << std::setprecision(1) << error * 100 << "%\n";
+  }
+  os << "worst error " << std::fixed << std::setprecision(1) << worst * 100 << "%\n";
+}
+
+} // namespace
+
+int runCalibrate(const std::vector<std::string> &args, std::ostream &os, std::ostream &errors) {
+  std::string out;
+  std::vector<std::string> fitPaths, checkPaths;
+  bool check = false, kinds = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "-o" && i + 1 < args.size())
+      out = args[++i];
+    else if (args[i] == "--check")
+      check = true;
+    else if (args[i] == "--kinds")
+      kinds = true;
+    else if (args[i] == "--fit")
+      check = false;
+    else
+      (check ? checkPaths : fitPaths).push_back(args[i]);
+  }
+  if (fitPaths.empty()) {
+    errors << "usage: dlc-bench calibrate [-o OUT.json] [--kinds] PROFILE.json... [--check "
+              "PROFILE.json...]\n";
+    return 1;
+  }
+  std::vector<Profile> fitted, checked;
+  for (auto [paths, into] : {std::pair{&fitPaths, &fitted}, std::pair{&checkPaths, &checked}})
+    for (const std::string &path : *paths) {
+      Profile p;
+      std::string error;
+      if (!readProfile(path, p, error) || !compile(p, error)) {
+        errors << "dlc-bench calibrate: error: " << error << "\n";
+        return 1;
+      }
+      into->push_back(std::move(p));
+    }
+  rp::CostParams params = fit(fitted);
+  os << "fitted on " << fitted.size() << " profiles (objective "
+     << objective(fitted, params) << "):\n";
+  std::vector<double> v = params.values();
+  for (size_t i = 0; i < v.size(); ++i)
+    os << "  " << rp::CostParams::names()[i] << " = " << std::setprecision(4)
+       << std::defaultfloat << v[i] << "\n";
+  printSteps(os, "step time, profiles fitted on:", fitted, params);
+  if (!checked.empty())
+    printSteps(os, "step time, --check profiles (not fitted on):", checked, params);
+  if (kinds)
+    for (const std::vector<Profile> *set : {&fitted, &checked})
+      for (const Profile &p : *set)
+        printKinds(os, p, params);
+  if (!out.empty()) {
+    std::ofstream file(out);
+    file << "{\n  \"gpu\": \"" << fitted.front().device.name << "\",\n  \"profiles\": [";
+    for (size_t i = 0; i < fitted.size(); ++i)
+      file << (i ? ", " : "") << "\"" << fitted[i].path
+           << "\"";
+    file << "],\n";
+    for (size_t i = 0; i < v.size(); ++i)
+      file << "  \"" << rp::CostParams::names()[i] << "\": " << std::setprecision(6) << v[i]
+           << (i + 1 < v.size() ? ",\n" : "\n");
+    file << "}\n";
+    if (!file) {
+      errors << "dlc-bench calibrate: error: cannot write " << out << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
+
+} // namespace dlc::bench

@@ -1,0 +1,140 @@
+//===- PredictCommand.cpp - dlc-bench --predict, from the driver's side ---===//
+
+#include "PredictCommand.h"
+
+#include "NumericOption.h"
+#include "Predict.h"
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace dlc::bench {
+
+namespace {
+
+std::vector<PredictInput> &recorded() {
+  static std::vector<PredictInput> inputs;
+  return inputs;
+}
+
+std::string lower(std::string s) {
+  for (char &c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+/// The options, checked and resolved; false with `error`.
+bool resolve(const PredictCommandOptions &c, PredictOptions &o, std::string &error) {
+  if (c.gpu.empty()) {
+    error = "--predict needs --gpu NAME (" + knownGpuNames() + ")";
+    return false;
+  }
+  o.gpu = findGpu(c.gpu);
+  if (!o.gpu) {
+    error = "--gpu: unknown GPU '" + c.gpu + "'; the table knows " + knownGpuNames();
+    return false;
+  }
+  o.network = findNetwork(c.network);
+  if (!o.network) {
+    error = "--network: unknown network '" + c.network + "'; `dlc-bench networks` lists " +
+            knownNetworkNames();
+    return false;
+  }
+  auto perNode = parseIntegerOption("--gpus-per-node", c.gpusPerNode, {1}, error);
+  if (!perNode)
+    return false;
+  o.gpusPerNode = *perNode;
+  if (!c.measuredStepMs.empty()) {
+    o.measuredStepMs = parseRealOption("--measured-step-ms", c.measuredStepMs, {}, error);
+    if (!o.measuredStepMs)
+      return false;
+  }
+  if (!c.rankVariation.empty()) {
+    auto v = parseRealOption("--rank-step-variation", c.rankVariation, {0, true, 1}, error);
+    if (!v)
+      return false;
+    o.rankVariation = *v;
+  }
+  auto algorithm = rt::perf::parseAlgorithm(c.algorithm);
+  if (!algorithm) {
+    error = "--all-reduce-algorithm: unknown '" + c.algorithm +
+            "' (ring, hierarchical-ring, tree)";
+    return false;
+  }
+  o.algorithm = *algorithm;
+  o.tf32 = c.tf32;
+  o.overlap = c.overlap;
+  // The GPU's own calibration, else the H100's (the one GPU measured so
+  // far: its fitted efficiencies stand in), else the defaults.
+  std::string file = c.costModel;
+  if (file.empty()) {
+    namespace fs = std::filesystem;
+    fs::path dir = DLC_CALIBRATION_DIR;
+    for (const std::string &name : {lower(o.gpu->name), std::string("h100")})
+      if (fs::exists(dir / (name + ".json"))) {
+        file = (dir / (name + ".json")).string();
+        break;
+      }
+  }
+  if (!file.empty()) {
+    if (rt::Status s = rt::perf::readCostParams(file, o.params); !s.isOk()) {
+      error = "--cost-model: " + s.message();
+      return false;
+    }
+    o.paramsSource = std::filesystem::path(file).filename().string();
+  }
+  return true;
+}
+
+} // namespace
+
+void recordForPrediction(const rt::Plan &plan, int64_t gpus) {
+  PredictInput in;
+  // The layout its convolutions and batch norms run in, as reports name it.
+  std::string layout;
+  for (const rt::PlanKernel &k : plan.kernels)
+    if (k.op.rfind("conv2d", 0) == 0 || k.opClass == rt::OpClass::kBatchNormalization) {
+      layout = rt::kernelLayout(k);
+      break;
+    }
+  in.model = plan.model;
+  in.precision = plan.precision;
+  in.fusion = plan.fusion;
+  in.layout = layout;
+  in.batch = plan.batch;
+  in.gpus = gpus;
+  in.launches = rt::perf::planLaunchCosts(plan);
+  recorded().push_back(std::move(in));
+}
+
+std::string checkPredictOptions(const PredictCommandOptions &options) {
+  PredictOptions o;
+  std::string error;
+  resolve(options, o, error);
+  return error;
+}
+
+int writePrediction(const PredictCommandOptions &c, std::ostream &errors) {
+  PredictOptions o;
+  std::string error;
+  std::vector<Prediction> predictions;
+  if (!resolve(c, o, error) || !predictSweep(recorded(), o, predictions, error)) {
+    errors << "dlc-bench: error: " << error << "\n";
+    return 1;
+  }
+  if (c.output == "-") {
+    writePredictions(std::cout, predictions, o, c.format);
+    return std::cout ? 0 : 1;
+  }
+  std::ofstream out(c.output);
+  writePredictions(out, predictions, o, c.format);
+  if (!out) {
+    errors << "dlc-bench: error: cannot write " << c.output << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace dlc::bench
