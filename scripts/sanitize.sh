@@ -50,7 +50,7 @@ if [ ! -f "$B/build.ninja" ]; then
     { tail -30 "$B.configure.log"; echo "sanitize: configuring $B failed" >&2; exit 1; }
 fi
 targets=(TrainStepFuzz)
-[ $MODE = all ] && targets+=(dlc-opt dlc-bench dlc-run dlc-kernels DLCUnitTests DLCRuntimeTests)
+[ $MODE = all ] && targets+=(dlc-opt dlc-bench dlc-run dlc-kernels DLCUnitTests DLCRuntimeTests DLCBenchTests)
 cmake --build "$B" -j "${JOBS:-2}" --target "${targets[@]}" ||
   { echo "sanitize: building $B failed" >&2; exit 1; }
 echo "sanitize: built in $(( $(date +%s) - start )) s"
@@ -58,7 +58,7 @@ echo "sanitize: built in $(( $(date +%s) - start )) s"
 status=0
 if [ $MODE = all ]; then
   t=$(date +%s)
-  for test in DLCUnitTests DLCRuntimeTests; do
+  for test in DLCUnitTests DLCRuntimeTests DLCBenchTests; do
     "$B/bin/$test" --gtest_brief=1 >"$B/$test.log" 2>&1 ||
       { status=1; tail -60 "$B/$test.log"; echo "sanitize: $test FAILED" >&2; }
     grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$B/$test.log"
