@@ -68,14 +68,6 @@ const std::vector<GpuPeak> &knownGpus() {
 
 namespace {
 
-std::string canonical(const std::string &name) {
-  std::string out;
-  for (char c : name)
-    if (c != ' ' && c != '-' && c != '_')
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string lower(std::string s) {
   for (char &c : s)
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -84,19 +76,17 @@ std::string lower(std::string s) {
 
 } // namespace
 
-const GpuPeak *findGpu(const std::string &name) {
-  for (const GpuPeak &gpu : knownGpus())
-    if (canonical(gpu.name) == canonical(name))
-      return &gpu;
-  return nullptr;
+std::string canonicalName(const std::string &name) {
+  std::string out;
+  for (char c : name)
+    if (c != ' ' && c != '-' && c != '_')
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
-std::string knownGpuNames() {
-  std::string names;
-  for (const GpuPeak &gpu : knownGpus())
-    names += (names.empty() ? "" : ", ") + std::string(gpu.name);
-  return names;
-}
+const GpuPeak *findGpu(const std::string &name) { return findByName(knownGpus(), name); }
+
+std::string knownGpuNames() { return joinNames(knownGpus()); }
 
 bool choosePeak(const std::string &gpuName, const std::string &precision,
                 Fp32Peak fp32, double given, ChosenPeak &peak, std::string &error) {

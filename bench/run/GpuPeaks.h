@@ -33,6 +33,27 @@ struct GpuPeak {
   double pcieGBs;          ///< host interface, GB/s each direction
 };
 
+/// `name` without case, spaces, '-' or '_': how --gpu and --network match
+/// names ("h100 sxm" is H100-SXM).
+std::string canonicalName(const std::string &name);
+
+/// The entry of a table of named things (GPUs, networks) that `name` names,
+/// compared as canonicalName does; null if none.
+template <typename T> const T *findByName(const std::vector<T> &table, const std::string &name) {
+  for (const T &entry : table)
+    if (canonicalName(entry.name) == canonicalName(name))
+      return &entry;
+  return nullptr;
+}
+
+/// "A, B, C": a table's names, for errors.
+template <typename T> std::string joinNames(const std::vector<T> &table) {
+  std::string names;
+  for (const T &entry : table)
+    names += (names.empty() ? "" : ", ") + std::string(entry.name);
+  return names;
+}
+
 /// Every GPU the table knows, in the order `--gpu` lists them.
 const std::vector<GpuPeak> &knownGpus();
 

@@ -17,14 +17,6 @@ namespace dlc::bench {
 namespace {
 constexpr double kNvlinkLatency = 3.4e-6, kPcieLatency = 5.7e-6;
 constexpr double kNetLatencyUs = 9.6;
-
-std::string canonical(const std::string &name) {
-  std::string out;
-  for (char c : name)
-    if (c != ' ' && c != '-' && c != '_')
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 } // namespace
 
 const std::vector<NetworkSpec> &knownNetworks() {
@@ -52,18 +44,10 @@ const std::vector<NetworkSpec> &knownNetworks() {
 }
 
 const NetworkSpec *findNetwork(const std::string &name) {
-  for (const NetworkSpec &n : knownNetworks())
-    if (canonical(n.name) == canonical(name))
-      return &n;
-  return nullptr;
+  return findByName(knownNetworks(), name);
 }
 
-std::string knownNetworkNames() {
-  std::string names;
-  for (const NetworkSpec &n : knownNetworks())
-    names += (names.empty() ? "" : ", ") + std::string(n.name);
-  return names;
-}
+std::string knownNetworkNames() { return joinNames(knownNetworks()); }
 
 bool makeCluster(const GpuPeak &gpu, const NetworkSpec &network, int64_t gpus,
                  int64_t gpusPerNode, rt::perf::Cluster &cluster, std::string &error) {
