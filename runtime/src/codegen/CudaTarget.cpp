@@ -30,6 +30,7 @@ public:
   std::string afterPrelude() const override { return ""; }
   std::string tableBody(const char *cudaBody) const override { return cudaBody; }
   bool keepsRowValues() const override { return false; }
+  bool sumsColumnsByRows() const override { return false; }
 };
 } // namespace
 

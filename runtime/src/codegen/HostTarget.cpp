@@ -28,6 +28,13 @@ std::string partLoop(const std::string &var, const std::string &count) {
          var + "_end; ++" + var + ")";
 }
 
+/// The bounds and step of this part's share of `count` items, as the
+/// arguments (begin, end, inc) of a table kernel's per-segment update.
+std::string partRange(const std::string &count) {
+  return "dlc_part_begin(" + count + ", dlc_part, dlc_parts), dlc_part_begin(" + count +
+         ", dlc_part + 1, dlc_parts), 1LL";
+}
+
 class HostWriter final : public TargetWriter {
 public:
   std::string extraParams() const override { return ", int dlc_part, int dlc_parts"; }
@@ -57,14 +64,14 @@ public:
          "const long long *__restrict__ step, int dlc_part, int dlc_parts) {"},
         {"  const long long stride = (long long)gridDim.x * blockDim.x;\n", ""},
         {"  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n", ""},
-        {"for (long long i = first; i < seg.n; i += stride)", nullptr},
+        {"first, seg.n, stride", nullptr},
         {"for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total; "
          "q += stride)",
          nullptr}};
     std::string body = cudaBody;
     for (const auto &[from, to] : kRewrites) {
       std::string replacement = to ? to
-                                : std::strstr(from, "seg.n") ? partLoop("i", "seg.n")
+                                : std::strstr(from, "seg.n") ? partRange("seg.n")
                                                              : partLoop("q", "total");
       for (size_t at; (at = body.find(from)) != std::string::npos;)
         body.replace(at, std::strlen(from), replacement);
@@ -77,6 +84,7 @@ public:
     return body;
   }
   bool keepsRowValues() const override { return true; }
+  bool sumsColumnsByRows() const override { return true; }
 };
 } // namespace
 

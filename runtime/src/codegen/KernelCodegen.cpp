@@ -56,6 +56,10 @@ constexpr int kVectorBytes = 16;
 /// put 4x the loads in flight (predicted about 4x faster; not yet timed).
 constexpr int kColumnTile = 32;
 constexpr int kColumnRows = 32;
+/// A host column reduction's tile: 64 consecutive outputs (four 64-byte
+/// cache lines, four AVX-512 or eight AVX2 registers of accumulators),
+/// summed row after row.
+constexpr int kHostColumnTile = 64;
 
 std::string shapeText(const Shape &s) {
   std::string text = "[";
@@ -421,7 +425,7 @@ std::string Emitter::emitOp(const PlanKernel &k, int32_t result, const std::stri
     return a && *a == "tanh";
   }();
   static const std::map<std::string, const char *> unary = {
-      {"relu", "dlc_relu(%0)"}, {"tanh", "tanhf(%0)"}, {"sigmoid", "dlc_sigmoid(%0)"},
+      {"relu", "dlc_relu(%0)"}, {"tanh", "dlc_tanhf(%0)"}, {"sigmoid", "dlc_sigmoid(%0)"},
       {"silu", "%0 * dlc_sigmoid(%0)"}};
   static const std::map<std::string, const char *> binary = {
       {"add", "%0 + %1"}, {"sub", "%0 - %1"}, {"mul", "%0 * %1"}, {"div", "%0 / %1"},
@@ -1038,11 +1042,71 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   // lane, so each warp's loads are coalesced; 32 rows of threads split the
   // reduction and add through shared memory. Otherwise one block per output.
   bool columns = rowsInner && !rowsOuter && red.rows >= kColumnTile;
-  auto combine = [&](size_t a, const std::string &x) {
-    std::string acc = "acc" + std::to_string(a);
+  auto combine = [&](size_t a, const std::string &x, const std::string &lane = "") {
+    std::string acc = "acc" + std::to_string(a) + lane;
     bool isMax = plan.kernels[reductions[a]].op == "reduce_max";
     return acc + " = " + (isMax ? "dlc_max_nan(" + acc + ", " + x + ")" : acc + " + " + x) + ";";
   };
+  // The value one output's reduction leaves (a mean divides its sum),
+  // seeded for the consumers that follow it at index `o`.
+  auto seedResults = [&](const std::string &lane) {
+    for (size_t a = 0; a < reductions.size(); ++a) {
+      const PlanKernel &k = plan.kernels[reductions[a]];
+      bool mean = k.op == "reduce_mean" || k.op == "global_avg_pool";
+      std::string acc = "acc" + std::to_string(a) + lane;
+      std::string reg = e.temp("red", "float", mean ? acc + " / " + floatLiteral(double(red.count))
+                                                    : acc);
+      e.seed(k.outputs[0], "o", reg);
+    }
+    for (int32_t id : perRow)
+      e.line("dlc_st(" + e.param(id) + ", o, " + e.value(id, "o") + ");");
+  };
+  if (rowsInner && !rowsOuter && targetWriter(target).sumsColumnsByRows()) {
+    // A core's column reduction reads its input row after row, each row's
+    // part of a tile of outputs into a tile of accumulators: contiguous
+    // loads and a loop the compiler vectorizes, where a GPU's form (a lane
+    // per output) would walk each column down the rows. Every output still
+    // adds its rows in order, on one thread.
+    const std::string tile = std::to_string(kHostColumnTile);
+    e.open(targetWriter(target).itemLoop("", "c", rows));
+    e.line("const long long o0 = c;");
+    e.line("const long long w = c_end - c < " + tile + "LL ? c_end - c : " + tile + "LL;");
+    e.line("c += w - 1;");
+    for (size_t a = 0; a < reductions.size(); ++a) {
+      bool isMax = plan.kernels[reductions[a]].op == "reduce_max";
+      e.line("float acc" + std::to_string(a) + "[" + tile + "];");
+      e.line("for (long long j = 0; j < w; ++j) acc" + std::to_string(a) + "[j] = " +
+             (isMax ? "DLC_NEG_INF" : "0.f") + ";");
+    }
+    e.open("for (long long r = 0; r < " + count + "; ++r)");
+    e.line("DLC_IVDEP");
+    e.open("for (long long j = 0; j < w; ++j)");
+    e.line("const long long ii = r * " + rows + " + o0 + j;");
+    for (size_t a = 0; a < reductions.size(); ++a)
+      e.line(combine(a, e.value(plan.kernels[reductions[a]].inputs[0], "ii"), "[j]"));
+    for (int32_t id : inLoop)
+      e.line("dlc_st(" + e.param(id) + ", ii, " + e.value(id, "ii") + ");");
+    e.close();
+    e.close();
+    e.open("for (long long j = 0; j < w; ++j)");
+    e.line("const long long o = o0 + j;");
+    seedResults("[j]");
+    e.close();
+    e.close();
+    if (!e.error.empty())
+      return Status(StatusCode::kInvalidArgument, e.error);
+    std::ostringstream s;
+    s << "extern \"C\" __global__ void DLC_KERNEL_NAME(" << paramList(e, flow, !anyOverlap, target)
+      << ") {\n"
+      << stepLine(e) << "  // " << red.rows << " outputs, each summing " << red.count
+      << " rows: this part's outputs in tiles of " << tile << ", row after row.\n"
+      << e.body << "}\n";
+    g.args = e.params;
+    g.blockSize = 1;
+    g.work = red.rows;
+    finish(g, plan, launch, e, s.str(), "reduce", target);
+    return g;
+  }
   if (columns) {
     for (size_t a = 0; a < reductions.size(); ++a)
       e.line("__shared__ float part" + std::to_string(a) + "[" + std::to_string(kColumnRows) +
@@ -1110,16 +1174,7 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
     }
     e.open("if (threadIdx.x == 0)");
   }
-  for (size_t a = 0; a < reductions.size(); ++a) {
-    const PlanKernel &k = plan.kernels[reductions[a]];
-    bool mean = k.op == "reduce_mean" || k.op == "global_avg_pool";
-    std::string acc = "acc" + std::to_string(a);
-    std::string reg = e.temp("red", "float", mean ? acc + " / " + floatLiteral(double(red.count))
-                                                  : acc);
-    e.seed(k.outputs[0], "o", reg);
-  }
-  for (int32_t id : perRow)
-    e.line("dlc_st(" + e.param(id) + ", o, " + e.value(id, "o") + ");");
+  seedResults("");
   e.close();
   if (columns)
     e.line("__syncthreads(); // the partials are reused by the next tile");
@@ -1420,12 +1475,63 @@ struct DlcSegment {
 };
 static_assert(sizeof(DlcSegment) == 112, "DlcSegment must match packOptimizerTable");
 
-DLC_DEVICE float dlc_grad(const DlcSegment &seg, long long i) {
-  if (seg.grad_dtype == 1)
-    return dlc_f16_bits_to_float(((const unsigned short *)seg.grad)[i]);
-  if (seg.grad_dtype == 2)
-    return dlc_bf16_bits_to_float(((const unsigned short *)seg.grad)[i]);
-  return ((const float *)seg.grad)[i];
+// A gradient element widened to float: f32, or f16 / bf16 bits (grad_dtype
+// 1 / 2). The dtype is a template parameter of each update below, so that
+// no loop branches on it per element.
+template <int kDtype> DLC_DEVICE float dlc_grad_at(const void *grad, long long i) {
+  if (kDtype == 1) return dlc_f16_bits_to_float(((const unsigned short *)grad)[i]);
+  if (kDtype == 2) return dlc_bf16_bits_to_float(((const unsigned short *)grad)[i]);
+  return ((const float *)grad)[i];
+}
+
+// Each update covers elements begin, begin + inc, ... below end of one
+// segment. An update may be in place (new_param the param), but each
+// element is read and written by its own iteration only: DLC_IVDEP says so
+// to the host compiler, which otherwise keeps these loops scalar.
+DLC_DEVICE void dlc_keep_range(const DlcSegment &seg, long long begin, long long end,
+                               long long inc) {
+  DLC_IVDEP
+  for (long long i = begin; i < end; i += inc) {
+    seg.new_param[i] = seg.param[i];
+    seg.new_state1[i] = seg.state1[i];
+  }
+  if (seg.adamw) {
+    DLC_IVDEP
+    for (long long i = begin; i < end; i += inc) seg.new_state2[i] = seg.state2[i];
+  }
+}
+
+template <int kDtype>
+DLC_DEVICE void dlc_adamw_range(const DlcSegment &seg, long long begin, long long end,
+                                long long inc, float factor, float c1, float rc2) {
+  DLC_IVDEP
+  for (long long i = begin; i < end; i += inc) {
+    const float g = dlc_grad_at<kDtype>(seg.grad, i) * factor;
+    const float p = seg.param[i] * (1.f - seg.lr * seg.weight_decay);
+    const float m = seg.beta1 * seg.state1[i] + (1.f - seg.beta1) * g;
+    const float v = seg.beta2 * seg.state2[i] + (1.f - seg.beta2) * g * g;
+    const float denom = sqrtf(v) * rc2 + seg.epsilon;
+    seg.new_state1[i] = m;
+    seg.new_state2[i] = v;
+    seg.new_param[i] = p - seg.lr / c1 * m / denom;
+  }
+}
+
+template <int kDtype>
+DLC_DEVICE void dlc_sgd_range(const DlcSegment &seg, long long begin, long long end,
+                              long long inc, float factor, long long step) {
+  DLC_IVDEP
+  for (long long i = begin; i < end; i += inc) {
+    const float p = seg.param[i];
+    const float g = dlc_grad_at<kDtype>(seg.grad, i) * factor + seg.weight_decay * p;
+    float m = seg.state1[i], d = g;
+    if (seg.momentum != 0.f) {
+      m = step == 0 ? g : seg.momentum * m + g;
+      d = seg.nesterov ? g + seg.momentum * m : m;
+    }
+    seg.new_state1[i] = m;
+    seg.new_param[i] = p - seg.lr * d;
+  }
 }
 
 // torch.optim's SGD (momentum buffer starts as the gradient) and AdamW,
@@ -1441,37 +1547,18 @@ DLC_KERNEL_NAME(const DlcSegment *__restrict__ table, int segments,
     const float factor = seg.status ? seg.status[0] : 1.f;
     if (seg.status && seg.status[1] != 0.f) {
       // A gradient overflowed: the step is skipped, the values kept.
-      for (long long i = first; i < seg.n; i += stride) {
-        seg.new_param[i] = seg.param[i];
-        seg.new_state1[i] = seg.state1[i];
-        if (seg.adamw) seg.new_state2[i] = seg.state2[i];
-      }
+      dlc_keep_range(seg, first, seg.n, stride);
     } else if (seg.adamw) {
       const double t = (double)(step + 1);
       const float c1 = (float)(1.0 - pow((double)seg.beta1, t));
       const float rc2 = (float)(1.0 / sqrt(1.0 - pow((double)seg.beta2, t)));
-      for (long long i = first; i < seg.n; i += stride) {
-        const float g = dlc_grad(seg, i) * factor;
-        const float p = seg.param[i] * (1.f - seg.lr * seg.weight_decay);
-        const float m = seg.beta1 * seg.state1[i] + (1.f - seg.beta1) * g;
-        const float v = seg.beta2 * seg.state2[i] + (1.f - seg.beta2) * g * g;
-        const float denom = sqrtf(v) * rc2 + seg.epsilon;
-        seg.new_state1[i] = m;
-        seg.new_state2[i] = v;
-        seg.new_param[i] = p - seg.lr / c1 * m / denom;
-      }
+      if (seg.grad_dtype == 1) dlc_adamw_range<1>(seg, first, seg.n, stride, factor, c1, rc2);
+      else if (seg.grad_dtype == 2) dlc_adamw_range<2>(seg, first, seg.n, stride, factor, c1, rc2);
+      else dlc_adamw_range<0>(seg, first, seg.n, stride, factor, c1, rc2);
     } else {
-      for (long long i = first; i < seg.n; i += stride) {
-        const float p = seg.param[i];
-        const float g = dlc_grad(seg, i) * factor + seg.weight_decay * p;
-        float m = seg.state1[i], d = g;
-        if (seg.momentum != 0.f) {
-          m = step == 0 ? g : seg.momentum * m + g;
-          d = seg.nesterov ? g + seg.momentum * m : m;
-        }
-        seg.new_state1[i] = m;
-        seg.new_param[i] = p - seg.lr * d;
-      }
+      if (seg.grad_dtype == 1) dlc_sgd_range<1>(seg, first, seg.n, stride, factor, step);
+      else if (seg.grad_dtype == 2) dlc_sgd_range<2>(seg, first, seg.n, stride, factor, step);
+      else dlc_sgd_range<0>(seg, first, seg.n, stride, factor, step);
     }
   }
 }

@@ -45,6 +45,11 @@ public:
   /// recomputing them: a core has the cache for a row, a GPU's block would
   /// spill.
   virtual bool keepsRowValues() const = 0;
+  /// Whether a column reduction (reduced dimensions outermost: a bias
+  /// gradient) reads its input row after row into a tile of accumulators,
+  /// as a core's cache and vector units want, rather than a lane per output
+  /// as a GPU's coalesced loads want.
+  virtual bool sumsColumnsByRows() const = 0;
 };
 
 const TargetWriter &cudaTarget();
