@@ -1032,8 +1032,10 @@ int benchMain(int argc, char **argv) {
       outputs.kernelDir += "/" + c.directoryName(models);
     if (outputs.inSweep && !debugDir.empty()) {
       outputs.debugDir += "/" + subdirectory;
-      if (std::string error = bench::checkWritableDirectory(outputs.debugDir); !error.empty())
-        return fail("--debug-dir: " + error);
+      if (rt::launchedRank() == 0)
+        if (std::string error = bench::checkWritableDirectory(outputs.debugDir);
+            !error.empty())
+          return fail("--debug-dir: " + error);
     }
     slots[i].provenance = bench::currentProvenance(argc, argv);
     if (int rc = compileConfiguration(c, fromPlan, batchList.getNumOccurrences() > 0,
