@@ -18,6 +18,8 @@
 
 #include "CalibrateCommand.h"
 #include "Compare.h"
+#include "DebugDir.h"
+#include "FusionExplain.h"
 #include "GpuPeaks.h"
 #include "Html.h"
 #include "Interrupt.h"
@@ -43,9 +45,6 @@
 #include "dlc/runtime/cpu/CpuExecutor.h"
 #include "dlc/runtime/Nvml.h"
 #include "dlc/runtime/cuda/CudaExecutor.h"
-#include "dlc/runtime/cpu/HostKernels.h"
-#include "dlc/runtime/cuda/KernelDump.h"
-#include "dlc/runtime/cuda/LaunchPaths.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -199,9 +198,19 @@ cl::opt<std::string> disableFusion("disable-fusion",
              "bn-add-act, elewise-act (paddle); gemm-epilogue, producer-consumer, "
              "cast-horizontal (xla); optimizer-horizontal (both)"),
     cl::init(""), cl::cat(category));
-cl::opt<bool> explainFusion("explain-fusion",
-    cl::desc("report every producer-consumer pair the fusion passes did not fuse, and why"),
-    cl::init(false), cl::cat(category));
+cl::opt<std::string> explainFusion("explain-fusion",
+    cl::desc("say why the fusion passes left candidates unfused: grouped by reason, with "
+             "counts and the first sites of each (a line per configuration of a sweep); "
+             "--explain-fusion=all prints every remark instead"),
+    cl::ValueOptional, cl::value_desc("all"), cl::init(""), cl::cat(category));
+cl::opt<std::string> debugDir("debug-dir",
+    cl::desc("write what each configuration's compile made to DIR, as TORCH_COMPILE_DEBUG "
+             "does: the IR after each pass (000-<pass>.mlir, ...), the plan (plan.txt), "
+             "the CUDA backend's launch routing (routing.txt), the generated kernels "
+             "(kernels/), the fusion refusals by reason (fusion.md) and an index.html "
+             "linking them; a sweep writes one subdirectory per configuration and an "
+             "index.html over them. Needs no GPU: works with --compile-only"),
+    cl::value_desc("dir"), cl::init(""), cl::cat(category));
 cl::opt<std::string> format("format",
     cl::desc("table (default), json, csv, markdown or html (a self-contained page)"),
                             cl::init("table"), cl::cat(category));
@@ -450,6 +459,14 @@ struct Configuration {
   }
 };
 
+/// Where a configuration's optional files go ("" for none), and what they
+/// call it.
+struct ConfigurationOutputs {
+  std::string kernelDir, debugDir;
+  std::string label; ///< "fp32 xla, batch 4"
+  bool inSweep = false;
+};
+
 /// runConfiguration's answer when SIGINT or SIGTERM stopped the steps; the
 /// result's status says where.
 constexpr int kInterrupted = -1;
@@ -458,7 +475,7 @@ constexpr int kInterrupted = -1;
 /// `plan`, and fills `result`'s counts; returns a non-zero exit code after
 /// an error.
 int compileConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
-                         const std::string &kernelDir, rt::Plan &plan,
+                         const ConfigurationOutputs &outputs, rt::Plan &plan,
                          bench::Result &result) {
   const std::string &modelPath = c.model, &precision = c.precision, &fusion = c.fusion,
                     &layout = c.layout;
@@ -467,6 +484,8 @@ int compileConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
   // A .plan file was compiled already (perhaps on another machine): run it.
   auto compileStart = std::chrono::steady_clock::now();
   mlir::dlc::PlanStats stats;
+  // The fusion passes' refusals; none for a plan compiled already.
+  std::optional<std::vector<bench::FusionRemark>> fusionRemarks;
   // The configuration's name in reports: the strategy, then any pipeline.
   std::string named = fusion == "paddle" && paddleRelaxGate ? "paddle-relaxed" : fusion;
   if (fusion != "none" && !disableFusion.empty())
@@ -540,7 +559,7 @@ int compileConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
       if (!kind.empty())
         options.disableFusion.push_back(kind);
     options.paddleRelaxGate = paddleRelaxGate;
-    options.explainFusion = explainFusion;
+    options.explainFusion = explainFusion.getNumOccurrences() > 0 || !outputs.debugDir.empty();
     options.pipeline = pipeline;
     if (mlir::dlc::TrainStepError error;
         failed(mlir::dlc::buildTrainStepPipeline(pm, options, error))) {
@@ -552,8 +571,26 @@ int compileConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
         return fail("--precision " + precision + ": " + error.message);
       return fail("--" + error.option + ": " + error.message);
     }
-    if (failed(pm.run(*module)))
+    bool writes = rt::launchedRank() == 0;
+    std::string irError;
+    if (!outputs.debugDir.empty() && writes)
+      bench::dumpIRAfterEachPass(pm, outputs.debugDir, &irError);
+    std::optional<bench::FusionRemarkCollector> collector;
+    if (options.explainFusion)
+      collector.emplace(context, /*passThrough=*/explainFusion == "all");
+    if (failed(pm.run(*module))) {
+      if (collector)
+        collector->release();
       return fail("cannot compile " + modelPath + " (see the errors above)");
+    }
+    if (!irError.empty())
+      return fail("--debug-dir: " + irError);
+    if (collector) {
+      fusionRemarks = collector->remarks();
+      if (explainFusion.getNumOccurrences() && explainFusion != "all" && writes)
+        bench::printFusionSummary(llvm::errs(), *fusionRemarks,
+                                  outputs.inSweep ? outputs.label : "");
+    }
     // As dlc-opt prints it; under mpirun every rank compiles the same step.
     if (!emitMlir.empty() && rt::launchedRank() == 0) {
       auto out = openOutputFile(emitMlir, &error);
@@ -575,21 +612,21 @@ int compileConfiguration(const Configuration &c, bool fromPlan, bool batchGiven,
   if (!emitPlan.empty())
     if (rt::Status status = rt::writePlanFile(plan, emitPlan); !status.isOk())
       return fail(status.toString());
-  if (!kernelDir.empty()) {
-    auto kernels = rt::cuda::generateDeviceKernels(plan);
-    if (!kernels.isOk())
-      return fail(kernels.status().toString());
-    if (rt::Status s = rt::cuda::writeKernelSources(plan, *kernels, kernelDir); !s.isOk())
-      return fail("--dump-kernels: " + s.message());
-    // The fast CPU backend's kernels: the same launches, the host target.
-    std::vector<rt::codegen::GeneratedKernel> host = rt::cpu::planHostKernels(plan);
-    if (rt::Status s = rt::codegen::writeKernelSources(plan, host, kernelDir + "/host");
-        !s.isOk())
+  if (!outputs.kernelDir.empty()) {
+    std::string summary;
+    if (rt::Status s = bench::writeGeneratedKernels(plan, outputs.kernelDir, summary); !s.isOk())
       return fail("--dump-kernels: " + s.message());
     if (rt::launchedRank() == 0)
-      llvm::errs() << "dlc-bench: wrote " << kernels->size() << " generated kernel sources to "
-                   << kernelDir << " (CUDA) and " << host.size() << " to " << kernelDir
-                   << "/host (C++ for the CPU backend)\n";
+      llvm::errs() << "dlc-bench: wrote " << summary << "\n";
+  }
+  if (!outputs.debugDir.empty() && rt::launchedRank() == 0) {
+    if (rt::Status s = bench::writeConfigurationDebugFiles(
+            outputs.debugDir, outputs.label, plan, fusionRemarks ? &*fusionRemarks : nullptr);
+        !s.isOk())
+      return fail("--debug-dir: " + s.message());
+    llvm::errs() << "dlc-bench: wrote " << outputs.debugDir
+                 << "/index.html and the files it links (IR after each pass, plan, routing, "
+                    "kernels, fusion)\n";
   }
 
   // --predict routes the plan itself: describing it would route it twice.
@@ -803,6 +840,12 @@ int benchMain(int argc, char **argv) {
   for (const std::string &path : modelPaths)
     if (!std::ifstream(path))
       return fail("cannot open " + path + ": " + std::strerror(errno));
+  if (explainFusion != "" && explainFusion != "all")
+    return fail("--explain-fusion: unknown value '" + explainFusion +
+                "' (give none for the refusals grouped by reason, or =all for every one)");
+  if (!debugDir.empty() && rt::launchedRank() == 0)
+    if (std::string error = bench::checkWritableDirectory(debugDir); !error.empty())
+      return fail("--debug-dir: " + error);
   if (modelPaths.size() > 1 && (!paramsIn.empty() || !inputsIn.empty()))
     return fail("--params-in and --inputs-in hold one model's tensors: give one model");
   // The data-parallel compile options do nothing to one rank or to a plan
@@ -965,6 +1008,7 @@ int benchMain(int argc, char **argv) {
   // Compile every configuration first, so that a sweep fails before any
   // timing if one of them does not compile.
   std::vector<rt::Plan> plans(sweep.size());
+  std::vector<bench::DebugEntry> debugEntries;
   bool stopped = false;
   for (size_t i = 0; i < sweep.size(); ++i) {
     const Configuration &c = sweep[i];
@@ -980,14 +1024,28 @@ int benchMain(int argc, char **argv) {
       ++resumed;
       continue;
     }
-    // A sweep dumps each configuration's kernels apart.
-    std::string kernelDir = dumpKernels;
-    if (sweep.size() > 1 && !kernelDir.empty())
-      kernelDir += "/" + c.directoryName(models);
+    // A sweep dumps each configuration's kernels and debug files apart.
+    ConfigurationOutputs outputs{dumpKernels, debugDir, c.displayName(models),
+                                 sweep.size() > 1};
+    std::string subdirectory = bench::safeDirectoryName(c.directoryName(models));
+    if (outputs.inSweep && !dumpKernels.empty())
+      outputs.kernelDir += "/" + c.directoryName(models);
+    if (outputs.inSweep && !debugDir.empty()) {
+      outputs.debugDir += "/" + subdirectory;
+      if (rt::launchedRank() == 0)
+        if (std::string error = bench::checkWritableDirectory(outputs.debugDir);
+            !error.empty())
+          return fail("--debug-dir: " + error);
+    }
     slots[i].provenance = bench::currentProvenance(argc, argv);
     if (int rc = compileConfiguration(c, fromPlan, batchList.getNumOccurrences() > 0,
-                                      kernelDir, plans[i], slots[i]))
+                                      outputs, plans[i], slots[i]))
       return rc;
+    if (outputs.inSweep && !debugDir.empty() && rt::launchedRank() == 0) {
+      debugEntries.push_back({outputs.label, subdirectory});
+      if (rt::Status s = bench::writeSweepDebugIndex(debugDir, debugEntries); !s.isOk())
+        return fail("--debug-dir: " + s.message());
+    }
     if (compileOnly) {
       done[i] = true;
       if (i + 1 < sweep.size())

@@ -112,7 +112,7 @@ struct FuseBatchNormActivationPass final
       groups.consider(std::move(ops), kind, decision, at);
     };
 
-    getOperation().walk([&](Operation *op) {
+    walkFunctionsToFuse(getOperation(), [&](Operation *op) {
       // Forward: relu(bn) and relu(bn + z).
       if (auto relu = dyn_cast<ReluOp>(op)) {
         Operation *producer = relu.getInput().getDefiningOp();

@@ -46,7 +46,7 @@ struct FuseElementwiseActivationPass final
     // Candidate pairs, found in order before any rewriting.
     SmallVector<std::pair<Operation *, Operation *>> pairs;
     DenseSet<Operation *> taken;
-    getOperation().walk([&](Operation *consumer) {
+    walkFunctionsToFuse(getOperation(), [&](Operation *consumer) {
       if (taken.contains(consumer))
         return;
       bool act = isFusibleActivation(consumer);

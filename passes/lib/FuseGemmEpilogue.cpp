@@ -61,7 +61,7 @@ struct FuseGemmEpiloguePass final
 
   void runOnOperation() override {
     GroupCandidates groups(explain);
-    getOperation().walk([&](Operation *op) {
+    walkFunctionsToFuse(getOperation(), [&](Operation *op) {
       if (op->getParentOfType<FusedOp>())
         return;
       // Forward: the activation of a GEMM or a biased convolution.

@@ -38,7 +38,7 @@ struct FuseOptimizerUpdatesPass final
   void runOnOperation() override {
     // Updates by block, in order; each block's updates form one group.
     llvm::MapVector<Block *, SmallVector<Operation *>> byBlock;
-    getOperation().walk([&](Operation *op) {
+    walkFunctionsToFuse(getOperation(), [&](Operation *op) {
       if (getOpClass(op) == ::dlc::rt::OpClass::kOptimizer && !op->getParentOfType<FusedOp>())
         byBlock[op->getBlock()].push_back(op);
     });

@@ -39,9 +39,7 @@ struct FuseParameterCastsPass final
   using Base::Base;
 
   void runOnOperation() override {
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
-      if (func.isExternal())
-        continue;
+    for (func::FuncOp func : functionsToFuse(getOperation())) {
       Block &entry = func.front();
       SmallVector<Operation *> casts;
       for (auto cast : entry.getOps<CastOp>())

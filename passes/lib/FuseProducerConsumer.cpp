@@ -40,7 +40,7 @@ struct FuseProducerConsumerPass final
   using Base::Base;
 
   void runOnOperation() override {
-    for (auto func : getOperation().getOps<func::FuncOp>())
+    for (func::FuncOp func : functionsToFuse(getOperation()))
       for (Block &block : func.getBody())
         fuseBlock(block);
   }

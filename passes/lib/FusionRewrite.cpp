@@ -9,6 +9,16 @@ using namespace mlir;
 using namespace mlir::dlc;
 using namespace mlir::dlc::train;
 
+SmallVector<func::FuncOp> mlir::dlc::functionsToFuse(ModuleOp module) {
+  if (auto step = module.lookupSymbol<func::FuncOp>("train_step"); step && !step.isExternal())
+    return {step};
+  SmallVector<func::FuncOp> functions;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isExternal())
+      functions.push_back(func);
+  return functions;
+}
+
 FusedOp mlir::dlc::createFusedGroup(ArrayRef<Operation *> ops, ::dlc::rt::FusionKind kind,
                                     StringRef strategy) {
   auto inside = [&](Operation *op) { return llvm::is_contained(ops, op); };

@@ -71,3 +71,24 @@ func.func @refusals(%x: tensor<4x8xf32>) -> tensor<4xf32> {
   %t = train.tanh %e : tensor<4xf32>
   return %t : tensor<4xf32>
 }
+
+// -----
+
+// Once dlc-autodiff has made @train_step, fusion rewrites it alone: @forward
+// stays the model as written (nothing runs it), and a refusal is not said
+// twice, once for each function.
+// CHECK-LABEL: func.func @forward
+// CHECK-NOT: train.fused
+// CHECK: train.add
+// CHECK-LABEL: func.func @train_step
+// CHECK: train.fused "loop"
+func.func @forward(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = train.add %x, %x : tensor<4x8xf32>, tensor<4x8xf32>
+  %t = train.tanh %s : tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
+}
+func.func @train_step(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = train.add %x, %x : tensor<4x8xf32>, tensor<4x8xf32>
+  %t = train.tanh %s : tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
+}

@@ -6,6 +6,8 @@
 #include "dlc/runtime/cuda/HandKernels.h"
 
 #include <algorithm>
+#include <ostream>
+#include <set>
 
 namespace dlc::rt::cuda {
 
@@ -440,6 +442,60 @@ int64_t deviceMemoryBytes(const Plan &plan, const std::vector<DeviceLaunch> &dev
     for (size_t k : d.launch.kernels)
       launchOf[k] = static_cast<int64_t>(d.launch.index);
   return launchMemoryBytes(plan, launchOf);
+}
+
+void printLaunchPaths(std::ostream &os, const std::string &name, const Plan &plan, bool verbose) {
+  std::vector<DeviceLaunch> device = planDeviceLaunches(plan);
+  std::map<std::string, int64_t> counts = countByPath(device);
+  os << "plan " << name << ": " << plan.model << ", batch " << plan.batch << ", fusion "
+     << plan.fusion << "\n"
+     << "device launches: " << device.size() << " (";
+  const char *separator = "";
+  for (const std::string &path : devicePathNames()) {
+    os << separator << path << " " << counts[path];
+    separator = ", ";
+  }
+  os << ")\n";
+  std::map<std::string, std::pair<int64_t, std::string>> fallbacks;
+  std::map<std::string, std::pair<int64_t, std::string>> splitKinds;
+  std::set<int64_t> splitGroups;
+  for (const DeviceLaunch &d : device) {
+    if (d.splitFromGroup && splitGroups.insert(d.launch.group).second) {
+      auto &entry = splitKinds[d.launch.kind];
+      if (entry.first++ == 0)
+        entry.second = d.splitReason;
+    }
+    if (d.path != "host-fallback")
+      continue;
+    std::string op =
+        d.launch.kernels.size() == 1 ? plan.kernels[d.launch.kernels.front()].op : d.launch.kind;
+    auto &entry = fallbacks[op];
+    if (entry.first++ == 0)
+      entry.second = d.reason;
+  }
+  for (const auto &[kind, entry] : splitKinds)
+    os << "  split groups: " << kind << " x" << entry.first << ": " << entry.second << "\n";
+  for (const auto &[op, entry] : fallbacks)
+    os << "  host-fallback: " << op << " x" << entry.first << ": " << entry.second << "\n";
+  if (!verbose)
+    return;
+  for (const DeviceLaunch &d : device) {
+    os << "  #" << d.launch.index << " " << d.path << " " << d.launch.kind;
+    if (d.launch.group >= 0)
+      os << " (group " << d.launch.group << ")";
+    os << ":";
+    for (size_t k : d.launch.kernels) {
+      const PlanKernel &kernel = plan.kernels[k];
+      os << " " << kernel.op << "(";
+      for (size_t i = 0; i < kernel.inputs.size(); ++i)
+        os << (i ? ", " : "") << plan.buffers[kernel.inputs[i]].name;
+      os << ") ->";
+      for (int32_t id : kernel.outputs)
+        os << " " << plan.buffers[id].name;
+      os << ";";
+    }
+    os << "\n";
+  }
 }
 
 } // namespace dlc::rt::cuda

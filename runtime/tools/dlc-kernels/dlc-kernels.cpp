@@ -78,65 +78,6 @@ std::string stem(const std::string &path) {
   return base.substr(0, base.rfind('.'));
 }
 
-/// The CUDA backend's path per launch: counts, then the host fallbacks by
-/// op (how many, and the first one's reason), then the split groups.
-void printPaths(const std::string &path, const Plan &plan, bool verbose) {
-  std::vector<DeviceLaunch> device = planDeviceLaunches(plan);
-  std::map<std::string, int64_t> counts = countByPath(device);
-  std::cout << "plan " << path << ": " << plan.model << ", batch " << plan.batch
-            << ", fusion " << plan.fusion << "\n"
-            << "device launches: " << device.size() << " (";
-  const char *separator = "";
-  for (const std::string &name : devicePathNames()) {
-    std::cout << separator << name << " " << counts[name];
-    separator = ", ";
-  }
-  std::cout << ")\n";
-  std::map<std::string, std::pair<int64_t, std::string>> fallbacks;
-  std::map<std::string, std::pair<int64_t, std::string>> splitKinds;
-  std::set<int64_t> splitGroups;
-  for (const DeviceLaunch &d : device) {
-    if (d.splitFromGroup && splitGroups.insert(d.launch.group).second) {
-      auto &entry = splitKinds[d.launch.kind];
-      if (entry.first++ == 0)
-        entry.second = d.splitReason;
-    }
-    if (d.path != "host-fallback")
-      continue;
-    std::string op = d.launch.kernels.size() == 1
-                         ? plan.kernels[d.launch.kernels.front()].op
-                         : d.launch.kind;
-    auto &entry = fallbacks[op];
-    if (entry.first++ == 0)
-      entry.second = d.reason;
-  }
-  for (const auto &[kind, entry] : splitKinds)
-    std::cout << "  split groups: " << kind << " x" << entry.first << ": " << entry.second
-              << "\n";
-  for (const auto &[op, entry] : fallbacks)
-    std::cout << "  host-fallback: " << op << " x" << entry.first << ": " << entry.second
-              << "\n";
-  if (!verbose)
-    return;
-  for (const DeviceLaunch &d : device) {
-    std::cout << "  #" << d.launch.index << " " << d.path << " " << d.launch.kind;
-    if (d.launch.group >= 0)
-      std::cout << " (group " << d.launch.group << ")";
-    std::cout << ":";
-    for (size_t k : d.launch.kernels) {
-      const PlanKernel &kernel = plan.kernels[k];
-      std::cout << " " << kernel.op << "(";
-      for (size_t i = 0; i < kernel.inputs.size(); ++i)
-        std::cout << (i ? ", " : "") << plan.buffers[kernel.inputs[i]].name;
-      std::cout << ") ->";
-      for (int32_t id : kernel.outputs)
-        std::cout << " " << plan.buffers[id].name;
-      std::cout << ";";
-    }
-    std::cout << "\n";
-  }
-}
-
 /// --check-host: 1 when a launch fails the check or nothing compiles.
 int checkHostKernels(const std::string &path, const Plan &plan, double tolerance,
                      bool verbose) {
@@ -248,7 +189,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     if (paths) {
-      printPaths(path, *plan, verbose);
+      printLaunchPaths(std::cout, path, *plan, verbose);
       continue;
     }
     if (checkHost) {

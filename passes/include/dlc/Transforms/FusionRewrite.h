@@ -12,9 +12,23 @@
 #include "dlc/Transforms/FusionUtils.h"
 #include "dlc/runtime/OpKinds.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace mlir::dlc {
+
+/// The functions a fusion pass rewrites: @train_step alone once
+/// dlc-autodiff has made it, else every function with a body (a pass run on
+/// its own). @forward stays the model as written and nothing runs it;
+/// fusing it as well explained each refusal of the forward pass twice.
+SmallVector<func::FuncOp> functionsToFuse(ModuleOp module);
+
+/// Operation::walk over the ops of functionsToFuse(module).
+template <typename Fn> void walkFunctionsToFuse(ModuleOp module, Fn &&fn) {
+  for (func::FuncOp func : functionsToFuse(module))
+    func.walk(fn);
+}
 
 /// Replaces `ops` (in block order, as canFormGroup accepted them) by one
 /// train.fused group placed where the last of them was. Its inputs are the

@@ -43,6 +43,7 @@
 
 #include <functional>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -127,6 +128,12 @@ std::map<std::string, int64_t> countByPath(const std::vector<DeviceLaunch> &devi
 /// Bytes per step to and from device memory with these launches
 /// (launchMemoryBytes): more than the plan's figure where groups split.
 int64_t deviceMemoryBytes(const Plan &plan, const std::vector<DeviceLaunch> &device);
+
+/// What `dlc-kernels --paths` prints for the plan (`name` heads it):
+/// launches per path, the split groups and host fallbacks by kind with the
+/// first one's reason, and with `verbose` every launch, its ops and path.
+void printLaunchPaths(std::ostream &os, const std::string &name, const Plan &plan,
+                      bool verbose);
 
 } // namespace dlc::rt::cuda
 
