@@ -5,6 +5,7 @@
 #include "dlc/runtime/cpu/Dnnl.h"
 #include "dlc/runtime/cpu/HostKernels.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
@@ -30,12 +31,25 @@ rt::Status prepareCpuBackend(const rt::Plan &plan, const std::string &backend,
   const rt::cpu::HostKernelStats &stats = (*host)->stats();
   // The kernels run one by one: oneDNN's where it has the op, else dlc's
   // fast host version, else the reference.
-  int64_t library = 0, fastHost = 0, reference = 0;
+  // Half-precision buffers: bf16 as they are where the library computes
+  // it, else widened to float around the kernel.
+  int64_t library = 0, fastHost = 0, reference = 0, nativeBf16 = 0, widened = 0;
   for (const rt::cpu::HostLaunch &launch : (*host)->launches()) {
     if (launch.kernel)
       continue;
     for (size_t k : launch.launch.kernels) {
-      const std::string &op = plan.kernels[k].op;
+      const rt::PlanKernel &kernel = plan.kernels[k];
+      const std::string &op = kernel.op;
+      if (rt::cpu::CpuExecutor::takesBf16(kernel, plan, options))
+        ++nativeBf16;
+      else
+        for (const std::vector<int32_t> *ids : {&kernel.inputs, &kernel.outputs})
+          if (std::any_of(ids->begin(), ids->end(), [&](int32_t id) {
+                return rt::cpu::isHalf(plan.buffers[id].dtype);
+              })) {
+            ++widened;
+            break;
+          }
       if (rt::cpu::dnnlKernels().count(op))
         ++library;
       else if (options.libraryKernels && options.libraryKernels->count(op))
@@ -58,8 +72,13 @@ rt::Status prepareCpuBackend(const rt::Plan &plan, const std::string &backend,
                      std::to_string(plan.kernels.size()) + " kernels, " +
                      std::to_string(stats.distinct) + " distinct), " + std::to_string(library) +
                      " kernels on " + (rt::cpu::dnnlAvailable() ? "oneDNN" : "no library") +
+                     (nativeBf16 ? " (" + std::to_string(nativeBf16) + " in bf16)" : "") +
                      ", " + std::to_string(fastHost) + " fast host kernels, " +
-                     std::to_string(reference) + " reference kernels; " + compile;
+                     std::to_string(reference) + " reference kernels" +
+                     (widened ? ", " + std::to_string(widened) +
+                                    " of these with half-precision buffers widened to float"
+                              : "") +
+                     "; " + compile;
   result.cpuBackendNote = note;
   result.hostCompileSeconds = stats.cacheHit ? 0 : stats.compileSeconds;
   return rt::Status::ok();

@@ -80,10 +80,26 @@ const KernelRegistry &fastKernels() {
   return registry;
 }
 
+bool CpuExecutor::takesBf16(const PlanKernel &k, const Plan &plan, const Options &options) {
+  if (!options.libraryKernels || !options.nativeBf16Ops || !options.nativeBf16Ops->count(k.op) ||
+      !options.libraryKernels->count(k.op))
+    return false;
+  bool anyBf16 = false;
+  for (const std::vector<int32_t> *ids : {&k.inputs, &k.outputs})
+    for (int32_t id : *ids) {
+      DType dtype = plan.buffers[id].dtype;
+      if (dtype == DType::kF16)
+        return false;
+      anyBf16 |= dtype == DType::kBF16;
+    }
+  return anyBf16;
+}
+
 CpuExecutor::Options CpuExecutor::fastOptions() {
   Options options;
   options.generatedLaunches = true;
   options.libraryKernels = &fastKernels();
+  options.nativeBf16Ops = &dnnlNativeBf16Ops();
   options.kernelCacheDir = defaultHostKernelCacheDir();
   return options;
 }
@@ -164,8 +180,11 @@ StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::create(Plan plan, const Opti
                     "the CPU backend has no kernel for '" + k.op + "'");
     exec->kernels_.push_back(it->second);
     // Kernels compute in float: half-precision operands are widened into
-    // scratch space and results rounded back (Half.h).
-    int64_t scratch = halfScratchElements(p, k);
+    // scratch space and results rounded back (Half.h), except where the
+    // library computes bf16 itself.
+    bool native = takesBf16(k, p, options);
+    exec->nativeBf16_.push_back(native);
+    int64_t scratch = native ? 0 : halfScratchElements(p, k);
     exec->halfScratch_.push_back(scratch);
     exec->scratchElements_ = std::max(exec->scratchElements_, scratch);
 
@@ -238,7 +257,7 @@ Status CpuExecutor::runKernel(size_t k, int64_t step) {
   // into their buffers after the kernel ran.
   auto widened = [&](int32_t id, bool read) {
     TensorRef r = ref(id);
-    if (!isHalf(r.dtype))
+    if (!isHalf(r.dtype) || nativeBf16_[k])
       return r;
     int64_t n = r.numElements();
     if (read)

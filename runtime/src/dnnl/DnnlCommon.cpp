@@ -38,16 +38,22 @@ Status runReference(const KernelContext &c) {
   return cpuKernels().at(c.op())(c);
 }
 
-Status requireF32(const KernelContext &c) {
+Status requireF32(const KernelContext &c, bool bf16) {
+  auto allowed = [&](DType d) { return d == DType::kF32 || (bf16 && d == DType::kBF16); };
+  const char *want = bf16 ? ", not f32 or bf16" : ", not f32";
   for (size_t i = 0; i < c.numInputs(); ++i)
-    if (c.in(i).dtype != DType::kF32)
+    if (!allowed(c.in(i).dtype))
       return c.error(std::string("operand ") + std::to_string(i) + " is " +
-                     dtypeName(c.in(i).dtype) + ", not f32");
+                     dtypeName(c.in(i).dtype) + want);
   for (size_t i = 0; i < c.numOutputs(); ++i)
-    if (c.out(i).dtype != DType::kF32)
+    if (!allowed(c.out(i).dtype))
       return c.error(std::string("result ") + std::to_string(i) + " is " +
-                     dtypeName(c.out(i).dtype) + ", not f32");
+                     dtypeName(c.out(i).dtype) + want);
   return Status::ok();
+}
+
+dnnl::memory::data_type dataType(const TensorRef &t) {
+  return t.dtype == DType::kBF16 ? dnnl::memory::data_type::bf16 : kF32;
 }
 
 Key shapeKey(const KernelContext &c, int64_t opTag) {
@@ -160,11 +166,11 @@ md activationDesc(const dims &nchw, Layout layout) {
   return md(nchw, kF32, layout == Layout::kNhwc ? tag::nhwc : tag::nchw);
 }
 
-md plainDesc(const std::vector<int64_t> &shape) {
+md plainDesc(const std::vector<int64_t> &shape, dnnl::memory::data_type type) {
   dims strides(shape.size(), 1);
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
     strides[i] = strides[i + 1] * shape[i + 1];
-  return md(dims(shape.begin(), shape.end()), kF32, strides);
+  return md(dims(shape.begin(), shape.end()), type, strides);
 }
 
 } // namespace dlc::rt::cpu::onednn

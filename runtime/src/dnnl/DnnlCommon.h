@@ -59,15 +59,19 @@ void useCpuThreads();
 /// The reference kernel of c's op, for configurations oneDNN does not run.
 Status runReference(const KernelContext &c);
 
-/// An invalid-argument error unless every operand and result is f32: the
-/// executor widens fp16 / bf16 buffers to float around every kernel.
-Status requireF32(const KernelContext &c);
+/// An invalid-argument error unless every operand and result is f32, or
+/// also bf16 where `bf16` (an op of dnnlNativeBf16Ops()); the executor
+/// widens the other half-precision buffers to float around the kernel.
+Status requireF32(const KernelContext &c, bool bf16 = false);
+
+/// oneDNN's element type of an operand that requireF32 let through.
+dnnl::memory::data_type dataType(const TensorRef &t);
 
 /// Runs `body` (returning Status, and which may throw dnnl::error) with
 /// the thread count set, turning oneDNN's errors into a Status that names
 /// the op.
-template <typename Body> Status guarded(const KernelContext &c, Body body) {
-  if (Status s = requireF32(c); !s.isOk())
+template <typename Body> Status guarded(const KernelContext &c, Body body, bool bf16 = false) {
+  if (Status s = requireF32(c, bf16); !s.isOk())
     return s;
   try {
     useCpuThreads();
@@ -178,7 +182,7 @@ dims nchwDims(const std::vector<int64_t> &shape, Layout layout);
 md activationDesc(const dims &nchw, Layout layout);
 
 /// md of row-major `shape`.
-md plainDesc(const std::vector<int64_t> &shape);
+md plainDesc(const std::vector<int64_t> &shape, dnnl::memory::data_type type = kF32);
 
 } // namespace dlc::rt::cpu::onednn
 

@@ -66,4 +66,17 @@ const KernelRegistry &dnnlKernels() {
   return registry;
 }
 
+const std::set<std::string> &dnnlNativeBf16Ops() {
+  static const std::set<std::string> ops = []() -> std::set<std::string> {
+    switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx512_core_bf16:
+    case dnnl::cpu_isa::avx512_core_amx:
+      return {"matmul", "linear"};
+    default:
+      return {};
+    }
+  }();
+  return ops;
+}
+
 } // namespace dlc::rt::cpu

@@ -3,7 +3,8 @@
 // matmul (a, b) -> y with transpose_lhs / transpose_rhs and broadcast batch
 // dimensions; linear (x, w[, bias]) -> x w^T + bias over x's last
 // dimension. Transposes are strides of the operands' memory descriptors,
-// not copies.
+// not copies. Under amp-bf16 on a CPU with AVX512-BF16 the operands and
+// results are bf16 as the plan holds them (dnnlNativeBf16Ops()).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,7 +27,8 @@ struct MatmulEntry {
 /// A row-major buffer of `shape` ([..., r, c]) as a rank-`rank` matrix
 /// batch: leading batch dimensions of 1 added (broadcast), and the last
 /// two swapped to [c, r] when `transposed`, by strides.
-md matrixDesc(const std::vector<int64_t> &shape, size_t rank, bool transposed) {
+md matrixDesc(const std::vector<int64_t> &shape, size_t rank, bool transposed,
+              dnnl::memory::data_type type) {
   size_t lead = rank - shape.size();
   dims d(rank, 1), strides(rank, 1);
   int64_t stride = 1;
@@ -41,7 +43,15 @@ md matrixDesc(const std::vector<int64_t> &shape, size_t rank, bool transposed) {
     std::swap(d[rank - 2], d[rank - 1]);
     std::swap(strides[rank - 2], strides[rank - 1]);
   }
-  return md(d, kF32, strides);
+  return md(d, type, strides);
+}
+
+/// The cache key's element types: a kernel may run in f32 and in bf16.
+void addTypes(Key &key, const KernelContext &c) {
+  for (size_t i = 0; i < c.numInputs(); ++i)
+    key.push_back(static_cast<int64_t>(c.in(i).dtype));
+  for (size_t i = 0; i < c.numOutputs(); ++i)
+    key.push_back(static_cast<int64_t>(c.out(i).dtype));
 }
 
 int64_t product(std::vector<int64_t>::const_iterator begin,
@@ -82,6 +92,7 @@ Status matmul(const KernelContext &c) {
     Key key = shapeKey(c, kMatmul);
     key.push_back(ta);
     key.push_back(tb);
+    addTypes(key, c);
     auto entry = cache.get(key, [&] {
       const std::vector<int64_t> &as = *a.shape, &bs = *b.shape, &ys = *y.shape;
       int64_t aBatch = product(as.begin(), as.end() - 2);
@@ -91,18 +102,20 @@ Status matmul(const KernelContext &c) {
       // One shared right-hand matrix under a row-major batch of left ones
       // (x @ W): a single [batch * m, k] x [k, n] product.
       if (!ta && bBatch == 1 && aBatch == yBatch)
-        return makeEntry(md({yBatch * m, k}, kF32, tag::ab),
-                         matrixDesc(std::vector<int64_t>(bs.end() - 2, bs.end()), 2, tb), md(),
-                         md({yBatch * m, n}, kF32, tag::ab));
+        return makeEntry(md({yBatch * m, k}, dataType(a), tag::ab),
+                         matrixDesc(std::vector<int64_t>(bs.end() - 2, bs.end()), 2, tb,
+                                    dataType(b)),
+                         md(), md({yBatch * m, n}, dataType(y), tag::ab));
       size_t rank = ys.size();
-      return makeEntry(matrixDesc(as, rank, ta), matrixDesc(bs, rank, tb), md(),
-                       plainDesc(ys));
+      return makeEntry(matrixDesc(as, rank, ta, dataType(a)),
+                       matrixDesc(bs, rank, tb, dataType(b)), md(),
+                       plainDesc(ys, dataType(y)));
     });
     if (!entry)
       return runReference(c);
     run(*entry, a.data, b.data, nullptr, y.data);
     return Status::ok();
-  });
+  }, /*bf16=*/true);
 }
 
 Status linear(const KernelContext &c) {
@@ -112,18 +125,20 @@ Status linear(const KernelContext &c) {
     if (w.rank() != 2 || x.rank() < 1)
       return c.error("expects a 2-d weight");
     bool bias = c.numInputs() > 2;
-    auto entry = cache.get(shapeKey(c, kLinear), [&] {
+    Key key = shapeKey(c, kLinear);
+    addTypes(key, c);
+    auto entry = cache.get(key, [&] {
       int64_t in = x.dim(-1), out = w.dim(0), rows = x.numElements() / in;
       // w is [out, in]: w^T is [in, out] with strides (1, in).
-      return makeEntry(md({rows, in}, kF32, tag::ab), md({in, out}, kF32, tag::ba),
-                       bias ? md({1, out}, kF32, tag::ab) : md(),
-                       md({rows, out}, kF32, tag::ab));
+      return makeEntry(md({rows, in}, dataType(x), tag::ab), md({in, out}, dataType(w), tag::ba),
+                       bias ? md({1, out}, dataType(c.in(2)), tag::ab) : md(),
+                       md({rows, out}, dataType(y), tag::ab));
     });
     if (!entry)
       return runReference(c);
     run(*entry, x.data, w.data, bias ? c.in(2).data : nullptr, y.data);
     return Status::ok();
-  });
+  }, /*bf16=*/true);
 }
 
 } // namespace

@@ -16,6 +16,11 @@ const KernelRegistry &dnnlKernels() {
   return empty;
 }
 
+const std::set<std::string> &dnnlNativeBf16Ops() {
+  static const std::set<std::string> none;
+  return none;
+}
+
 int64_t dnnlReferenceCalls() { return 0; }
 
 double dnnlGemmGflops() { return 0; }

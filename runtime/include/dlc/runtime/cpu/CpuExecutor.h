@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,10 @@ public:
     /// Kernels by op name that take precedence over cpuKernels() for the
     /// kernels run one by one (a vendor library's); null: none.
     const KernelRegistry *libraryKernels = nullptr;
+    /// Ops of libraryKernels that take bf16 operands and results as they
+    /// are (oneDNN's, where the CPU computes bf16); null: none. Every other
+    /// kernel sees half-precision buffers widened to float.
+    const std::set<std::string> *nativeBf16Ops = nullptr;
     /// Where the fast mode keeps its compiled kernels ("" is no cache).
     std::string kernelCacheDir;
     /// The fast mode's threads; 0 is cpuThreadCount(). Results are the same
@@ -124,6 +129,10 @@ public:
     /// default (HostKernels.h). Tests set 1 to cut small launches too.
     int64_t partElements = 0;
   };
+  /// Whether kernel `k`, run one by one under `options`, reads and writes
+  /// its bf16 buffers as they are: its op is one of nativeBf16Ops and none
+  /// of its buffers is fp16. Else the executor widens them to float.
+  static bool takesBf16(const PlanKernel &k, const Plan &plan, const Options &options);
   /// --backend cpu: generated launches as compiled host kernels, and
   /// oneDNN's kernels (Dnnl.h) for the heavy ops where dlc has oneDNN.
   /// Options() is --backend reference, the numerical truth.
@@ -214,6 +223,8 @@ private:
   int64_t stepCounter = 0;
   /// Per kernel: float elements of scratch its half-precision buffers need.
   std::vector<int64_t> halfScratch_;
+  /// Per kernel: takesBf16().
+  std::vector<bool> nativeBf16_;
   int64_t scratchElements_ = 0;
   std::vector<float> scratch_;
   /// The fast mode's kernels and threads; null in the reference mode.
