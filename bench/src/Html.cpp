@@ -82,6 +82,10 @@ void writeSummary(std::ostream &os, const Page &page) {
   // A compile-only page has no timings: their columns are left out.
   bool timed = std::any_of(page.entries.begin(), page.entries.end(),
                            [](const Entry &e) { return e.sps.has_value(); });
+  // MFU needs a peak (--gpu or --peak-tflops): without any, no columns.
+  bool peaks = std::any_of(page.entries.begin(), page.entries.end(), [](const Entry &e) {
+    return e.r->getNumber("peak_tflops").has_value();
+  });
   os << "<section id=\"summary\"><h2>Configurations</h2>\n<div class=\"scroll\"><table "
         "class=\"numbers\" id=\"summary-table\"><tr><th>model</th><th>backend</th>"
         "<th>precision</th><th>fusion</th><th>GPUs</th><th>batch</th>";
@@ -90,7 +94,8 @@ void writeSummary(std::ostream &os, const Page &page) {
           "<th>step ms</th>";
   os << "<th>kernels</th><th>bytes/step</th>";
   if (timed)
-    os << "<th>TFLOP/s</th><th>MFU</th><th>peak TFLOP/s</th><th>host load</th>";
+    os << "<th>TFLOP/s</th>" << (peaks ? "<th>MFU</th><th>peak TFLOP/s</th>" : "")
+       << "<th>host load</th>";
   if (page.sources.size() > 1)
     os << "<th>report</th>";
   os << "</tr>\n";
@@ -125,10 +130,13 @@ void writeSummary(std::ostream &os, const Page &page) {
     }
     os << "<td>" << num(e.kernels) << "</td><td>"
        << (e.bytes ? shortNumber(*e.bytes / unit) + " " + unitName : "–") << "</td>";
-    if (timed)
-      os << "<td>" << num(e.r->getNumber("achieved_tflops")) << "</td><td>"
-         << (mfu ? shortNumber(100 * *mfu) + "%" : "–") << "</td><td class=\"t w\">"
-         << escape(peakText) << "</td>" << hostLoadCell(*e.r);
+    if (timed) {
+      os << "<td>" << num(e.r->getNumber("achieved_tflops")) << "</td>";
+      if (peaks)
+        os << "<td>" << (mfu ? shortNumber(100 * *mfu) + "%" : "–")
+           << "</td><td class=\"t w\">" << escape(peakText) << "</td>";
+      os << hostLoadCell(*e.r);
+    }
     if (page.sources.size() > 1)
       os << "<td class=\"t w\">" << escape(e.source) << "</td>";
     os << "</tr>\n";

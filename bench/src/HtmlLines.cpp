@@ -190,7 +190,9 @@ void writeLosses(std::ostream &os, Page &page) {
     return;
   os << "<section id=\"losses\"><h2>Loss trajectory</h2>\n"
         "<p>With <code>--loss-every N</code>: the first repeat's loss after every N-th "
-        "step, warm-up steps first (left of the dashed line), then the timed ones.</p>\n";
+        "step, warm-up steps first (left of the dashed line), then the timed ones. Each "
+        "line is drawn narrower than the one listed before it, so that lines that "
+        "coincide (strategies that compute the same losses) show as nested bands.</p>\n";
   constexpr double left = 70, right = 930, plotHeight = 260;
   for (const std::string &model : page.models.values) {
     std::vector<const Entry *> es;
@@ -278,7 +280,7 @@ void writeLosses(std::ostream &os, Page &page) {
       svg << "<path class=\"series\" data-config=\"" << e->id << "\" data-steps=\"" << steps
           << "\" data-losses=\"" << losses << "\" stroke=\"" << seriesColor(page, *e)
           << "\" style=\"stroke-width:"
-          << 2 + (es.size() > 1 ? 5.0 * double(es.size() - 1 - i) / double(es.size() - 1) : 0)
+          << 2 + (es.size() > 1 ? 12.0 * double(es.size() - 1 - i) / double(es.size() - 1) : 0)
           << "\""
           << (dash.empty() ? "" : " stroke-dasharray=\"" + dash + "\"") << " d=\"" << d
           << "\"><title>" << escape(distinct.name(*e)) << "</title></path>";

@@ -95,17 +95,18 @@ double drawLegend(std::ostream &os, const Legend &legend, double left, double wi
     }
   };
   for (const Legend::Item &item : legend.items) {
-    place(28 + charWidth * item.label.size());
-    if (legend.lines)
-      os << "<path class=\"series\" d=\"M" << x << " " << y - 4 << "h14\" stroke=\""
+    place((legend.lines ? 38 : 28) + charWidth * item.label.size());
+    if (legend.lines) // long enough to show a dash pattern
+      os << "<path class=\"series\" d=\"M" << x << " " << y - 4 << "h22\" stroke=\""
          << item.fill << "\"" << (item.dash.empty() ? "" : " stroke-dasharray=\"" + item.dash + "\"")
          << "/>";
     else
       os << "<rect x=\"" << x << "\" y=\"" << y - 10 << "\" width=\"12\" height=\"12\" fill=\""
          << item.fill << "\"/>";
-    os << "<text x=\"" << x + (legend.lines ? 18 : 16) << "\" y=\"" << y << "\">"
-       << escape(item.label) << "</text>";
-    x += 28 + charWidth * item.label.size();
+    double swatch = legend.lines ? 26 : 16;
+    os << "<text x=\"" << x + swatch << "\" y=\"" << y << "\">" << escape(item.label)
+       << "</text>";
+    x += swatch + 12 + charWidth * item.label.size();
   }
   if (!legend.note.empty()) {
     place(charWidth * 0.9 * legend.note.size());
