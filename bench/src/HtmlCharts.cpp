@@ -21,14 +21,6 @@ Legend fusionLegend(Page &page, const std::vector<const Entry *> &es) {
   return legend;
 }
 
-/// The whiskers of an interval from x0 to x1 across a bar at `y`.
-void whisker(std::ostream &os, double x0, double x1, double y) {
-  double mid = y + kBarHeight / 2;
-  os << "<path class=\"whisker\" d=\"M" << x0 << " " << mid << "H" << x1 << "M" << x0
-     << " " << y + 3 << "V" << y + kBarHeight - 3 << "M" << x1 << " " << y + 3 << "V"
-     << y + kBarHeight - 3 << "\"/>";
-}
-
 /// A chart's caption: the model, then what is drawn.
 std::string caption(const std::string &model, const std::string &what) {
   return escape(model) + ": " + what;

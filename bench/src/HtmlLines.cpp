@@ -271,7 +271,10 @@ void writeLosses(std::ostream &os, Page &page) {
           pen = false;
           continue;
         }
-        d += (pen ? "L" : "M") + exact(xOf(double(step))) + " " + exact(yOf(loss));
+        // A run's first point is also a dot (a zero-length segment with round
+        // caps), so that a point between two NaNs, or alone, still shows.
+        d += (pen ? "L" : "M") + exact(xOf(double(step))) + " " + exact(yOf(loss)) +
+             (pen ? "" : "h0");
         pen = true;
       }
       std::string dash = seriesDash(page, *e);

@@ -121,12 +121,8 @@ void writeSpeedups(std::ostream &os, Page &page) {
               << "</title></rect>";
           double end = kPlotLeft + s.estimate * scale;
           if (s.low && s.high) {
-            double x0 = kPlotLeft + *s.low * scale, x1 = kPlotLeft + *s.high * scale,
-                   mid = y + kBarHeight / 2;
-            svg << "<path class=\"whisker\" d=\"M" << x0 << " " << mid << "H" << x1 << "M"
-                << x0 << " " << y + 3 << "V" << y + kBarHeight - 3 << "M" << x1 << " "
-                << y + 3 << "V" << y + kBarHeight - 3 << "\"/>";
-            end = std::max(end, x1);
+            whisker(svg, kPlotLeft + *s.low * scale, kPlotLeft + *s.high * scale, y);
+            end = std::max(end, kPlotLeft + *s.high * scale);
           }
           bool ns = s.verdict == verdictName(Verdict::kNoDifference);
           valueText(svg, end, y, ratioText(s.estimate) + (ns ? " n.s." : ""));

@@ -38,7 +38,7 @@ const char *const kSvgStyle =
     "svg line.reference{stroke:#555;stroke-dasharray:4 3}"
     "svg path.whisker{stroke:#222;stroke-width:1.2;fill:none}"
     "svg path.ideal{stroke:#999;stroke-dasharray:4 3;fill:none}"
-    "svg path.series{stroke-width:2;fill:none}";
+    "svg path.series{stroke-width:2;fill:none;stroke-linecap:round;stroke-linejoin:round}";
 
 std::string shortNumber(double v) {
   std::ostringstream os;
@@ -226,6 +226,13 @@ void writeFigure(std::ostream &os, const std::string &captionHtml, const std::st
      << "\">chart (SVG)</a> · <a class=\"download-csv\" download=\"" << name
      << ".csv\" href=\"data:text/csv;charset=utf-8;base64," << llvm::encodeBase64(csv.text())
      << "\">data (CSV)</a></p></figure>\n";
+}
+
+void whisker(std::ostream &os, double x0, double x1, double y) {
+  double mid = y + kBarHeight / 2;
+  os << "<path class=\"whisker\" d=\"M" << x0 << " " << mid << "H" << x1 << "M" << x0
+     << " " << y + 3 << "V" << y + kBarHeight - 3 << "M" << x1 << " " << y + 3 << "V"
+     << y + kBarHeight - 3 << "\"/>";
 }
 
 void valueText(std::ostream &os, double x, double y, const std::string &text) {

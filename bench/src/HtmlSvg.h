@@ -108,6 +108,9 @@ extern const std::vector<std::string> kConfigHeader;
 void writeFigure(std::ostream &os, const std::string &captionHtml, const std::string &svg,
                  const std::string &stem, const Csv &csv);
 
+/// The whiskers of an interval from x0 to x1 across the bar whose top is y.
+void whisker(std::ostream &os, double x0, double x1, double y);
+
 /// The value text right of a bar, and the note for a figure the JSON lacks.
 void valueText(std::ostream &os, double x, double y, const std::string &text);
 
