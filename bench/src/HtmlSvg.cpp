@@ -147,6 +147,11 @@ void drawBarChart(std::ostream &os, const std::string &chart, const std::string 
   }
   os << "<text class=\"axis\" x=\"" << (kPlotLeft + kPlotRight) / 2 << "\" y=\""
      << height - 8 << "\" text-anchor=\"middle\">" << escape(axis) << "</text>";
+  // Behind the bars and their values, which may end on it.
+  if (reference > 0)
+    os << "<line class=\"reference\" x1=\"" << kPlotLeft + reference * scale << "\" y1=\""
+       << plotTop << "\" x2=\"" << kPlotLeft + reference * scale << "\" y2=\"" << plotBottom
+       << "\"/>";
   double y = plotTop;
   for (const Group &g : groups) {
     os << "<text class=\"group\" x=\"8\" y=\"" << y + 17 << "\">" << escape(g.title)
@@ -171,10 +176,6 @@ void drawBarChart(std::ostream &os, const std::string &chart, const std::string 
       y += kRowHeight;
     }
   }
-  if (reference > 0)
-    os << "<line class=\"reference\" x1=\"" << kPlotLeft + reference * scale << "\" y1=\""
-       << plotTop << "\" x2=\"" << kPlotLeft + reference * scale << "\" y2=\"" << plotBottom
-       << "\"/>";
   os << "<line class=\"axisline\" x1=\"" << kPlotLeft << "\" y1=\"" << plotTop << "\" x2=\""
      << kPlotLeft << "\" y2=\"" << plotBottom << "\"/></svg>\n";
 }
