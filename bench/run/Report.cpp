@@ -271,6 +271,13 @@ void writeJson(std::ostream &os, const Result &r) {
     }
     os << "\n  ],\n";
   }
+  if (r.lossEvery > 0) {
+    os << "  \"loss_every\": " << r.lossEvery << ",\n  \"loss_trajectory\": [";
+    for (size_t i = 0; i < r.lossTrajectory.size(); ++i)
+      os << (i ? ", " : "") << "{\"step\": " << r.lossTrajectory[i].step
+         << ", \"loss\": " << num(r.lossTrajectory[i].loss) << "}";
+    os << "],\n";
+  }
   os << "  \"repeat_results\": [";
   for (size_t i = 0; i < r.repeatResults.size(); ++i) {
     const RepeatResult &x = r.repeatResults[i];

@@ -26,6 +26,13 @@ struct RepeatResult {
   double hostLoadPercent = -1;
 };
 
+/// One point of --loss-every's trajectory: the loss after step `step`,
+/// counted from 1 over the warm-up steps and then the timed ones.
+struct LossPoint {
+  int64_t step = 0;
+  float loss = 0;
+};
+
 /// The spread of a figure over the repeats.
 struct Spread {
   double median = 0, min = 0, max = 0;
@@ -116,6 +123,10 @@ struct Result {
   int64_t deviceLaunches = 0;
   /// --profile: each launch's time, bytes and FLOPs (Profile.h).
   std::vector<ProfileEntry> profile;
+  /// --loss-every N (0: not asked): the first repeat's loss after every
+  /// N-th step; the repeats start alike, so theirs would be the same.
+  int64_t lossEvery = 0;
+  std::vector<LossPoint> lossTrajectory;
   /// The level of the report's confidence intervals (--confidence).
   double confidence = kConfidenceLevel;
   /// How a sweep timed this configuration's repeats: "interleaved" (in

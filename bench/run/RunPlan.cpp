@@ -136,6 +136,7 @@ rt::Status RepeatRun::start() {
   result.steps = o.steps;
   result.repeats = o.repeats;
   result.seed = o.seed;
+  result.lossEvery = o.lossEvery;
   announceRun(plan, o, 1);
   if (rt::Status ready = prepareCpuBackend(plan, o.backend, result); !ready.isOk())
     return failure(ready.toString());
@@ -199,11 +200,18 @@ rt::Status RepeatRun::runRepeat(int64_t r) {
   if (rt::Status st = prepareRepeat(exec, o, o.seed + 1, o.inputsIn); !st.isOk())
     return failure(st.toString());
   RepeatResult repeat;
+  // --loss-every: a read of the loss waits for its step on a device, so
+  // only the steps asked for read it, and only in the first repeat.
+  auto recordLoss = [&](int64_t step) {
+    if (r == 0 && o.lossEvery > 0 && step % o.lossEvery == 0)
+      result.lossTrajectory.push_back({step, exec.loss()});
+  };
   for (int64_t i = 0; i < o.warmup; ++i) {
     if (rt::Status st = exec.step(); !st.isOk())
       return failure(st.toString());
     if (i == 0)
       repeat.lossFirst = exec.loss();
+    recordLoss(i + 1);
     progress.stepDone(r, /*warmup=*/true, i, o.warmup);
     if (interruptSignal())
       return interrupted(r, o);
@@ -224,6 +232,7 @@ rt::Status RepeatRun::runRepeat(int64_t r) {
       return failure(st.toString());
     if (o.warmup == 0 && i == 0)
       repeat.lossFirst = exec.loss();
+    recordLoss(o.warmup + i + 1);
     progress.stepDone(r, /*warmup=*/false, i, o.steps);
     if (interruptSignal())
       return interrupted(r, o);

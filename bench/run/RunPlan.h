@@ -29,6 +29,9 @@ struct RunOptions {
   uint64_t seed = 0;
   std::string paramsIn, inputsIn, dumpOut; // directories, "" for none
   bool profile = false;
+  /// --loss-every: the first repeat's loss every this many steps, warm-up
+  /// and timed (Result::lossTrajectory); 0 for none.
+  int64_t lossEvery = 0;
   bool noCudaGraph = false, tf32 = false; // --backend cuda
   /// --no-overlap: each all-reduce in its place, not alongside the rest of
   /// the backward pass.

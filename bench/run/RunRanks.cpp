@@ -124,6 +124,13 @@ private:
   /// Each local rank's loss after its first step; every rank's after its
   /// last.
   std::vector<float> first, last;
+  /// --loss-every: each local rank's losses of the first repeat, meaned
+  /// over every rank after its timed steps.
+  std::vector<std::vector<LossPoint>> trajectory;
+  void recordLoss(int i, int64_t repeat, int64_t step) {
+    if (repeat == 0 && o.lossEvery > 0 && step % o.lossEvery == 0)
+      trajectory[i].push_back({step, execs[i]->loss()});
+  }
 };
 
 rt::Status RankRun::run() {
@@ -135,6 +142,8 @@ rt::Status RankRun::run() {
   observeRankZero();
   first.assign(local, 0);
   last.assign(ranks, 0);
+  trajectory.assign(local, {});
+  result.lossEvery = o.lossEvery;
   Progress progress(o); // rank 0's steps
   HostBusy busy;        // this process's
   for (int64_t repeat = 0; repeat < o.repeats; ++repeat)
@@ -341,6 +350,7 @@ rt::Status RankRun::runRepeat(int64_t repeat, Progress &progress, HostBusy &busy
         return s;
       if (step == 0)
         first[i] = exec.loss();
+      recordLoss(i, repeat, step + 1);
       if (r == 0)
         progress.stepDone(repeat, /*warmup=*/true, step, o.warmup);
     }
@@ -366,6 +376,7 @@ rt::Status RankRun::runRepeat(int64_t repeat, Progress &progress, HostBusy &busy
         return s;
       if (o.warmup == 0 && step == 0)
         first[i] = execs[i]->loss();
+      recordLoss(i, repeat, o.warmup + step + 1);
       if (mine[i] == 0)
         progress.stepDone(repeat, /*warmup=*/false, step, o.steps);
     }
@@ -399,6 +410,16 @@ rt::Status RankRun::runRepeat(int64_t repeat, Progress &progress, HostBusy &busy
   RepeatResult timed;
   timed.lossFirst = mean(*allFirst);
   timed.lossLast = mean(last);
+  // Every rank recorded the same steps; the trajectory is their mean loss.
+  for (size_t k = 0; repeat == 0 && k < trajectory[0].size(); ++k) {
+    std::vector<float> losses;
+    for (const std::vector<LossPoint> &points : trajectory)
+      losses.push_back(points[k].loss);
+    auto all = gather(losses);
+    if (!all.isOk())
+      return all.status();
+    result.lossTrajectory.push_back({trajectory[0][k].step, mean(*all)});
+  }
   timed.samplesPerSec = static_cast<double>(result.batch) * ranks * o.steps / seconds;
   timed.stepMs = seconds * 1000 / o.steps;
   timed.hostLoadPercent = hostLoad;

@@ -2,7 +2,8 @@
 //
 //   dlc-run PLAN.plan [--backend cpu|cuda] [--warmup N] [--steps N]
 //           [--repeats N] [--seed N] [--format table|json|csv|markdown]
-//           [-o FILE] [--profile] [--no-cuda-graph] [--no-overlap] [--tf32]
+//           [-o FILE] [--profile] [--loss-every N] [--no-cuda-graph]
+//           [--no-overlap] [--tf32]
 //           [--gpu NAME]
 //           [--peak-tflops X] [--fp32-peak fp32|tf32] [--params-in DIR]
 //           [--inputs-in DIR] [--dump-out DIR] [--describe]
@@ -61,6 +62,7 @@ const char *const kUsage =
     "  --format F             table (default), json, csv or markdown\n"
     "  -o FILE                write the report to FILE\n"
     "  --profile              time every kernel (cuda: CUDA events per launch)\n"
+    "  --loss-every N         record the first repeat's loss every N steps (JSON)\n"
     "  --no-cuda-graph        cuda: launch kernel by kernel instead of replaying a graph\n"
     "  --no-overlap           each all-reduce in its place, not alongside the backward pass\n"
     "  --tf32                 cuda: fp32 GEMMs and convolutions on TF32\n"
@@ -133,6 +135,8 @@ int runMain(int argc, char **argv) {
       output = value();
     } else if (arg == "--profile") {
       o.profile = true;
+    } else if (arg == "--loss-every") {
+      o.lossEvery = integer(1);
     } else if (arg == "--no-cuda-graph") {
       o.noCudaGraph = true;
     } else if (arg == "--no-overlap") {

@@ -15,8 +15,12 @@
 #include "HtmlModel.h"
 #include "HtmlSvg.h"
 #include "Json.h"
+#include "Stats.h"
 
+#include <algorithm>
 #include <charconv>
+#include <iomanip>
+#include <sstream>
 #include <optional>
 #include <set>
 
@@ -75,11 +79,23 @@ std::string hostLoadCell(const json::Object &r) {
 }
 
 void writeSummary(std::ostream &os, const Page &page) {
-  os << "<section id=\"summary\"><h2>Configurations</h2>\n<div class=\"scroll\"><table class=\"numbers\" "
-        "id=\"summary-table\"><tr><th>model</th><th>backend</th><th>precision</th>"
-        "<th>fusion</th><th>GPUs</th><th>batch</th><th>samples/s</th><th>CI</th>"
-        "<th>min</th><th>max</th><th>step ms</th><th>kernels</th><th>bytes/step</th>"
-        "<th>TFLOP/s</th><th>MFU</th><th>peak TFLOP/s</th><th>host load</th>";
+  // A compile-only page has no timings: their columns are left out.
+  bool timed = std::any_of(page.entries.begin(), page.entries.end(),
+                           [](const Entry &e) { return e.sps.has_value(); });
+  // MFU needs a peak (--gpu or --peak-tflops): without any, no columns.
+  bool peaks = std::any_of(page.entries.begin(), page.entries.end(), [](const Entry &e) {
+    return e.r->getNumber("peak_tflops").has_value();
+  });
+  os << "<section id=\"summary\"><h2>Configurations</h2>\n<div class=\"scroll\"><table "
+        "class=\"numbers\" id=\"summary-table\"><tr><th>model</th><th>backend</th>"
+        "<th>precision</th><th>fusion</th><th>GPUs</th><th>batch</th>";
+  if (timed)
+    os << "<th>samples/s</th><th>CI</th><th>speed-up vs none</th><th>min</th><th>max</th>"
+          "<th>step ms</th>";
+  os << "<th>kernels</th><th>bytes/step</th>";
+  if (timed)
+    os << "<th>TFLOP/s</th>" << (peaks ? "<th>MFU</th><th>peak TFLOP/s</th>" : "")
+       << "<th>host load</th>";
   if (page.sources.size() > 1)
     os << "<th>report</th>";
   os << "</tr>\n";
@@ -93,21 +109,36 @@ void writeSummary(std::ostream &os, const Page &page) {
     if (std::optional<llvm::StringRef> name = e.r->getString("peak_name"))
       peakText = name->str() + " " + peakText;
     auto [unit, unitName] = byteUnit(e.bytes.value_or(0));
-    os << "<tr><td class=\"t\">" << escape(e.model) << "</td><td class=\"t\">"
-       << escape(e.backend) << "</td><td class=\"t\">" << escape(e.precision)
-       << "</td><td class=\"t\">" << escape(e.fusion) << "</td><td>" << e.gpus
-       << "</td><td>" << (e.batch ? std::to_string(*e.batch) : "–") << "</td><td>"
-       << num(e.sps) << "</td><td>"
-       << (e.ciLow && e.ciHigh ? num(e.ciLow) + "–" + num(e.ciHigh) : std::string("–"))
-       << "</td><td>" << num(e.spsMin) << "</td><td>" << num(e.spsMax)
-       << "</td><td>" << num(ms ? ms->getNumber("median") : std::nullopt) << "</td><td>"
-       << num(e.kernels) << "</td><td>"
-       << (e.bytes ? shortNumber(*e.bytes / unit) + " " + unitName : "–") << "</td><td>"
-       << num(e.r->getNumber("achieved_tflops")) << "</td><td>"
-       << (mfu ? shortNumber(100 * *mfu) + "%" : "–") << "</td><td class=\"t w\">"
-       << escape(peakText) << "</td>" << hostLoadCell(*e.r);
+    os << "<tr data-config=\"" << e.id << "\"><td class=\"t\">" << escape(e.model)
+       << "</td><td class=\"t\">" << escape(e.backend) << "</td><td class=\"t\">"
+       << escape(e.precision) << "</td><td class=\"t\">" << escape(e.fusion) << "</td><td>"
+       << e.gpus << "</td><td>" << (e.batch ? std::to_string(*e.batch) : "–") << "</td>";
+    if (timed) {
+      std::string speedup = e.fusion == "none" && e.sps ? "base" : "–";
+      if (std::optional<Speedup> s = speedupOverNone(page, e)) {
+        std::ostringstream cell;
+        cell << std::fixed << std::setprecision(2) << s->estimate << "x";
+        if (s->verdict == verdictName(Verdict::kNoDifference))
+          cell << " n.s.";
+        speedup = cell.str();
+      }
+      os << "<td>" << num(e.sps) << "</td><td>"
+         << (e.ciLow && e.ciHigh ? num(e.ciLow) + "–" + num(e.ciHigh) : std::string("–"))
+         << "</td><td>" << speedup << "</td><td>" << num(e.spsMin) << "</td><td>"
+         << num(e.spsMax) << "</td><td>"
+         << num(ms ? ms->getNumber("median") : std::nullopt) << "</td>";
+    }
+    os << "<td>" << num(e.kernels) << "</td><td>"
+       << (e.bytes ? shortNumber(*e.bytes / unit) + " " + unitName : "–") << "</td>";
+    if (timed) {
+      os << "<td>" << num(e.r->getNumber("achieved_tflops")) << "</td>";
+      if (peaks)
+        os << "<td>" << (mfu ? shortNumber(100 * *mfu) + "%" : "–")
+           << "</td><td class=\"t w\">" << escape(peakText) << "</td>";
+      os << hostLoadCell(*e.r);
+    }
     if (page.sources.size() > 1)
-      os << "<td class=\"t\">" << escape(e.source) << "</td>";
+      os << "<td class=\"t w\">" << escape(e.source) << "</td>";
     os << "</tr>\n";
   }
   os << "</table></div>\n</section>\n";
@@ -123,35 +154,35 @@ void writeFigures(std::ostream &os, const Page &page) {
              std::to_string(e.gpus) + " GPU" +
              (page.sources.size() > 1 ? "<br>" + escape(e.source) : ""),
          e.r});
-  os << "<section id=\"figures\"><h2>Every figure of the reports</h2>\n";
+  os << "<section id=\"figures\"><h2>Every figure of the reports</h2>\n<p>Every field "
+        "of every configuration's JSON, as it holds it; the per-launch profile and the "
+        "loss trajectory are in their charts' CSV.</p>\n";
   html::writeFiguresTable(os, columns);
   os << "</section>\n";
 }
 
+/// The page's style; the charts' own is HtmlSvg.cpp's kSvgStyle.
 const char *const kStyle = R"(
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
- color:#222;margin:24px auto;max-width:1100px;padding:0 16px}
+ color:#222;margin:24px auto;max-width:1240px;padding:0 16px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 6px;
  border-bottom:1px solid #ddd;padding-bottom:3px}
-p.meta,figcaption,p.absent{color:#555}figure{margin:12px 0}
+p.meta,figcaption,p.absent{color:#555}figure{margin:12px 0 20px}
 figcaption{font-weight:600;margin-bottom:4px}
 p.absent{background:#f6f6f6;border-left:3px solid #bbb;padding:8px 12px}
-svg.chart{display:block;max-width:100%;height:auto;font-size:12px}
-svg text{fill:#333}svg text.tick,svg text.note{fill:#666;font-size:11px}
-svg text.group{font-weight:600}svg text.axis{fill:#555}
-svg line.grid{stroke:#e4e4e4}svg line.axisline{stroke:#999}
-svg path.whisker{stroke:#222;stroke-width:1.2;fill:none}
-svg path.ideal{stroke:#999;stroke-dasharray:4 3;fill:none}
-svg path.series{stroke-width:2;fill:none}
-.legend span{margin-right:16px;white-space:nowrap}
-.legend i{display:inline-block;width:12px;height:12px;margin-right:5px;vertical-align:-1px}
+p.downloads{margin:2px 0 0;font-size:12px;color:#555}
+svg.chart{display:block;max-width:100%;height:auto}
 table.numbers{border-collapse:collapse;font-size:12px;margin:8px 0}
 table.numbers th,table.numbers td{border:1px solid #ddd;padding:3px 7px;text-align:right;
  white-space:nowrap}
 table.numbers th{background:#f4f4f4;text-align:left;font-weight:600}
 table.numbers td.null{color:#999}table.numbers td.t{text-align:left}
-table.numbers td.w{white-space:normal;min-width:90px}td.flag{color:#b00020;font-weight:bold}div.scroll{overflow-x:auto}
+table.numbers td.w{white-space:normal;min-width:90px}
+table.numbers td.text{white-space:normal;overflow-wrap:anywhere;text-align:left;
+ min-width:12em;max-width:24em}
+td.flag{color:#b00020;font-weight:bold}div.scroll{overflow-x:auto;max-width:100%}
 )";
+
 
 } // namespace
 
@@ -162,9 +193,15 @@ void writeHtml(std::ostream &os, const std::vector<ReportSource> &sources) {
     for (const json::Object &r : s.results)
       page.entries.push_back(makeEntry(r, s.label, page.entries.size()));
   }
+  // The strategies' colours: `none` first wherever it is, so that it keeps
+  // one colour from page to page.
+  for (const Entry &e : page.entries)
+    if (e.fusion == "none")
+      page.fusions(e.fusion);
   for (const Entry &e : page.entries) {
     page.models(e.model);
     page.fusions(e.fusion);
+    page.precisions(e.precision);
   }
   std::string models;
   for (const std::string &m : page.models.values)
@@ -172,7 +209,8 @@ void writeHtml(std::ostream &os, const std::vector<ReportSource> &sources) {
   os << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
         "<title>dlc-bench report: "
-     << escape(models) << "</title><style>" << kStyle << "</style></head>\n<body>\n"
+     << escape(models) << "</title><style>" << kStyle << kSvgStyle
+     << "</style></head>\n<body>\n"
      << "<h1>dlc-bench report: " << escape(models) << "</h1>\n<p class=\"meta\">"
      << page.entries.size() << (page.entries.size() == 1 ? " configuration" : " configurations")
      << " from ";
@@ -228,7 +266,10 @@ void writeHtml(std::ostream &os, const std::vector<ReportSource> &sources) {
   }
   writeSummary(os, page);
   writeThroughput(os, page);
+  writeSpeedups(os, page);
   writeScaling(os, page);
+  writeProfile(os, page);
+  writeLosses(os, page);
   writeKernelsAndBytes(os, page);
   writeFigures(os, page);
   os << "</body></html>\n";

@@ -3,7 +3,8 @@
 // One page, no script and no network: inline CSS and SVG charts drawn here
 // from the JSON reports (dlc-bench's and the peers', schema "dlc-bench/1"),
 // so every number on the page is a number of the JSON. Each configuration's
-// figures are also in data-* attributes and a table for tests to read.
+// figures are also in data-* attributes and a table for tests to read, and
+// each chart downloads as SVG and its numbers as CSV (data: URIs).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,9 +25,11 @@ struct ReportSource {
   std::vector<llvm::json::Object> results;
 };
 
-/// Writes the page: throughput per configuration grouped by precision and
-/// fusion, speed-up and scaling efficiency against GPU count (or why that
-/// chart is absent), kernels and bytes per step, and every figure.
+/// Writes the page: the configurations' table, throughput with the fusion
+/// strategies side by side per precision and batch, speed-up over `none`,
+/// scaling over GPUs, --profile's time by kernel kind, --loss-every's
+/// trajectories, kernels and bytes per step, and every figure; a section
+/// only where some configuration has its figures.
 void writeHtml(std::ostream &os, const std::vector<ReportSource> &sources);
 
 /// --format html of a run: its JSON report, read back and drawn. Returns

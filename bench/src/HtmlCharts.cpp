@@ -1,295 +1,296 @@
-//===- HtmlCharts.cpp - the HTML report's charts --------------------------===//
+//===- HtmlCharts.cpp - the HTML report's bar charts ----------------------===//
 
 #include "HtmlCharts.h"
 #include "Html.h"
 #include "HtmlSvg.h"
 
 #include <algorithm>
-#include <cmath>
-#include <iomanip>
+#include <functional>
 #include <map>
-#include <set>
 #include <sstream>
 
 namespace dlc::bench::html {
 
 namespace {
+
 /// The fusion strategies of `es`, in the colours every chart gives them.
 Legend fusionLegend(Page &page, const std::vector<const Entry *> &es) {
   Legend legend;
-  for (const Entry *e : es) {
-    std::pair<std::string, std::string> item{e->fusion, color(page.fusions(e->fusion))};
-    if (std::find(legend.items.begin(), legend.items.end(), item) == legend.items.end())
-      legend.items.push_back(item);
-  }
+  for (const Entry *e : es)
+    legend.add(e->fusion, strategyColor(page.fusions(e->fusion)));
   return legend;
+}
+
+/// A chart's caption: the model, then what is drawn.
+std::string caption(const std::string &model, const std::string &what) {
+  return escape(model) + ": " + what;
+}
+
+/// A stacked bar of `parts` (kind, value) in the kinds' colours.
+double stackedBar(std::ostream &os, const std::vector<std::pair<std::string, double>> &parts,
+                  const std::function<std::string(const std::string &)> &colorOf,
+                  const std::string &valueAttr, double y, double scale) {
+  double x = kPlotLeft;
+  for (auto &[kind, value] : parts) {
+    os << "<rect class=\"seg\" data-kind=\"" << escape(kind) << "\" " << valueAttr << "=\""
+       << exact(value) << "\" x=\"" << x << "\" y=\"" << y << "\" width=\"" << value * scale
+       << "\" height=\"" << kBarHeight << "\" fill=\"" << colorOf(kind) << "\"/>";
+    x += value * scale;
+  }
+  return x;
 }
 
 } // namespace
 
 void writeThroughput(std::ostream &os, Page &page) {
+  if (std::none_of(page.entries.begin(), page.entries.end(),
+                   [](const Entry &e) { return e.sps.has_value(); }))
+    return;
   os << "<section id=\"throughput\"><h2>Throughput</h2>\n"
-        "<p>Median samples per second of each configuration over its repeats; the "
-        "whiskers span the median's bootstrap confidence interval (the slowest and the "
-        "fastest repeat in reports without one).</p>\n";
+        "<p>Median samples per second of each configuration over its repeats, the fusion "
+        "strategies side by side within each precision and batch; the whiskers span the "
+        "median's bootstrap confidence interval (the slowest and the fastest repeat in "
+        "reports without one).</p>\n";
   for (const std::string &model : page.models.values) {
-    std::vector<const Entry *> es;
+    std::vector<const Entry *> es = page.of(model);
     double max = 0;
-    for (const Entry &e : page.entries)
-      if (e.model == model) {
-        es.push_back(&e);
-        max = std::max({max, e.sps.value_or(0), e.spsMax.value_or(0), e.ciHigh.value_or(0)});
-      }
+    for (const Entry *e : es)
+      max = std::max({max, e->sps.value_or(0), e->spsMax.value_or(0), e->ciHigh.value_or(0)});
     Legend legend = fusionLegend(page, es);
+    std::vector<std::string> header = kConfigHeader;
+    for (const char *c : {"samples_per_sec", "ci_low", "ci_high", "ci_level", "min", "max"})
+      header.push_back(c);
+    Csv csv(header);
     bool intervals =
         std::all_of(es.begin(), es.end(), [](const Entry *e) { return !e->sps || e->ciLow; });
     legend.note = intervals ? "whiskers: confidence interval of the median"
                             : "whiskers: min–max of the repeats";
-    os << "<figure><figcaption>" << escape(model) << ": samples/s by precision and "
-       << "fusion strategy</figcaption>\n";
-    drawBarChart(os, "throughput", model + " samples/s", groupByPrecisionFusion(es),
-                 Distinct(es), max, "samples/s (median of the repeats)", 1, legend,
-                 [&](const Entry &e, double y, double scale) {
-                   if (!e.sps) {
-                     valueText(os, kPlotLeft, y, "no samples/s in the report");
-                     return;
-                   }
-                   double w = *e.sps * scale;
-                   os << "<rect class=\"bar\" data-config=\"" << e.id
-                      << "\" data-samples-per-sec=\"" << exact(*e.sps) << "\"";
-                   if (e.spsMin && e.spsMax)
-                     os << " data-min=\"" << exact(*e.spsMin) << "\" data-max=\""
-                        << exact(*e.spsMax) << "\"";
-                   if (e.ciLow && e.ciHigh)
-                     os << " data-ci-low=\"" << exact(*e.ciLow) << "\" data-ci-high=\""
-                        << exact(*e.ciHigh) << "\"";
-                   os << " x=\"" << kPlotLeft << "\" y=\"" << y << "\" width=\"" << w
-                      << "\" height=\"" << kBarHeight << "\" fill=\""
-                      << color(page.fusions(e.fusion)) << "\"><title>"
-                      << escape(e.model + " " + e.precision + " " + e.fusion) << ": "
-                      << shortNumber(*e.sps) << " samples/s</title></rect>";
-                   double end = kPlotLeft + w;
-                   std::optional<double> low = intervals ? e.ciLow : e.spsMin,
-                                         high = intervals ? e.ciHigh : e.spsMax;
-                   if (low && high) {
-                     double x0 = kPlotLeft + *low * scale;
-                     double x1 = kPlotLeft + *high * scale, mid = y + kBarHeight / 2;
-                     os << "<path class=\"whisker\" d=\"M" << x0 << " " << mid << "H" << x1
-                        << "M" << x0 << " " << y + 2 << "V" << y + kBarHeight - 2 << "M"
-                        << x1 << " " << y + 2 << "V" << y + kBarHeight - 2 << "\"/>";
-                     end = std::max(end, x1);
-                   }
-                   valueText(os, end, y, shortNumber(*e.sps));
-                 });
-    os << "</figure>\n";
+    std::ostringstream svg;
+    Distinct distinct(es);
+    drawBarChart(
+        svg, "throughput", model + " samples/s",
+        groupByConfiguration(es, distinct, page.fusions), max,
+        "samples/s (median of the repeats)", 1, legend,
+        [&](const Entry &e, double y, double scale) {
+          if (!e.sps) {
+            valueText(svg, kPlotLeft, y, "no samples/s in the report");
+            return;
+          }
+          double w = *e.sps * scale;
+          svg << "<rect class=\"bar\" data-config=\"" << e.id << "\" data-samples-per-sec=\""
+              << exact(*e.sps) << "\"";
+          if (e.spsMin && e.spsMax)
+            svg << " data-min=\"" << exact(*e.spsMin) << "\" data-max=\"" << exact(*e.spsMax)
+                << "\"";
+          if (e.ciLow && e.ciHigh)
+            svg << " data-ci-low=\"" << exact(*e.ciLow) << "\" data-ci-high=\""
+                << exact(*e.ciHigh) << "\"";
+          svg << " x=\"" << kPlotLeft << "\" y=\"" << y << "\" width=\"" << w
+              << "\" height=\"" << kBarHeight << "\" fill=\""
+              << strategyColor(page.fusions(e.fusion)) << "\"><title>"
+              << escape(e.model + " " + distinct.name(e)) << ": " << shortNumber(*e.sps)
+              << " samples/s</title></rect>";
+          double end = kPlotLeft + w;
+          std::optional<double> low = intervals ? e.ciLow : e.spsMin,
+                                high = intervals ? e.ciHigh : e.spsMax;
+          if (low && high) {
+            whisker(svg, kPlotLeft + *low * scale, kPlotLeft + *high * scale, y);
+            svg << "<g class=\"ci\" data-config=\"" << e.id << "\" data-low=\""
+                << exact(*low) << "\" data-high=\"" << exact(*high) << "\"/>";
+            end = std::max(end, kPlotLeft + *high * scale);
+          }
+          valueText(svg, end, y, shortNumber(*e.sps));
+        });
+    for (const Entry *e : es) {
+      if (!e->sps)
+        continue;
+      std::vector<std::string> row = configCells(*e);
+      for (std::optional<double> v : {e->sps, e->ciLow, e->ciHigh, e->ciLevel, e->spsMin,
+                                      e->spsMax})
+        row.push_back(v ? exact(*v) : "");
+      csv.add(row);
+    }
+    writeFigure(os, caption(model, "samples/s by precision, batch and fusion strategy"),
+                svg.str(), model + "-throughput", csv);
   }
   os << "</section>\n";
 }
 
-void writeScaling(std::ostream &os, Page &page) {
-  os << "<section id=\"scaling\"><h2>Speed-up and scaling efficiency</h2>\n";
-  struct Series {
-    std::string label;
-    std::map<int64_t, const Entry *> byGpus;
-  };
-  std::vector<std::string> order;
-  std::map<std::string, Series> series;
-  std::set<int64_t> counts;
-  size_t measured = 0;
-  for (const Entry &e : page.entries) {
-    if (!e.sps)
-      continue;
-    ++measured;
-    counts.insert(e.gpus);
-    std::string batch = e.batch ? std::to_string(*e.batch) : "?";
-    std::string key = e.source + "\n" + e.model + "\n" + e.backend + "\n" + e.precision +
-                      "\n" + e.fusion + "\n" + batch;
-    if (!series.count(key))
-      order.push_back(key);
-    Series &s = series[key];
-    s.label = e.model + " " + e.precision + " " + e.fusion + " batch " + batch +
-              (page.sources.size() > 1 ? " (" + e.source + ")" : "");
-    s.byGpus.insert({e.gpus, &e});
-  }
-  std::vector<const Series *> drawn;
-  for (const std::string &key : order) {
-    const Series &s = series[key];
-    if (s.byGpus.size() > 1 && s.byGpus.count(1) && *s.byGpus.at(1)->sps > 0)
-      drawn.push_back(&s);
-  }
-  if (drawn.empty()) {
-    std::string why =
-        measured == 0 ? "no configuration in the reports has samples/s."
-        : counts.size() == 1
-            ? "every configuration with samples/s ran on " + std::to_string(*counts.begin()) +
-                  (*counts.begin() == 1 ? " GPU" : " GPUs") +
-                  " (the field gpus); the chart needs one configuration measured "
-                  "at several GPU counts, 1 included."
-            : "no configuration (same model, backend, precision, fusion and per-GPU "
-              "batch) was measured both on 1 GPU and on more.";
-    os << "<p class=\"absent\" id=\"scaling-absent\">No speed-up chart: " << escape(why)
-       << "</p>\n</section>\n";
-    return;
-  }
-  int64_t maxGpus = 1;
-  double maxSpeedup = 1, maxEfficiency = 1;
-  for (const Series *s : drawn)
-    for (auto &[n, e] : s->byGpus) {
-      double speedup = *e->sps / *s->byGpus.at(1)->sps;
-      maxGpus = std::max(maxGpus, n);
-      maxSpeedup = std::max(maxSpeedup, speedup);
-      maxEfficiency = std::max(maxEfficiency, speedup / n);
-    }
-  // Two panels side by side; GPU counts on a log2 axis (1, 2, 4, 8 ...).
-  constexpr double panelWidth = 440, left = 56, right = 16, plotTop = 34,
-                   plotHeight = 240, height = 330;
-  std::set<int64_t> shown;
-  for (const Series *s : drawn)
-    for (auto &[n, e] : s->byGpus)
-      shown.insert(n);
-  auto xOf = [&](int64_t n) {
-    double span = std::log2(double(maxGpus));
-    return left + (span > 0 ? std::log2(double(n)) / span : 0) *
-                      (panelWidth - left - right);
-  };
-  os << "<figure><figcaption>Speed-up over 1 GPU and scaling efficiency "
-        "(speed-up / GPUs) at the same per-GPU batch; dashed: linear scaling"
-        "</figcaption>\n<svg class=\"chart\" data-chart=\"scaling\" width=\""
-     << 2 * panelWidth + 40 << "\" height=\"" << height << "\" viewBox=\"0 0 "
-     << 2 * panelWidth + 40 << " " << height << "\" role=\"img\" aria-label=\"speed-up\">";
-  for (int panel = 0; panel < 2; ++panel) {
-    double ox = panel * (panelWidth + 40);
-    double yMax = panel == 0 ? std::max<double>(maxGpus, maxSpeedup) * 1.05
-                             : std::max(1.0, maxEfficiency) * 1.1;
-    auto yOf = [&](double v) { return plotTop + plotHeight * (1 - v / yMax); };
-    os << "<g transform=\"translate(" << ox << " 0)\"><text class=\"group\" x=\"" << left
-       << "\" y=\"20\">" << (panel == 0 ? "speed-up" : "scaling efficiency") << "</text>";
-    double step = tickStep(yMax, 5);
-    for (double t = 0; t <= yMax; t += step)
-      os << "<line class=\"grid\" x1=\"" << left << "\" y1=\"" << yOf(t) << "\" x2=\""
-         << panelWidth - right << "\" y2=\"" << yOf(t) << "\"/><text class=\"tick\" x=\""
-         << left - 6 << "\" y=\"" << yOf(t) + 4 << "\" text-anchor=\"end\">"
-         << tickLabel(t) << "</text>";
-    for (int64_t n : shown)
-      os << "<text class=\"tick\" x=\"" << xOf(n) << "\" y=\"" << plotTop + plotHeight + 16
-         << "\" text-anchor=\"middle\">" << n << "</text>";
-    os << "<text class=\"axis\" x=\"" << (left + panelWidth - right) / 2 << "\" y=\""
-       << plotTop + plotHeight + 36 << "\" text-anchor=\"middle\">GPUs</text>";
-    os << "<path class=\"ideal\" d=\"M" << xOf(1) << " " << yOf(1);
-    for (int64_t n : shown)
-      os << "L" << xOf(n) << " " << yOf(panel == 0 ? double(n) : 1.0);
-    os << "\"/>";
-    for (size_t i = 0; i < drawn.size(); ++i) {
-      const Series &s = *drawn[i];
-      double base = *s.byGpus.at(1)->sps;
-      std::string line;
-      for (auto &[n, e] : s.byGpus) {
-        double speedup = *e->sps / base;
-        double v = panel == 0 ? speedup : speedup / n;
-        line += (line.empty() ? "M" : "L") + exact(xOf(n)) + " " + exact(yOf(v));
-      }
-      os << "<path class=\"series\" stroke=\"" << color(i) << "\" d=\"" << line << "\"/>";
-      for (auto &[n, e] : s.byGpus) {
-        double speedup = *e->sps / base;
-        os << "<circle class=\"point\" data-config=\"" << e->id << "\" data-gpus=\"" << n
-           << "\" data-samples-per-sec=\"" << exact(*e->sps) << "\" data-speedup=\""
-           << exact(speedup) << "\" data-efficiency=\"" << exact(speedup / n)
-           << "\" cx=\"" << xOf(n) << "\" cy=\"" << yOf(panel == 0 ? speedup : speedup / n)
-           << "\" r=\"4\" fill=\"" << color(i) << "\"><title>" << escape(s.label) << ", "
-           << n << " GPUs: " << shortNumber(speedup) << "x, efficiency "
-           << shortNumber(speedup / n) << "</title></circle>";
-      }
-    }
-    os << "</g>";
-  }
-  os << "</svg>\n<div class=\"legend\">";
-  for (size_t i = 0; i < drawn.size(); ++i)
-    os << "<span><i style=\"background:" << color(i) << "\"></i>" << escape(drawn[i]->label)
-       << "</span>";
-  os << "</div></figure>\n<table class=\"numbers\" id=\"scaling-table\"><tr><th>series</th>"
-        "<th>GPUs</th><th>samples/s</th><th>speed-up</th><th>efficiency</th></tr>\n";
-  for (const Series *s : drawn)
-    for (auto &[n, e] : s->byGpus) {
-      double speedup = *e->sps / *s->byGpus.at(1)->sps;
-      std::ostringstream ratio;
-      ratio << std::fixed << std::setprecision(2) << speedup << "x</td><td>"
-            << std::setprecision(1) << 100 * speedup / n << "%";
-      os << "<tr><td>" << escape(s->label) << "</td><td>" << n << "</td><td>"
-         << shortNumber(*e->sps) << "</td><td>" << ratio.str() << "</td></tr>\n";
-    }
-  os << "</table>\n</section>\n";
-}
-
 void writeKernelsAndBytes(std::ostream &os, Page &page) {
+  bool kernels = std::any_of(page.entries.begin(), page.entries.end(),
+                             [](const Entry &e) { return e.kernels.has_value(); });
+  bool bytes = std::any_of(page.entries.begin(), page.entries.end(),
+                           [](const Entry &e) { return e.bytes.has_value(); });
+  if (!kernels && !bytes)
+    return;
   os << "<section id=\"kernels\"><h2>Kernels and bytes per step</h2>\n"
         "<p>Kernel launches per step by implementation kind (a fused group is one "
         "launch), and the bytes a step moves if each kernel reads its inputs and "
-        "writes its outputs once. The reports carry bytes and time per "
-        "configuration only, not per kernel kind.</p>\n";
+        "writes its outputs once.</p>\n";
   for (const std::string &model : page.models.values) {
-    std::vector<const Entry *> es;
+    std::vector<const Entry *> es = page.of(model);
     double maxKernels = 0, maxBytes = 0;
-    for (const Entry &e : page.entries)
-      if (e.model == model) {
-        es.push_back(&e);
-        maxKernels = std::max(maxKernels, e.kernels.value_or(0));
-        maxBytes = std::max(maxBytes, e.bytes.value_or(0));
-      }
     Legend kinds;
-    for (const Entry *e : es)
-      for (auto &[kind, count] : e->kernelsByKind) {
-        std::pair<std::string, std::string> item{kind, color(page.kinds(kind))};
-        if (std::find(kinds.items.begin(), kinds.items.end(), item) == kinds.items.end())
-          kinds.items.push_back(item);
-      }
-    std::vector<Group> groups = groupByPrecisionFusion(es);
+    for (const Entry *e : es) {
+      maxKernels = std::max(maxKernels, e->kernels.value_or(0));
+      maxBytes = std::max(maxBytes, e->bytes.value_or(0));
+      for (auto &[kind, count] : e->kernelsByKind)
+        kinds.add(kind, kindColor(page.kinds(kind)));
+    }
     Distinct distinct(es);
-    os << "<figure><figcaption>" << escape(model)
-       << ": kernel launches per step, by kind</figcaption>\n";
-    drawBarChart(os, "kernels", model + " kernels per step", groups, distinct, maxKernels,
+    std::vector<Group> groups = groupByConfiguration(es, distinct, page.fusions);
+    std::vector<std::string> header = kConfigHeader;
+    header.insert(header.end(), {"kind", "kernels_per_step"});
+    Csv kernelCsv(header);
+    std::ostringstream svg;
+    drawBarChart(svg, "kernels", model + " kernels per step", groups, maxKernels,
                  "kernels per step", 1, kinds, [&](const Entry &e, double y, double scale) {
                    if (!e.kernels) {
-                     valueText(os, kPlotLeft, y, "no kernel count in the report");
+                     valueText(svg, kPlotLeft, y, "no kernel count in the report");
                      return;
                    }
-                   os << "<g class=\"bar\" data-config=\"" << e.id << "\" data-kernels=\""
-                      << exact(*e.kernels) << "\"><title>" << shortNumber(*e.kernels)
-                      << " kernels per step</title>";
-                   double x = kPlotLeft;
-                   if (e.kernelsByKind.empty())
-                     os << "<rect class=\"seg\" x=\"" << x << "\" y=\"" << y
-                        << "\" width=\"" << *e.kernels * scale << "\" height=\""
-                        << kBarHeight << "\" fill=\"" << color(page.kinds("?")) << "\"/>";
-                   for (auto &[kind, count] : e.kernelsByKind) {
-                     os << "<rect class=\"seg\" data-kind=\"" << escape(kind)
-                        << "\" data-count=\"" << exact(count) << "\" x=\"" << x << "\" y=\""
-                        << y << "\" width=\"" << count * scale << "\" height=\"" << kBarHeight
-                        << "\" fill=\"" << color(page.kinds(kind)) << "\"/>";
-                     x += count * scale;
-                   }
-                   os << "</g>";
-                   valueText(os, std::max(x, kPlotLeft + *e.kernels * scale), y,
+                   svg << "<g class=\"bar\" data-config=\"" << e.id << "\" data-kernels=\""
+                       << exact(*e.kernels) << "\"><title>" << escape(distinct.name(e))
+                       << ": " << shortNumber(*e.kernels) << " kernels per step</title>";
+                   std::vector<std::pair<std::string, double>> parts = e.kernelsByKind;
+                   if (parts.empty())
+                     parts.push_back({"?", *e.kernels});
+                   double x = stackedBar(
+                       svg, parts,
+                       [&](const std::string &kind) { return kindColor(page.kinds(kind)); },
+                       "data-count", y, scale);
+                   svg << "</g>";
+                   valueText(svg, std::max(x, kPlotLeft + *e.kernels * scale), y,
                              shortNumber(*e.kernels));
+                   for (auto &[kind, count] : parts) {
+                     std::vector<std::string> row = configCells(e);
+                     row.insert(row.end(), {kind, exact(count)});
+                     kernelCsv.add(row);
+                   }
                  });
-    os << "</figure>\n";
+    if (kernels)
+      writeFigure(os, caption(model, "kernel launches per step, by kind"), svg.str(),
+                  model + "-kernels", kernelCsv);
     auto [unit, unitName] = byteUnit(maxBytes);
-    os << "<figure><figcaption>" << escape(model)
-       << ": bytes moved per step</figcaption>\n";
-    drawBarChart(os, "bytes", model + " bytes per step", groups, distinct, maxBytes,
+    header = kConfigHeader;
+    header.push_back("memory_bytes_per_step");
+    Csv byteCsv(header);
+    std::ostringstream bytesSvg;
+    drawBarChart(bytesSvg, "bytes", model + " bytes per step", groups, maxBytes,
                  unitName + " per step", unit, fusionLegend(page, es),
                  [&](const Entry &e, double y, double scale) {
                    if (!e.bytes) {
-                     valueText(os, kPlotLeft, y, "no byte count in the report");
+                     valueText(bytesSvg, kPlotLeft, y, "no byte count in the report");
                      return;
                    }
-                   os << "<rect class=\"bar\" data-config=\"" << e.id << "\" data-bytes=\""
-                      << exact(*e.bytes) << "\" x=\"" << kPlotLeft << "\" y=\"" << y
-                      << "\" width=\"" << *e.bytes * scale << "\" height=\"" << kBarHeight
-                      << "\" fill=\"" << color(page.fusions(e.fusion)) << "\"/>";
-                   valueText(os, kPlotLeft + *e.bytes * scale, y,
+                   bytesSvg << "<rect class=\"bar\" data-config=\"" << e.id
+                            << "\" data-bytes=\"" << exact(*e.bytes) << "\" x=\"" << kPlotLeft
+                            << "\" y=\"" << y << "\" width=\"" << *e.bytes * scale
+                            << "\" height=\"" << kBarHeight << "\" fill=\""
+                            << strategyColor(page.fusions(e.fusion)) << "\"/>";
+                   valueText(bytesSvg, kPlotLeft + *e.bytes * scale, y,
                              shortNumber(*e.bytes / unit) + " " + unitName);
+                   std::vector<std::string> row = configCells(e);
+                   row.push_back(exact(*e.bytes));
+                   byteCsv.add(row);
                  });
-    os << "</figure>\n";
+    if (bytes)
+      writeFigure(os, caption(model, "bytes moved per step"), bytesSvg.str(),
+                  model + "-bytes", byteCsv);
+  }
+  os << "</section>\n";
+}
+
+void writeProfile(std::ostream &os, Page &page) {
+  if (std::all_of(page.entries.begin(), page.entries.end(),
+                  [](const Entry &e) { return e.msByKind.empty(); }))
+    return;
+  os << "<section id=\"profile\"><h2>Time per step by kernel kind</h2>\n"
+        "<p>With <code>--profile</code>: each launch's milliseconds per step (the "
+        "report's <code>profile</code> array), summed by launch kind (the fusion kind, or "
+        "the op of a single kernel); the clock reads between kernels add a little to "
+        "each. The kinds that take the most time keep a colour each, the rest are drawn "
+        "together as <em>other</em> (the CSV has each).</p>\n";
+  for (const std::string &model : page.models.values) {
+    std::vector<const Entry *> profiled;
+    std::map<std::string, double> totals;
+    for (const Entry *e : page.of(model))
+      if (!e->msByKind.empty()) {
+        profiled.push_back(e);
+        for (auto &[kind, ms] : e->msByKind)
+          totals[kind] += ms;
+      }
+    if (profiled.empty())
+      continue;
+    // Launch kinds are fusion kinds and ops, dozens in a large model: the
+    // palette's worth that take this model the most time are told apart.
+    std::vector<std::pair<double, std::string>> ranked;
+    for (auto &[kind, ms] : totals)
+      ranked.push_back({-ms, kind});
+    std::sort(ranked.begin(), ranked.end());
+    std::map<std::string, size_t> rank;
+    for (size_t i = 0; i < ranked.size() && i < kKindColors - 1; ++i)
+      rank[ranked[i].second] = i;
+    auto merged = [&](const Entry &e) {
+      std::vector<std::pair<std::string, double>> parts(rank.size());
+      for (auto &[kind, i] : rank)
+        parts[i].first = kind;
+      double other = 0;
+      for (auto &[kind, ms] : e.msByKind)
+        if (auto it = rank.find(kind); it != rank.end())
+          parts[it->second].second = ms;
+        else
+          other += ms;
+      parts.erase(std::remove_if(parts.begin(), parts.end(),
+                                 [](const auto &p) { return p.second == 0; }),
+                  parts.end());
+      if (other > 0)
+        parts.push_back({"other", other});
+      return parts;
+    };
+    auto colorOf = [&](const std::string &kind) -> std::string {
+      auto it = rank.find(kind);
+      return it == rank.end() ? kOtherColor : kindColor(it->second);
+    };
+    double max = 0;
+    Legend kinds;
+    for (auto &[negative, kind] : ranked)
+      if (rank.count(kind))
+        kinds.add(kind, colorOf(kind));
+    if (rank.size() < totals.size())
+      kinds.add("other", kOtherColor);
+    for (const Entry *e : profiled) {
+      double total = 0;
+      for (auto &[kind, ms] : e->msByKind)
+        total += ms;
+      max = std::max(max, total);
+    }
+    std::vector<std::string> header = kConfigHeader;
+    header.insert(header.end(), {"kind", "ms_per_step"});
+    Csv csv(header);
+    Distinct distinct(profiled);
+    std::ostringstream svg;
+    drawBarChart(svg, "profile", model + " milliseconds per step by kind",
+                 groupByConfiguration(profiled, distinct, page.fusions), max,
+                 "milliseconds per step (profiled)", 1, kinds,
+                 [&](const Entry &e, double y, double scale) {
+                   double total = 0;
+                   for (auto &[kind, ms] : e.msByKind)
+                     total += ms;
+                   svg << "<g class=\"bar\" data-config=\"" << e.id << "\" data-ms=\""
+                       << exact(total) << "\"><title>" << escape(distinct.name(e)) << ": "
+                       << shortNumber(total) << " ms per step</title>";
+                   double x = stackedBar(svg, merged(e), colorOf, "data-ms", y, scale);
+                   svg << "</g>";
+                   valueText(svg, x, y, shortNumber(total) + " ms");
+                   for (auto &[kind, ms] : e.msByKind) {
+                     std::vector<std::string> row = configCells(e);
+                     row.insert(row.end(), {kind, exact(ms)});
+                     csv.add(row);
+                   }
+                 });
+    writeFigure(os, caption(model, "milliseconds per step by launch kind"), svg.str(),
+                model + "-profile", csv);
   }
   os << "</section>\n";
 }

@@ -8,6 +8,8 @@
 
 #include "Html.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -75,6 +77,8 @@ bool fieldBefore(const std::string &a, const std::string &b) {
   return pa.size() < pb.size();
 }
 
+const llvm::StringRef kCharted[] = {"profile", "loss_trajectory"};
+
 /// Every leaf of a result: nested objects joined with '.', arrays indexed;
 /// an empty object or array is a leaf of its own.
 void flatten(const json::Value &v, const std::string &path,
@@ -82,7 +86,10 @@ void flatten(const json::Value &v, const std::string &path,
 void flatten(const json::Object &o, const std::string &path,
              std::map<std::string, const json::Value *> &out) {
   for (const auto &[key, value] : o)
-    flatten(value, path.empty() ? key.str() : path + "." + key.str(), out);
+    // Arrays a row per element would bury the table under (a launch, a
+    // step each): their charts draw them and their CSV holds them.
+    if (!path.empty() || !llvm::is_contained(kCharted, llvm::StringRef(key)))
+      flatten(value, path.empty() ? key.str() : path + "." + key.str(), out);
 }
 void flatten(const json::Value &v, const std::string &path,
              std::map<std::string, const json::Value *> &out) {
@@ -115,7 +122,9 @@ void cell(std::ostream &os, const std::string &id, const std::string &name,
     os << " data-number=\"\" class=\"num\">" << exactNumber(*v) << "</td>";
     return;
   case json::Value::String:
-    os << ">" << escape(*v->getAsString()) << "</td>";
+    // Text wraps (the command line, the methodology): a long one would
+    // push every other column off the screen.
+    os << " class=\"text\">" << escape(*v->getAsString()) << "</td>";
     return;
   case json::Value::Object:
     os << " data-empty=\"\">{}</td>";

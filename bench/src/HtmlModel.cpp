@@ -2,7 +2,9 @@
 
 #include "HtmlModel.h"
 
+#include <cmath>
 #include <map>
+#include <tuple>
 
 namespace dlc::bench::html {
 
@@ -24,6 +26,8 @@ Entry makeEntry(const json::Object &r, const std::string &source, size_t index) 
   e.backend = field(r, "backend");
   e.precision = field(r, "precision");
   e.fusion = field(r, "fusion");
+  e.revision = r.getString("dlc_revision").value_or("").str();
+  e.warmup = r.getInteger("warmup_steps");
   e.batch = r.getInteger("batch");
   e.gpus = r.getInteger("gpus").value_or(1);
   if (const json::Object *sps = r.getObject("samples_per_sec")) {
@@ -43,6 +47,27 @@ Entry makeEntry(const json::Object &r, const std::string &source, size_t index) 
       if (std::optional<double> n = count.getAsNumber())
         e.kernelsByKind.push_back({kind.str(), *n});
   std::sort(e.kernelsByKind.begin(), e.kernelsByKind.end());
+  if (const json::Array *repeats = r.getArray("repeat_results"))
+    for (const json::Value &x : *repeats)
+      if (const json::Object *o = x.getAsObject())
+        if (std::optional<double> v = o->getNumber("samples_per_sec"))
+          e.repeatSps.push_back(*v);
+  std::map<std::string, double> ms;
+  if (const json::Array *profile = r.getArray("profile"))
+    for (const json::Value &x : *profile)
+      if (const json::Object *o = x.getAsObject())
+        ms[o->getString("kind").value_or("?").str()] +=
+            o->getNumber("ms_per_step").value_or(0);
+  e.msByKind.assign(ms.begin(), ms.end());
+  if (const json::Array *losses = r.getArray("loss_trajectory"))
+    for (const json::Value &x : *losses)
+      if (const json::Object *o = x.getAsObject()) {
+        std::optional<int64_t> step = o->getInteger("step");
+        std::optional<double> loss = o->getNumber("loss");
+        // A NaN loss is written null: the line breaks there.
+        if (step)
+          e.losses.push_back({*step, loss.value_or(NAN)});
+      }
   return e;
 }
 
@@ -50,10 +75,14 @@ Distinct::Distinct(const std::vector<const Entry *> &es) {
   for (const Entry *e : es) {
     gpus |= e->gpus != es.front()->gpus;
     backend |= e->backend != es.front()->backend;
-    // The report's name only where the backend does not tell them apart
-    // (dlc's own reports of one backend, before and after a change).
+    // Reports of one backend (dlc's, before and after a change) apart.
     for (const Entry *f : es)
-      source |= e->source != f->source && e->backend == f->backend;
+      if (e->source != f->source && e->backend == f->backend) {
+        if (e->revision != f->revision)
+          revision = true;
+        else
+          source = true;
+      }
   }
 }
 
@@ -63,30 +92,54 @@ std::string Distinct::label(const Entry &e) const {
     s += " · " + std::to_string(e.gpus) + (e.gpus == 1 ? " GPU" : " GPUs");
   if (backend)
     s += " · " + e.backend;
+  if (revision)
+    s += " · dlc " + (e.revision.empty() ? std::string("?") : e.revision);
   if (source)
     s += " · " + e.source;
   return s;
 }
 
-std::vector<Group> groupByPrecisionFusion(const std::vector<const Entry *> &entries) {
-  Order precisions, fusions;
+std::string Distinct::heading(const Entry &e) const { return e.precision + " · " + label(e); }
+
+std::string Distinct::name(const Entry &e) const {
+  return e.precision + " · " + e.fusion + " · " + label(e);
+}
+
+std::vector<Group> groupByConfiguration(const std::vector<const Entry *> &entries,
+                                        const Distinct &distinct, const Order &fusions) {
+  Order precisions, headings;
   std::map<std::pair<size_t, size_t>, Group> groups;
   for (const Entry *e : entries) {
-    Group &g = groups[{precisions(e->precision), fusions(e->fusion)}];
-    g.title = e->precision + " · " + e->fusion;
+    std::string title = distinct.heading(*e);
+    Group &g = groups[{precisions(e->precision), headings(title)}];
+    g.title = title;
     g.rows.push_back(e);
   }
-  // Within a group, the same batch and GPU count side by side (the reports'
-  // order kept among them), so that a change or a peer sits next to dlc's.
+  // Precisions in the order they appear; within one, batches ascending;
+  // within a group, the strategies in the page's order (their colours').
   std::vector<Group> out;
   for (auto &[key, g] : groups) {
-    std::stable_sort(g.rows.begin(), g.rows.end(), [](const Entry *a, const Entry *b) {
-      return std::make_pair(a->batch.value_or(0), a->gpus) <
-             std::make_pair(b->batch.value_or(0), b->gpus);
+    std::stable_sort(g.rows.begin(), g.rows.end(), [&](const Entry *a, const Entry *b) {
+      return fusions.index(a->fusion) < fusions.index(b->fusion);
     });
     out.push_back(std::move(g));
   }
+  std::stable_sort(out.begin(), out.end(), [&](const Group &a, const Group &b) {
+    auto key = [&](const Group &g) {
+      const Entry &e = *g.rows.front();
+      return std::make_tuple(precisions.index(e.precision), e.batch.value_or(0), e.gpus);
+    };
+    return key(a) < key(b);
+  });
   return out;
+}
+
+std::vector<const Entry *> Page::of(const std::string &model) const {
+  std::vector<const Entry *> es;
+  for (const Entry &e : entries)
+    if (e.model == model)
+      es.push_back(&e);
+  return es;
 }
 
 } // namespace dlc::bench::html

@@ -233,6 +233,11 @@ cl::opt<bool> profile("profile",
              "launch kind and path. With --gpus above 1: rank 0's kernels, each "
              "all-reduce in its place (not overlapped)"),
     cl::init(false), cl::cat(category));
+cl::opt<std::string> lossEvery("loss-every",
+    cl::desc("record the first repeat's loss after every n-th step, warm-up steps "
+             "included, as the JSON's loss_trajectory (the HTML draws it); on a GPU each "
+             "read waits for its step"),
+    cl::value_desc("n"), cl::init(""), cl::cat(category));
 cl::opt<bool> noOverlap("no-overlap",
     cl::desc("with --gpus above 1: run each gradient all-reduce in its place instead of "
              "alongside the rest of the backward pass (as PyTorch DDP overlaps them), to "
@@ -330,6 +335,7 @@ struct Numbers {
   std::optional<double> lr, firstBucketMb, peakTflops;
   double bucketMb = 25, lossScale = 65536, confidence = bench::kConfidenceLevel;
   int64_t lossScaleGrowthInterval = 2000;
+  int64_t lossEvery = 0; // --loss-every; 0 when not given
 };
 Numbers numbers;
 
@@ -363,6 +369,8 @@ std::string readNumbers() {
     integer(repeats, 1, numbers.repeats);
   integer(seed, 0, numbers.seed);
   integer(lossScaleGrowthInterval, 1, numbers.lossScaleGrowthInterval);
+  if (lossEvery.getNumOccurrences())
+    integer(lossEvery, 1, numbers.lossEvery);
   std::optional<double> bucket, scale, level;
   real(confidence, {0, /*minInclusive=*/false, 0.999}, level);
   numbers.confidence = level.value_or(numbers.confidence);
@@ -400,6 +408,7 @@ bench::RunOptions runOptions() {
   o.inputsIn = inputsIn;
   o.dumpOut = dumpOut;
   o.profile = profile;
+  o.lossEvery = numbers.lossEvery;
   o.noCudaGraph = noCudaGraph;
   o.noOverlap = noOverlap;
   o.tf32 = tf32;
@@ -940,6 +949,8 @@ int benchMain(int argc, char **argv) {
     bench::sayWhenMpirunEndsThisRank("dlc-bench", rt::launchedRank());
   else
     bench::catchInterrupts();
+  if (compileOnly && numbers.lossEvery)
+    return fail("--loss-every records the losses of the steps run; --compile-only runs none");
   // --resume: the finished configurations of the report already there.
   std::vector<llvm::json::Object> finished;
   if (resume) {

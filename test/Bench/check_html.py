@@ -6,9 +6,19 @@ The JSON files are given in the order the page merged them (one file for
 --format html of a run). Asserts that the page:
   - nests its elements properly and has no script, no external URL, no
     stylesheet or image fetched from anywhere;
-  - has a throughput, a kernels and a bytes chart, and a speed-up chart
-    exactly when some configuration was measured on 1 GPU and on more
-    (otherwise the paragraph saying why it is absent);
+  - has a throughput chart exactly when some configuration has samples/s
+    (a compile-only page has no throughput, speed-up or scaling section and
+    no timing columns), a kernels and a bytes chart, and a scaling chart
+    exactly when some configuration was measured on 1 GPU and on more (with
+    several GPU counts but no such pair, the paragraph saying why);
+  - draws a speed-up bar over `none` per configuration that has a `none`
+    of the same model, backend, precision, batch and GPUs, equal to the
+    ratio of the JSON's medians, its whiskers' interval deciding its verdict;
+    with several models, each strategy's geometric mean over them;
+  - draws the --profile time per configuration (the sum of the JSON's
+    profile) and the --loss-every trajectory, step for step;
+  - offers every figure as SVG (the chart on the page) and as CSV whose
+    numbers are the JSON's;
   - draws one throughput bar per configuration with samples/s, one kernels
     bar per configuration with a kernel count and one bytes bar per
     configuration with a byte count, whose data-* figures equal the JSON's
@@ -23,8 +33,13 @@ counts, bytes, losses and methodology are the same from run to run.
 Prints what it checked; exits 1 with the first problems otherwise.
 """
 
+import base64
+import csv
 import html.parser
+import io
 import json
+import math
+import re
 import sys
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
@@ -113,6 +128,200 @@ def timing(field):
                                                                    "host_load_percent")))
 
 
+CHARTED = ("profile", "loss_trajectory")  # drawn and in CSV, not in the table
+
+
+def median(values):
+    """Stats.h medianOf: the mean of the middle two for an even count."""
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def close(a, b, rel=1e-9):
+    return abs(a - b) <= rel * max(abs(a), abs(b), 1e-300)
+
+
+def repeat_sps(r):
+    return [x["samples_per_sec"] for x in r.get("repeat_results") or []
+            if x.get("samples_per_sec") is not None]
+
+
+def downloads(text):
+    """(svg on the page, downloaded svg, csv rows, csv name) per <figure>."""
+    out = []
+    for figure in re.findall(r"<figure>(.*?)</figure>", text, re.S):
+        svg = re.search(r"<svg .*?</svg>", figure, re.S)
+        svg_uri = re.search(r'class="download-svg" download="([^"]+)" '
+                            r'href="data:image/svg\+xml;base64,([^"]+)"', figure)
+        csv_uri = re.search(r'class="download-csv" download="([^"]+)" '
+                            r'href="data:text/csv;charset=utf-8;base64,([^"]+)"', figure)
+        out.append((svg.group(0) if svg else None,
+                    base64.b64decode(svg_uri.group(2)).decode() if svg_uri else None,
+                    list(csv.DictReader(io.StringIO(
+                        base64.b64decode(csv_uri.group(2)).decode()))) if csv_uri else None,
+                    csv_uri.group(1) if csv_uri else None))
+    return out
+
+
+def check_extras(text, page, configs, timing_differs, problems):
+    """The downloads, speed-ups, profile and loss charts; returns a summary."""
+    counted = {"figures": 0, "speedups": 0, "whiskers": 0, "means": 0, "profiles": 0,
+               "losses": 0}
+    # Every figure: its SVG download is its chart, its CSV parses.
+    csvs = {}
+    for svg, svg_file, rows, name in downloads(text):
+        if svg is None or svg_file is None or rows is None:
+            problems.append("a figure without its chart, SVG or CSV download (%s)" % name)
+            continue
+        standalone = re.sub(r"<style>.*?</style>", "", svg_file.replace(
+            ' xmlns="http://www.w3.org/2000/svg"', "", 1), count=1, flags=re.S)
+        if standalone.rstrip() != svg:
+            problems.append("%s: the SVG download is not the chart on the page" % name)
+        if "<style>" not in svg_file or "xmlns=" not in svg_file:
+            problems.append("%s: the SVG download lacks its style or namespace" % name)
+        csvs[name] = rows
+        counted["figures"] += 1
+    # Which chart drew which elements.
+    def drawn(chart, tag, cls):
+        return [a for t, a, c in page.elements
+                if c == chart and t == tag and cls in a.get("class", "").split()]
+    whiskers = {}
+    for t, a, c in page.elements:
+        if c == "throughput" and t == "g" and "ci" in a.get("class", "").split():
+            whiskers[a["data-config"]] = a
+    ids = {"c%d" % i: r for i, (_, r) in enumerate(configs)}
+    # Throughput: a whisker per bar, its ends the JSON's interval.
+    for cid, r in ids.items():
+        ci = r.get("samples_per_sec_ci") or {}
+        if (r.get("samples_per_sec") or {}).get("median") is None:
+            continue
+        w = whiskers.get(cid)
+        if ci.get("low") is not None and w is None:
+            problems.append("%s: no confidence-interval whiskers" % cid)
+        elif w is not None and ci.get("low") is not None and not timing_differs and (
+                number(w["data-low"]) != ci["low"] or number(w["data-high"]) != ci["high"]):
+            problems.append("%s whiskers %s-%s, JSON %s" % (cid, w["data-low"],
+                                                            w["data-high"], ci))
+    for name, rows in csvs.items():
+        if name.endswith("-throughput.csv") and not timing_differs:
+            for row in rows:
+                r = ids[row["config"]]
+                for col, want in (("samples_per_sec", r["samples_per_sec"]["median"]),
+                                  ("ci_low", (r.get("samples_per_sec_ci") or {}).get("low"))):
+                    if want is not None and number(row[col]) != want:
+                        problems.append("%s %s %s: CSV %s, JSON %s" % (
+                            name, row["config"], col, row[col], want))
+    # Speed-up over none.
+    bars = {a["data-config"]: a for a in drawn("speedup", "rect", "bar")}
+    by_model = {}
+    for i, (source, r) in enumerate(configs):
+        sps = (r.get("samples_per_sec") or {}).get("median")
+        if r.get("fusion") == "none" or sps is None:
+            continue
+        base = [j for j, (s2, b) in enumerate(configs)
+                if s2 == source and b.get("fusion") == "none"
+                and (b.get("samples_per_sec") or {}).get("median") is not None
+                and all(b.get(k) == r.get(k) for k in ("model", "backend", "precision",
+                                                       "batch", "gpus"))]
+        cid = "c%d" % i
+        if not base:
+            if cid in bars:
+                problems.append("%s has no none to compare with, but a speed-up bar" % cid)
+            continue
+        b = configs[base[0]][1]
+        bar = bars.get(cid)
+        if bar is None:
+            problems.append("%s: no speed-up bar over c%d" % (cid, base[0]))
+            continue
+        counted["speedups"] += 1
+        before, after = repeat_sps(b), repeat_sps(r)
+        want = (median(after) / median(before) if before and after
+                else sps / b["samples_per_sec"]["median"])
+        have = number(bar["data-speedup"])
+        if not timing_differs and not close(have, want):
+            problems.append("%s speed-up: page %s, JSON %s" % (cid, have, want))
+        by_model.setdefault((r.get("precision"), r.get("batch"), r.get("gpus"),
+                             r.get("backend"), r.get("fusion")), []).append(have)
+        if before and after:
+            low, high = number(bar["data-ci-low"]), number(bar["data-ci-high"])
+            verdict = ("faster" if low > 1 else "slower" if high < 1
+                       else "no significant difference")
+            if not low <= high or bar.get("data-verdict") != verdict:
+                problems.append("%s speed-up interval %s-%s, verdict %r" % (
+                    cid, low, high, bar.get("data-verdict")))
+            counted["whiskers"] += 1
+    if len(bars) != counted["speedups"]:
+        problems.append("%d speed-up bars, %d expected" % (len(bars), counted["speedups"]))
+    speedup_whiskers = len(drawn("speedup", "path", "whisker"))
+    if speedup_whiskers != counted["whiskers"]:
+        problems.append("%d speed-up whiskers, %d intervals" % (speedup_whiskers,
+                                                                counted["whiskers"]))
+    models = {r.get("model") for _, r in configs}
+    means = drawn("speedup-geomean", "rect", "bar")
+    if len(models) > 1 and by_model:
+        for key, values in by_model.items():
+            if len(values) < 2:
+                continue  # one model's mean is its own bar
+            want = math.exp(sum(math.log(v) for v in values) / len(values))
+            if not any(close(number(m["data-geomean"]), want) for m in means):
+                problems.append("no geometric mean %s for %s" % (want, key))
+            counted["means"] += 1
+    if len(means) != counted["means"]:
+        problems.append("%d geometric means drawn, %d expected" % (len(means),
+                                                                   counted["means"]))
+    # --profile: each configuration's time, the sum of its launches'.
+    profiled = {a["data-config"]: a for a in drawn("profile", "g", "bar")}
+    for cid, r in ids.items():
+        launches = r.get("profile") or []
+        if not launches:
+            if cid in profiled:
+                problems.append("%s has no profile, but a profile bar" % cid)
+            continue
+        if cid not in profiled:
+            problems.append("%s: no profile bar" % cid)
+            continue
+        want = sum(p["ms_per_step"] for p in launches)
+        if not timing_differs and not close(number(profiled[cid]["data-ms"]), want):
+            problems.append("%s profile: page %s ms, JSON %s" % (
+                cid, profiled[cid]["data-ms"], want))
+        counted["profiles"] += 1
+    # --loss-every: the trajectory step for step, on the page and in CSV.
+    lines = {a["data-config"]: a for a in drawn("loss", "path", "series")
+             if "data-config" in a}
+    loss_csv = {}
+    for name, rows in csvs.items():
+        if name.endswith("-loss.csv"):
+            for row in rows:
+                loss_csv.setdefault(row["config"], []).append((int(row["step"]),
+                                                               row["loss"]))
+    for cid, r in ids.items():
+        points = r.get("loss_trajectory")
+        if not points:
+            if cid in lines:
+                problems.append("%s has no loss trajectory, but a line" % cid)
+            continue
+        line = lines.get(cid)
+        steps = [p["step"] for p in points]
+        losses = [p["loss"] for p in points]
+        if line is None:
+            problems.append("%s: no loss line" % cid)
+            continue
+        have = [None if x == "null" else number(x) for x in line["data-losses"].split()]
+        if [int(x) for x in line["data-steps"].split()] != steps or \
+                (not timing_differs and have != losses):
+            problems.append("%s loss line %s, JSON %s" % (cid, list(zip(
+                line["data-steps"].split(), have)), list(zip(steps, losses))))
+        csv_points = [(s, None if v == "" else number(v)) for s, v in loss_csv.get(cid, [])]
+        if not timing_differs and csv_points != list(zip(steps, losses)):
+            problems.append("%s loss CSV differs from the JSON" % cid)
+        counted["losses"] += 1
+    return ("charts: %d figures with SVG and CSV downloads, %d speed-up bars (%d with "
+            "intervals), %d geometric means, %d profile bars, %d loss lines" % (
+                counted["figures"], counted["speedups"], counted["whiskers"],
+                counted["means"], counted["profiles"], counted["losses"]))
+
+
 def number(text):
     try:
         return int(text)
@@ -150,8 +359,12 @@ def main():
         if tag == "link" and "href" in attrs:
             problems.append("<link href=%r>" % attrs["href"])
         for a in ("src", "href", "xlink:href"):
+            # A download's data: URI is the page's own bytes.
+            if a == "href" and tag == "a" and "download" in attrs and \
+                    attrs[a].startswith("data:"):
+                continue
             if a in attrs:
-                problems.append("<%s %s=%r>" % (tag, a, attrs[a]))
+                problems.append("<%s %s=%r>" % (tag, a, attrs[a][:60]))
 
     configs = []
     for source, path in enumerate(json_paths):
@@ -166,9 +379,24 @@ def main():
         return out
 
     charts = {c for _, _, c in page.elements if c}
-    for required in ("throughput", "kernels", "bytes"):
-        if required not in charts:
+    timed = any((r.get("samples_per_sec") or {}).get("median") is not None
+                for _, r in configs)
+    for required, present in (("throughput", timed),
+                              ("kernels", any(r.get("kernels_per_step") is not None
+                                              for _, r in configs)),
+                              ("bytes", any(r.get("memory_bytes_per_step") is not None
+                                            for _, r in configs))):
+        if present and required not in charts:
             problems.append("no %s chart" % required)
+        if not present and required in charts:
+            problems.append("a %s chart, but no figures for it" % required)
+    if not timed:
+        for section in ("throughput", "speedup", "scaling", "scaling-absent", "speedup-absent"):
+            if section in page.ids:
+                problems.append("no samples/s, but a %s section" % section)
+        if "<th>samples/s</th>" in text:
+            problems.append("no samples/s, but a samples/s column")
+    summary = check_extras(text, page, configs, timing_differs, problems)
 
     bars = drawn("throughput", "rect", "bar")
     kernel_bars = drawn("kernels", "g", "bar")
@@ -240,12 +468,19 @@ def main():
                 problems.append("c%d kernels by kind: page %s, JSON %s" % (
                     i, by_config.get("c%d" % i), kinds))
 
-    # Speed-up: drawn exactly for the series with 1 GPU and more.
+    # Scaling: drawn exactly for the series with 1 GPU and more; a note
+    # where several GPU counts were measured but none pairs up.
     scaled = {k: v for k, v in series.items() if len(v) > 1 and 1 in v and v[1][1] > 0}
+    counts = {r.get("gpus", 1) for _, r in configs
+              if (r.get("samples_per_sec") or {}).get("median") is not None}
     if scaled and "scaling" not in charts:
-        problems.append("results at several GPU counts, but no speed-up chart")
-    if not scaled and ("scaling" in charts or "scaling-absent" not in page.ids):
-        problems.append("no results at several GPU counts, but no note saying why")
+        problems.append("results at several GPU counts, but no scaling chart")
+    if not scaled and "scaling" in charts:
+        problems.append("a scaling chart without a series measured on 1 GPU and more")
+    if not scaled and len(counts) > 1 and "scaling-absent" not in page.ids:
+        problems.append("several GPU counts, no series, but no note saying why")
+    if len(counts) < 2 and "scaling" in page.ids:
+        problems.append("one GPU count, but a scaling section")
     for by_gpus in scaled.values():
         base = by_gpus[1][1]
         for gpus, (cid, sps) in by_gpus.items():
@@ -271,7 +506,7 @@ def main():
     # The figures table: every leaf of every configuration, same value.
     for i, (_, r) in enumerate(configs):
         cid = "c%d" % i
-        leaves = flatten(r, "", {})
+        leaves = flatten({k: v for k, v in r.items() if k not in CHARTED}, "", {})
         for field, want in leaves.items():
             if timing_differs and timing(field):
                 continue
@@ -300,6 +535,7 @@ def main():
     if any(c[0] not in {"c%d" % i for i in range(len(configs))} for c in page.cells):
         problems.append("the table has more configurations than the JSON")
 
+    print(summary)
     print("%d configurations: %d throughput bars, %d kernel bars, %d byte bars, "
           "%d speed-up points, %d table cells equal to the JSON" % (
               len(configs), counted["bars"], counted["kernel bars"], counted["byte bars"],
