@@ -60,6 +60,7 @@ Key shapeKey(const KernelContext &c, int64_t opTag) {
   Key key{opTag, static_cast<int64_t>(c.numInputs()),
           static_cast<int64_t>(c.numOutputs())};
   auto addShape = [&](const TensorRef &t) {
+    key.push_back(static_cast<int64_t>(t.dtype)); // f32, or bf16 run natively
     key.push_back(t.rank());
     key.insert(key.end(), t.shape->begin(), t.shape->end());
   };
@@ -162,8 +163,8 @@ dims nchwDims(const std::vector<int64_t> &s, Layout layout) {
   return {s[0], s[1], s[2], s[3]};
 }
 
-md activationDesc(const dims &nchw, Layout layout) {
-  return md(nchw, kF32, layout == Layout::kNhwc ? tag::nhwc : tag::nchw);
+md activationDesc(const dims &nchw, Layout layout, dnnl::memory::data_type type) {
+  return md(nchw, type, layout == Layout::kNhwc ? tag::nhwc : tag::nchw);
 }
 
 md plainDesc(const std::vector<int64_t> &shape, dnnl::memory::data_type type) {

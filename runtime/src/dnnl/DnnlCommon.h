@@ -179,7 +179,7 @@ StatusOr<Layout> layoutOf(const KernelContext &c);
 dims nchwDims(const std::vector<int64_t> &shape, Layout layout);
 
 /// An activation of logical dims [n, c, h, w] stored in `layout`.
-md activationDesc(const dims &nchw, Layout layout);
+md activationDesc(const dims &nchw, Layout layout, dnnl::memory::data_type type = kF32);
 
 /// md of row-major `shape`.
 md plainDesc(const std::vector<int64_t> &shape, dnnl::memory::data_type type = kF32);

@@ -31,17 +31,19 @@ struct ConvGeometry {
   md weightsUser; ///< the filter buffer: OIHW or OHWI
   dims strides, dilates, padL, padR;
   int64_t groups = 1;
+  /// f32, or bf16 where the plan's buffers are (dnnlNativeBf16Ops()).
+  dnnl::memory::data_type srcType = kF32, weightsType = kF32, dstType = kF32;
 
-  md srcDesc() const { return activationDesc(src, layout); }
-  md dstDesc() const { return activationDesc(dst, layout); }
+  md srcDesc() const { return activationDesc(src, layout, srcType); }
+  md dstDesc() const { return activationDesc(dst, layout, dstType); }
   /// What the primitive is asked to take (see the file header).
-  md srcWant() const { return want(src); }
-  md dstWant() const { return want(dst); }
-  md weightsAny() const { return md(weights, kF32, tag::any); }
+  md srcWant() const { return want(src, srcType); }
+  md dstWant() const { return want(dst, dstType); }
+  md weightsAny() const { return md(weights, weightsType, tag::any); }
 
 private:
-  md want(const dims &d) const {
-    return layout == Layout::kNchw ? md(d, kF32, tag::any) : activationDesc(d, layout);
+  md want(const dims &d, dnnl::memory::data_type type) const {
+    return layout == Layout::kNchw ? md(d, type, tag::any) : activationDesc(d, layout, type);
   }
 };
 
@@ -61,6 +63,9 @@ StatusOr<ConvGeometry> geometry(const KernelContext &c, const TensorRef &x,
     return c.error("expects two strides, paddings and dilations");
   ConvGeometry g;
   g.layout = *layout;
+  g.srcType = dataType(x);
+  g.weightsType = dataType(w);
+  g.dstType = dataType(y);
   g.groups = c.kernel().intAttr("groups", 1);
   g.src = nchwDims(*x.shape, g.layout);
   g.dst = nchwDims(*y.shape, g.layout);
@@ -72,14 +77,14 @@ StatusOr<ConvGeometry> geometry(const KernelContext &c, const TensorRef &x,
     return c.error("filter, channels and groups do not agree");
   if (g.groups == 1) {
     g.weights = {o, i, kh, kw};
-    g.weightsUser = md(g.weights, kF32, ohwi ? tag::ohwi : tag::oihw);
+    g.weightsUser = md(g.weights, g.weightsType, ohwi ? tag::ohwi : tag::oihw);
   } else {
     int64_t og = o / g.groups;
     g.weights = {g.groups, og, i, kh, kw};
     // The same bytes as OIHW / OHWI, read as [g, o/g, i, kh, kw].
     dims strides = ohwi ? dims{og * kh * kw * i, kh * kw * i, 1, kw * i, i}
                         : dims{og * i * kh * kw, i * kh * kw, kh * kw, kw, 1};
-    g.weightsUser = md(g.weights, kF32, strides);
+    g.weightsUser = md(g.weights, g.weightsType, strides);
   }
   g.strides = {stride[0], stride[1]};
   g.dilates = {dil[0] - 1, dil[1] - 1}; // oneDNN counts the holes
@@ -99,11 +104,12 @@ Key convKey(const KernelContext &c, OpTag op, const ConvGeometry &g) {
 
 /// The forward primitive descriptor: the primitive itself, or the hint
 /// the backward ones are made from.
-dnnl::convolution_forward::primitive_desc forwardPd(const ConvGeometry &g, bool bias) {
+dnnl::convolution_forward::primitive_desc
+forwardPd(const ConvGeometry &g, bool bias, dnnl::memory::data_type biasType = kF32) {
   using dnnl::convolution_forward;
   auto kind = dnnl::prop_kind::forward_training;
   auto alg = dnnl::algorithm::convolution_direct;
-  md biasDesc({g.dst[1]}, kF32, tag::a);
+  md biasDesc({g.dst[1]}, biasType, tag::a);
   auto d = bias ? convolution_forward::desc(kind, alg, g.srcWant(), g.weightsAny(),
                                             biasDesc, g.dstWant(), g.strides,
                                             g.dilates, g.padL, g.padR)
@@ -160,8 +166,9 @@ Status conv2d(const KernelContext &c) {
     if (!g.isOk())
       return g.status();
     bool bias = c.numInputs() > 2;
+    auto biasType = bias ? dataType(c.in(2)) : kF32;
     auto entry = cache.get(convKey(c, kForward, *g), [&] {
-      auto pd = forwardPd(*g, bias);
+      auto pd = forwardPd(*g, bias, biasType);
       return makeEntry<dnnl::convolution_forward>(*g, pd, pd.src_desc(),
                                                   pd.weights_desc(), pd.dst_desc(),
                                                   Reads{true, true, false});
@@ -171,11 +178,11 @@ Status conv2d(const KernelContext &c) {
     std::unordered_map<int, dnnl::memory> extra;
     if (bias)
       extra.emplace(DNNL_ARG_BIAS,
-                    dnnl::memory(md({g->dst[1]}, kF32, tag::a), engine(), c.in(2).data));
+                    dnnl::memory(md({g->dst[1]}, biasType, tag::a), engine(), c.in(2).data));
     run(*entry, DNNL_ARG_SRC, c.in(0).data, DNNL_ARG_WEIGHTS, c.in(1).data,
         DNNL_ARG_DST, c.out(0).data, std::move(extra));
     return Status::ok();
-  });
+  }, /*bf16=*/true);
 }
 
 Status conv2dBackwardData(const KernelContext &c) {
@@ -201,7 +208,7 @@ Status conv2dBackwardData(const KernelContext &c) {
     run(*entry, DNNL_ARG_DIFF_SRC, c.out(0).data, DNNL_ARG_WEIGHTS, c.in(1).data,
         DNNL_ARG_DIFF_DST, c.in(0).data);
     return Status::ok();
-  });
+  }, /*bf16=*/true);
 }
 
 Status conv2dBackwardFilter(const KernelContext &c) {
@@ -228,7 +235,7 @@ Status conv2dBackwardFilter(const KernelContext &c) {
     run(*entry, DNNL_ARG_SRC, c.in(1).data, DNNL_ARG_DIFF_WEIGHTS, c.out(0).data,
         DNNL_ARG_DIFF_DST, c.in(0).data);
     return Status::ok();
-  });
+  }, /*bf16=*/true);
 }
 
 } // namespace

@@ -71,7 +71,7 @@ const std::set<std::string> &dnnlNativeBf16Ops() {
     switch (dnnl::get_effective_cpu_isa()) {
     case dnnl::cpu_isa::avx512_core_bf16:
     case dnnl::cpu_isa::avx512_core_amx:
-      return {"matmul", "linear"};
+      return {"matmul", "linear", "conv2d", "conv2d_backward_data", "conv2d_backward_filter"};
     default:
       return {};
     }

@@ -46,14 +46,6 @@ md matrixDesc(const std::vector<int64_t> &shape, size_t rank, bool transposed,
   return md(d, type, strides);
 }
 
-/// The cache key's element types: a kernel may run in f32 and in bf16.
-void addTypes(Key &key, const KernelContext &c) {
-  for (size_t i = 0; i < c.numInputs(); ++i)
-    key.push_back(static_cast<int64_t>(c.in(i).dtype));
-  for (size_t i = 0; i < c.numOutputs(); ++i)
-    key.push_back(static_cast<int64_t>(c.out(i).dtype));
-}
-
 int64_t product(std::vector<int64_t>::const_iterator begin,
                 std::vector<int64_t>::const_iterator end) {
   int64_t p = 1;
@@ -92,7 +84,6 @@ Status matmul(const KernelContext &c) {
     Key key = shapeKey(c, kMatmul);
     key.push_back(ta);
     key.push_back(tb);
-    addTypes(key, c);
     auto entry = cache.get(key, [&] {
       const std::vector<int64_t> &as = *a.shape, &bs = *b.shape, &ys = *y.shape;
       int64_t aBatch = product(as.begin(), as.end() - 2);
@@ -125,9 +116,7 @@ Status linear(const KernelContext &c) {
     if (w.rank() != 2 || x.rank() < 1)
       return c.error("expects a 2-d weight");
     bool bias = c.numInputs() > 2;
-    Key key = shapeKey(c, kLinear);
-    addTypes(key, c);
-    auto entry = cache.get(key, [&] {
+    auto entry = cache.get(shapeKey(c, kLinear), [&] {
       int64_t in = x.dim(-1), out = w.dim(0), rows = x.numElements() / in;
       // w is [out, in]: w^T is [in, out] with strides (1, in).
       return makeEntry(md({rows, in}, dataType(x), tag::ab), md({in, out}, dataType(w), tag::ba),

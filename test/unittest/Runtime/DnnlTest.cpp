@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dlc/runtime/Half.h"
 #include "dlc/runtime/cpu/Dnnl.h"
 #include "dlc/runtime/cpu/Spatial.h"
 
@@ -455,6 +456,60 @@ TEST_F(Dnnl, HalfPrecisionOperandsAreRefusedNotMisread) {
                     {{yv.data(), DType::kF32, &y}}, 0));
   EXPECT_FALSE(s.isOk());
   EXPECT_NE(s.message().find("f16"), std::string::npos) << s.toString();
+}
+
+TEST_F(Dnnl, Bf16ProductsRunInBf16WhereTheCpuComputesIt) {
+  if (!dnnlNativeBf16Ops().count("linear"))
+    GTEST_SKIP() << "oneDNN computes no bf16 on this CPU (" << dnnlDescription()
+                 << "): the executor widens bf16 to float";
+  // A linear over bf16 buffers, as amp-bf16's plan holds them, against the
+  // reference on the same values widened: the one difference allowed is
+  // the result's rounding to bf16 (half a unit, 2^-9 relative) after a sum
+  // in float rather than double.
+  Shape x{6, 40}, w{24, 40}, bias{24}, y{6, 24};
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  auto values = [&](const Shape &shape, std::vector<uint16_t> &bits, std::vector<float> &f) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    bits.resize(n);
+    f.resize(n);
+    for (int64_t i = 0; i < n; ++i)
+      f[i] = bfloat16ToFloat(bits[i] = floatToBfloat16(u(rng)));
+  };
+  std::vector<uint16_t> xb, wb, bb, yb(6 * 24);
+  std::vector<float> xf, wf, bf, yf(6 * 24);
+  values(x, xb, xf);
+  values(w, wb, wf);
+  values(bias, bb, bf);
+  PlanBuilder b;
+  for (const Shape *shape : {&x, &w, &bias, &y})
+    b.add("b" + std::to_string(b.plan.buffers.size()), DType::kBF16, *shape,
+          BufferRole::kTemporary);
+  b.kernel("linear", {0, 1, 2}, {3});
+  const PlanKernel &k = b.plan.kernels.back();
+  EXPECT_TRUE(CpuExecutor::takesBf16(k, b.plan, CpuExecutor::fastOptions()));
+  EXPECT_FALSE(CpuExecutor::takesBf16(k, b.plan, CpuExecutor::Options()));
+  Status native = dnnlKernels().at("linear")(KernelContext(
+      k,
+      {{xb.data(), DType::kBF16, &x}, {wb.data(), DType::kBF16, &w},
+       {bb.data(), DType::kBF16, &bias}},
+      {{yb.data(), DType::kBF16, &y}}, 0));
+  ASSERT_TRUE(native.isOk()) << native.toString();
+  ASSERT_TRUE(cpuKernels()
+                  .at("linear")(KernelContext(k,
+                                              {{xf.data(), DType::kF32, &x},
+                                               {wf.data(), DType::kF32, &w},
+                                               {bf.data(), DType::kF32, &bias}},
+                                              {{yf.data(), DType::kF32, &y}}, 0))
+                  .isOk());
+  for (size_t i = 0; i < yf.size(); ++i)
+    EXPECT_NEAR(bfloat16ToFloat(yb[i]), yf[i], std::ldexp(std::fabs(yf[i]), -8) + 1e-6)
+        << "y[" << i << "]";
+  // An fp16 buffer anywhere: the whole kernel is widened.
+  b.plan.buffers[2].dtype = DType::kF16;
+  EXPECT_FALSE(CpuExecutor::takesBf16(k, b.plan, CpuExecutor::fastOptions()));
 }
 
 TEST_F(Dnnl, DescribesItsThreading) {

@@ -37,10 +37,11 @@ std::string dnnlDescription();
 const KernelRegistry &dnnlKernels();
 
 /// The ops of dnnlKernels() that take bf16 operands and results as they
-/// are (CpuExecutor::Options::nativeBf16Ops): the matrix products, where
-/// the CPU has AVX512-BF16 (oneDNN's effective ISA, which DNNL_MAX_CPU_ISA
-/// caps); empty elsewhere, where the executor widens bf16 to float. bf16
-/// products are summed in float, as PyTorch's CPU autocast does.
+/// are (CpuExecutor::Options::nativeBf16Ops): the matrix products and the
+/// convolutions, where the CPU has AVX512-BF16 (oneDNN's effective ISA,
+/// which DNNL_MAX_CPU_ISA caps); empty elsewhere, where the executor widens
+/// bf16 to float. bf16 products are summed in float, as PyTorch's CPU
+/// autocast does.
 const std::set<std::string> &dnnlNativeBf16Ops();
 
 /// Calls of dnnlKernels() so far that ran the reference kernel instead.
