@@ -18,6 +18,7 @@ the module's current weights in the layout dlc-bench --params-in reads.
 """
 
 import argparse
+import dis
 import inspect
 import json
 import math
@@ -102,8 +103,9 @@ def snake(name):
 class Importer:
     """Converts a traced module node by node into a Builder."""
 
-    def __init__(self, module, shapes, dtypes, loss, ignore_index):
+    def __init__(self, module, shapes, dtypes, loss, ignore_index, survey=False):
         self.torch = torch = _torch()
+        self.survey = survey
         self.module = module
         self.b = db.Builder()
         self.seed = 0
@@ -131,7 +133,7 @@ class Importer:
     # --- shapes: the trace run at two batch sizes ---------------------------
     def _run(self, batch):
         torch = self.torch
-        saved = {k: v.clone() for k, v in self.module.state_dict().items()}
+        saved = [(t, t.clone()) for t in self.module.buffers()]
         values = {}
 
         class Recorder(torch.fx.Interpreter):
@@ -154,7 +156,9 @@ class Importer:
                           % (", ".join("x".join(map(str, [batch] + list(s[1:]))) for s in self.shapes),
                              str(e).splitlines()[0]))
         finally:
-            self.module.load_state_dict(saved)
+            with torch.no_grad():
+                for t, value in saved:
+                    t.copy_(value)
         return values
 
     def shape(self, node):
@@ -193,7 +197,11 @@ class Importer:
         env = {}
         inputs = []
         self.input_names = []
+        self.missing = []
+        live = self.live()
         for node in self.graph.nodes:
+            if node.op not in ("placeholder", "output") and node not in live:
+                continue  # e.g. an auxiliary head the loss does not read
             if node.op == "placeholder":
                 i = len(inputs)
                 if i >= len(self.shapes):
@@ -205,17 +213,54 @@ class Importer:
                 inputs.append(v)
                 env[node] = v
             elif node.op == "output":
-                out = select_output(node.args[0])
+                out = self.logits_node()
                 if not isinstance(out, torch.fx.Node) or not isinstance(env.get(out), db.V):
                     self.refuse(node, "output", "the module's output is not a tensor")
+                if self.missing:
+                    raise Refusal(self.missing[0])
                 return self.finish(env[out], out)
             else:
-                value = self.node(node, env)
+                try:
+                    value = self.node(node, env)
+                except Refusal as e:
+                    if not self.survey:
+                        raise
+                    self.missing.append(str(e))
+                    value = self.stand_in(self.runs[0][node], node)
                 if isinstance(value, db.V) and isinstance(self.runs[0][node], tuple) and \
                         all(isinstance(d, int) for d in self.runs[0][node]):
                     value.shape = self.shape(node)
                 env[node] = value
         raise Refusal("the traced graph has no output")
+
+    def logits_node(self):
+        """The output node select_output picks, through a namedtuple's
+        constructor (GoogLeNetOutputs), which the trace records as a call."""
+        out = select_output([n for n in self.graph.nodes if n.op == "output"][0].args[0])
+        while isinstance(out, self.torch.fx.Node) and out.op == "call_function" and \
+                isinstance(out.target, type) and issubclass(out.target, tuple):
+            out = out.args[0]
+        return out
+
+    def live(self):
+        """The nodes the selected output depends on."""
+        todo = [self.logits_node()]
+        live = set()
+        while todo:
+            n = todo.pop()
+            if isinstance(n, self.torch.fx.Node) and n not in live:
+                live.add(n)
+                todo.extend(n.all_input_nodes)
+        return live
+
+    def stand_in(self, recorded, node):
+        """With --all-missing: a value of the traced shape where an op was
+        refused, so that the conversion goes on to find the next one."""
+        if isinstance(recorded, tuple) and all(isinstance(d, int) for d in recorded):
+            return db.V("%missing", self.shape(node))
+        if isinstance(recorded, (tuple, list)):
+            return tuple(self.stand_in(r, node) for r in recorded)
+        return recorded
 
     def finish(self, logits, node):
         b = self.b
@@ -278,7 +323,21 @@ class Importer:
         return self.seed
 
 
+def _proxy_iter(self):
+    """`n, c, h, w = x.shape`: torch 1.13's Proxy.__iter__ finds the
+    UNPACK_SEQUENCE by an instruction index that Python 3.11's inline caches
+    shifted; this looks it up by offset. Installed on torch.fx.Proxy itself,
+    since x.shape gives an Attribute, a Proxy no tracer creates."""
+    frame = inspect.currentframe().f_back
+    inst = [i for i in dis.get_instructions(frame.f_code) if i.offset == frame.f_lasti]
+    if inst and inst[0].opname == "UNPACK_SEQUENCE":
+        return (self[i] for i in range(inst[0].argval))
+    return self.tracer.iter(self)
+
+
 def _Tracer(torch):
+    torch.fx.Proxy.__iter__ = _proxy_iter
+
     class Tracer(torch.fx.Tracer):
         """Keeps every torch.nn module but the containers as one node, so the
         converter sees nn.Conv2d, not the functional call inside it."""
@@ -343,6 +402,8 @@ def parser():
     p.add_argument("-o", "--output", required=True, help="the .mlir file to write")
     p.add_argument("--params-out", help="write every parameter and buffer as DIR/<name>.npy")
     p.add_argument("--inputs-out", help="write an example batch (inputs and labels) as DIR/<name>.npy")
+    p.add_argument("--all-missing", action="store_true",
+                   help="on refusal, name every missing op (one line each), not only the first")
     return p
 
 
@@ -390,8 +451,13 @@ def main(argv=None):
     a = parser().parse_args(argv)
     try:
         module, shapes, dtypes = build(a)
-        imp = Importer(module, shapes, dtypes, a.loss, a.ignore_index)
-        loss = imp.convert()
+        imp = Importer(module, shapes, dtypes, a.loss, a.ignore_index, a.all_missing)
+        try:
+            loss = imp.convert()
+        except Refusal:
+            for line in imp.missing[1:]:
+                print("dlc-import: error: %s" % line, file=sys.stderr)
+            raise
         header = [
             "Imported by dlc-import from %s (torch %s%s) in training mode." % (
                 a.model, imp.torch.__version__, _torchvision_version()),
