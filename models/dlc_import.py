@@ -455,8 +455,10 @@ def main(argv=None):
         try:
             loss = imp.convert()
         except Refusal:
-            for line in imp.missing[1:]:
+            for line in imp.missing[:-1]:  # the last goes out below, as any refusal
                 print("dlc-import: error: %s" % line, file=sys.stderr)
+            if imp.missing:
+                raise Refusal(imp.missing[-1])
             raise
         header = [
             "Imported by dlc-import from %s (torch %s%s) in training mode." % (
