@@ -21,8 +21,6 @@ import argparse
 import dis
 import inspect
 import json
-import math
-import operator
 import os
 import re
 import sys
