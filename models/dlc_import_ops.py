@@ -382,7 +382,8 @@ def fn_getitem(imp, node, args, kwargs):
         if isinstance(ix, slice) and ix == slice(None):
             continue
         if axis == 0 or not isinstance(ix, (slice, int)) or isinstance(ix, bool):
-            imp.refuse(node, "tensor index %r on axis %d" % (ix, axis), "only static slices and integers")
+            what = "a tensor" if isinstance(ix, db.V) else repr(ix)
+            imp.refuse(node, "tensor index %s on axis %d" % (what, axis), "only static slices and integers")
         size = x.shape[axis]
         start, end, step = (ix.indices(size) if isinstance(ix, slice) else
                             (ix % size, ix % size + 1, 1))

@@ -4,6 +4,9 @@
   scripts/import_coverage.py [--build build] [--step-max-params 30e6]
                              [--only NAME,...] [--write docs/Importer.md]
 
+With --only and --write, the named rows replace theirs in the table and the
+totals are counted again over the whole table.
+
 For every classification and segmentation model constructor of
 torchvision.models.list_models(): import it at batch 2 and 64x64 (224x224
 where the model does not run at 64x64 or its adaptive pooling is no average
@@ -12,7 +15,8 @@ pool there), every missing op named
 and, for models up to --step-max-params parameters, run one dlc step from
 the module's weights and judge it against PyTorch's float32 and float64
 steps (test/Import/import_step.py: twice float32's own distance per
-tensor), dropout off on both sides. Prints the table and the totals, and
+tensor), dropout off on both sides; where the cpu backend's step does not
+match, the reference backend's is judged too. Prints the table and the totals, and
 with --write replaces the table in docs/Importer.md.
 """
 
@@ -66,11 +70,12 @@ def survey(name, kind, work, build, step_max):
     """One row: (input, result, detail, check)."""
     dlc_import = os.path.join(ROOT, "models", "dlc_import.py")
     mlir = os.path.join(work, name + ".mlir")
-    for size in (64, 224):
+    for size in (64, 224, 299):
         args = import_args(name, kind, size)
         rc, out, err = run([PYTHON, dlc_import] + args + ["-o", mlir, "--all-missing"], 900)
-        # Too small for the model, or for its adaptive pooling to be an
-        # average pool (AlexNet's and VGG's 6x6 / 7x7 at 224x224).
+        # Too small for the model (Inception v3 wants 299x299), or for its
+        # adaptive pooling to be an average pool (AlexNet's and VGG's 6x6 /
+        # 7x7 at 224x224).
         if rc == 0 or ("does not run on inputs" not in err and "adaptive_avg_pool2d from" not in err):
             break
     shape = "2x3x%dx%d" % (size, size)
@@ -94,23 +99,38 @@ def survey(name, kind, work, build, step_max):
     off = os.path.join(work, name + "_nodropout.mlir")
     with open(off, "w") as f:
         f.write(text)
-    dump = os.path.join(work, name + ".out")
-    rc, _, err = run([os.path.join(build, "bin", "dlc-bench"), off, "--batch", "2", "--warmup", "0",
-                      "--steps", "1", "--repeats", "1", "--params-in", data, "--inputs-in", data,
-                      "--dump-out", dump, "-o", os.path.join(work, name + ".json")], 1800)
+    summary = "%.1fM parameters" % (params / 1e6)
+    ok, detail = step(off, data, args, work, build, "cpu")
+    if ok is None:
+        return shape, "imported, compiles, step fails", detail, "import + compile + step", []
+    if ok:
+        return shape, "step matches PyTorch", "%s, %s" % (summary, detail), "import + compile + step", []
+    # Is it the import or the fast backend? The reference backend runs every
+    # op on its own, the numerical truth dlc's other backends are tested by.
+    ref_ok, ref_detail = step(off, data, args, work, build, "reference")
+    ref = {True: "matches", False: "does not match", None: "fails"}[ref_ok]
+    return shape, "imported, compiles, step does not match", "%s, %s; --backend reference: %s, %s" % (
+        summary, detail, ref, ref_detail), "import + compile + step (cpu, reference)", []
+
+
+def step(mlir, data, args, work, build, backend):
+    """One dlc step on `backend`, judged by import_step.py: (matches, detail),
+    matches None where the step did not run."""
+    dump = os.path.join(work, "out-" + backend)
+    rc, _, err = run([os.path.join(build, "bin", "dlc-bench"), mlir, "--backend", backend, "--batch", "2",
+                      "--warmup", "0", "--steps", "1", "--repeats", "1", "--params-in", data,
+                      "--inputs-in", data, "--dump-out", dump, "-o", os.path.join(work, "step.json")], 1800)
     if rc != 0:
-        return shape, "imported, compiles, step fails", (err.strip().splitlines() or ["?"])[-1], \
-            "import + compile + step", []
-    rc, out, err = run([PYTHON, os.path.join(ROOT, "test", "Import", "import_step.py"), "check", off,
+        return None, (err.strip().splitlines() or ["exit %s" % rc])[-1]
+    rc, out, err = run([PYTHON, os.path.join(ROOT, "test", "Import", "import_step.py"), "check", mlir,
                         data, dump, "--no-dropout", "--"] + args, 1800)
     worst = re.search(r"worst relative error (\S+)", out)
-    mismatches = [line for line in out.splitlines() if line.startswith("MISMATCH")]
-    summary = "%.1fM parameters, worst relative error %s" % (params / 1e6, worst.group(1) if worst else "?")
+    detail = "worst relative error %s" % (worst.group(1) if worst else "?")
+    mismatches = [line[len("MISMATCH "):] for line in out.splitlines() if line.startswith("MISMATCH")]
     if rc == 0:
-        return shape, "step matches PyTorch", summary, "import + compile + step", []
-    detail = "%s; %d tensors off, e.g. %s" % (summary, len(mismatches),
-                                              mismatches[0][len("MISMATCH "):] if mismatches else err.strip()[-200:])
-    return shape, "imported, compiles, step does not match", detail, "import + compile + step", []
+        return True, detail
+    return False, "%s, %d tensors off, e.g. %s" % (detail, len(mismatches),
+                                                   mismatches[0] if mismatches else err.strip()[-200:])
 
 
 def table(rows):
@@ -118,6 +138,19 @@ def table(rows):
     for name, kind, (shape, result, detail, checks, _) in rows:
         out.append("| %s | %s | %s | %s | %s | %s |" % (name, kind, shape, result, detail.replace("|", "/"), checks))
     return out
+
+
+def parse_table(lines):
+    """Rows back from a table this script wrote (for --only with --write)."""
+    rows = []
+    for line in lines:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 6 or cells[0] in ("model", "---"):
+            continue
+        name, kind, shape, result, detail, checks = cells
+        missing = sorted(re.sub(r" \(\d+\)$", "", op) for op in detail.split(", ")) if result == "refused" else []
+        rows.append((name, kind, (shape, result, detail, checks, missing)))
+    return rows
 
 
 def totals(rows):
@@ -155,14 +188,20 @@ def main():
                 path = os.path.join(work, f)
                 if os.path.isdir(path):
                     subprocess.run(["rm", "-rf", path])
-    lines = table(rows) + [""] + totals(rows)
-    print("\n".join(lines))
-    print("(%.0f s)" % (time.time() - started))
+    doc = None
     if a.write:
         with open(a.write) as f:
             doc = f.read()
         if BEGIN not in doc or END not in doc:
             sys.exit("%s has no %s ... %s markers" % (a.write, BEGIN, END))
+        if a.only:  # the other rows stay as the last full run wrote them
+            new = dict((r[0], r) for r in rows)
+            old = parse_table(doc.split(BEGIN, 1)[1].split(END, 1)[0].splitlines())
+            rows = [new.pop(r[0], r) for r in old] + list(new.values())
+    lines = table(rows) + [""] + totals(rows)
+    print("\n".join(lines))
+    print("(%.0f s)" % (time.time() - started))
+    if doc is not None:
         head, rest = doc.split(BEGIN, 1)
         tail = rest.split(END, 1)[1]
         with open(a.write, "w") as f:
