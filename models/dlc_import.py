@@ -289,7 +289,14 @@ class Importer:
             t = self.gm
             for part in node.target.split("."):
                 t = getattr(t, part)
-            return self.tensor_arg(node, t, db.ZEROS)
+            # A parameter read directly, not through its module's call: a norm
+            # layer's scale starts at one; anything else (a class token, a
+            # layer scale) is recorded as zeros, its value is --params-out's.
+            owner, _, attr = node.target.rpartition(".")
+            norms = (self.torch.nn.LayerNorm, self.torch.nn.GroupNorm,
+                     self.torch.nn.modules.batchnorm._NormBase)
+            ones = attr in ("weight", "running_var") and isinstance(self.modules.get(owner), norms)
+            return self.tensor_arg(node, t, db.ONES if ones else db.ZEROS)
         tensors = [a for a in args if isinstance(a, db.V)]
         if (node.op, node.target) in ((node.op, getattr), ("call_method", "size"), ("call_method", "dim")):
             return self.runs[0][node]  # a tensor's shape: the value the trace computed
