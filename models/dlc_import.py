@@ -23,6 +23,7 @@ import inspect
 import json
 import os
 import re
+import shlex
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -468,7 +469,7 @@ def main(argv=None):
         header = [
             "Imported by dlc-import from %s (torch %s%s) in training mode." % (
                 a.model, imp.torch.__version__, _torchvision_version()),
-            "Command: dlc-import " + " ".join(sys.argv[1:] if argv is None else argv),
+            "Command: dlc-import " + shlex.join(sys.argv[1:] if argv is None else argv),
             "Parameters keep the module's state_dict names; initializers are the",
             "torch.nn modules' defaults (the model's own initialization is in --params-out).",
         ]
