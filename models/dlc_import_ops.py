@@ -413,6 +413,18 @@ def fn_max_pool(imp, node, args, kwargs):
     return imp.b.pool("max_pool2d", _tensor(imp, node, args[0]), k, s, p, ceil_mode=o["ceil_mode"])
 
 
+def fn_avg_pool(imp, node, args, kwargs):
+    names = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"]
+    o = {"stride": None, "padding": 0, "ceil_mode": False, "count_include_pad": True, "divisor_override": None}
+    o.update(dict(zip(names, args[1:])))
+    o.update(kwargs)
+    if o["divisor_override"] is not None:
+        imp.refuse(node, "avg_pool2d(divisor_override=%s)" % o["divisor_override"])
+    k, s, p = _pool_args(o["kernel_size"], o["stride"], o["padding"])
+    return imp.b.pool("avg_pool2d", _tensor(imp, node, args[0]), k, s, p, ceil_mode=o["ceil_mode"],
+                      count_include_pad=o["count_include_pad"])
+
+
 FUNCTIONS = {
     operator.add: _arith("add"), operator.iadd: _arith("add"), torch.add: _arith("add"),
     operator.sub: _arith("sub"), torch.sub: _arith("sub"),
@@ -428,7 +440,7 @@ FUNCTIONS = {
     torch.matmul: fn_matmul, torch.bmm: fn_matmul, operator.matmul: fn_matmul,
     torch.transpose: fn_transpose, torch.permute: fn_permute, torch.mean: fn_mean,
     F.linear: fn_linear, torch.chunk: fn_chunk, operator.getitem: fn_getitem,
-    torch._assert: fn_noop_check, F.max_pool2d: fn_max_pool,
+    torch._assert: fn_noop_check, F.max_pool2d: fn_max_pool, F.avg_pool2d: fn_avg_pool,
 }
 
 METHODS = {
