@@ -3,11 +3,13 @@
 
   models/generate.py            regenerate every model next to this script
   models/generate.py --check    exit 1 if a checked-in file differs
+  models/generate.py --out DIR  write them to DIR instead
 
-Models this long are generated, not written by hand: a small builder tracks
-shapes so that every op line carries its operand types, and names every
-parameter as the reference implementation does (torchvision, Hugging Face
-transformers), so that --params-in can load their weights by name.
+Models this long are generated, not written by hand: models/dlc_builder.py
+(docs/Builder.md) tracks shapes so that every op line carries its operand
+types, and this file names every parameter as the reference implementation
+does (torchvision, Hugging Face transformers), so that --params-in can load
+their weights by name.
 Batch dimensions stay dynamic (`?`); dlc-bench --batch sets them.
 """
 
@@ -16,225 +18,9 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def fmt_shape(shape):
-    return "x".join("?" if d is None else str(d) for d in shape)
-
-
-class V:
-    """An SSA value with its static shape (None for the batch)."""
-
-    def __init__(self, name, shape, dtype="f32"):
-        self.name, self.shape, self.dtype = name, list(shape), dtype
-
-    @property
-    def ty(self):
-        dims = fmt_shape(self.shape)
-        return "tensor<%s%s>" % (dims + "x" if dims else "", self.dtype)
-
-
-def literal(x, ty):
-    text = repr(float(x))
-    if "e" in text and "." not in text.split("e")[0]:  # MLIR wants 1.0e-08
-        mantissa, exponent = text.split("e")
-        text = mantissa + ".0e" + exponent
-    return text + " : " + ty
-
-
-def f64(x):
-    return literal(x, "f64")
-
-
-def f32(x):
-    return literal(x, "f32")
-
-
-class Builder:
-    def __init__(self):
-        self.args, self.lines, self.count = [], [], 0
-
-    # --- arguments -------------------------------------------------------
-    def _arg(self, name, shape, dtype, attrs):
-        v = V("%%a%d" % len(self.args), shape, dtype)
-        self.args.append('%s: %s {train.name = "%s", %s}' % (v.name, v.ty, name, attrs))
-        return v
-
-    def input(self, name, shape, dtype="f32"):
-        return self._arg(name, shape, dtype, "train.input")
-
-    def label(self, name, shape):
-        return self._arg(name, shape, "i64", "train.label")
-
-    def param(self, name, shape, init):
-        return self._arg(name, shape, "f32", "train.param = {%s}" % init)
-
-    def buffer(self, name, shape, init):
-        return self._arg(name, shape, "f32", "train.buffer = {%s}" % init)
-
-    # --- ops ---------------------------------------------------------------
-    def emit(self, text, *operands, shape, dtype="f32", results=1):
-        self.count += 1
-        name = "%%%d" % self.count
-        lhs = name if results == 1 else "%s:%d" % (name, results)
-        types = ", ".join(o.ty for o in operands)
-        self.lines.append("    %s = %s : %s" % (lhs, text, types))
-        return V(name if results == 1 else name + "#0", shape, dtype)
-
-    def conv(self, x, w, stride=1, pad=0, dil=1, groups=1, bias=None):
-        n, c, h, wd = x.shape
-        k, _, r, s = w.shape
-        oh = (h + 2 * pad - dil * (r - 1) - 1) // stride + 1
-        ow = (wd + 2 * pad - dil * (s - 1) - 1) // stride + 1
-        attrs = []
-        if dil != 1:
-            attrs.append("dilation = array<i64: %d, %d>" % (dil, dil))
-        if groups != 1:
-            attrs.append("groups = %d : i64" % groups)
-        if pad:
-            attrs.append("padding = array<i64: %d, %d>" % (pad, pad))
-        if stride != 1:
-            attrs.append("stride = array<i64: %d, %d>" % (stride, stride))
-        ops = [x, w] + ([bias] if bias else [])
-        text = "train.conv2d " + ", ".join(o.name for o in ops)
-        if attrs:
-            text += " {%s}" % ", ".join(attrs)
-        return self.emit(text, *ops, shape=[n, k, oh, ow])
-
-    def bn(self, x, g, b, rm, rv, eps=1e-5, momentum=0.1):
-        attrs = [] if eps == 1e-5 else ["epsilon = %s" % f32(eps)]
-        if momentum != 0.1:
-            attrs.append("momentum = %s" % f32(momentum))
-        attrs = " {%s}" % ", ".join(attrs) if attrs else ""
-        return self.emit("train.batch_norm %s, %s, %s, %s, %s%s" % (x.name, g.name, b.name, rm.name, rv.name, attrs),
-                         x, g, b, rm, rv, shape=x.shape, results=3)
-
-    def unary(self, op, x, attrs=""):
-        return self.emit("train.%s %s%s" % (op, x.name, attrs), x, shape=x.shape)
-
-    def binary(self, op, a, b):
-        rank = max(len(a.shape), len(b.shape))
-        pa = [1] * (rank - len(a.shape)) + a.shape
-        pb = [1] * (rank - len(b.shape)) + b.shape
-        shape = [y if x == 1 else x for x, y in zip(pa, pb)]
-        return self.emit("train.%s %s, %s" % (op, a.name, b.name), a, b, shape=shape)
-
-    def pool(self, op, x, k, s, pad=0):
-        n, c, h, w = x.shape
-        out = [(d + 2 * pad - k) // s + 1 for d in (h, w)]
-        attrs = "kernel_size = array<i64: %d, %d>, " % (k, k)
-        if pad:
-            attrs += "padding = array<i64: %d, %d>, " % (pad, pad)
-        attrs += "stride = array<i64: %d, %d>" % (s, s)
-        return self.emit("train.%s %s {%s}" % (op, x.name, attrs), x, shape=[n, c] + out)
-
-    def gap(self, x):
-        return self.emit("train.global_avg_pool %s" % x.name, x, shape=x.shape[:2] + [1, 1])
-
-    def reshape(self, x, shape):
-        spec = [-1 if d is None else d for d in shape]
-        return self.emit("train.reshape %s {shape = array<i64: %s>}" % (x.name, ", ".join(map(str, spec))),
-                         x, shape=shape)
-
-    def transpose(self, x, perm):
-        return self.emit("train.transpose %s {permutation = array<i64: %s>}" % (x.name, ", ".join(map(str, perm))),
-                         x, shape=[x.shape[p] for p in perm])
-
-    def linear(self, x, w, b=None):
-        ops = [x, w] + ([b] if b else [])
-        return self.emit("train.linear " + ", ".join(o.name for o in ops), *ops,
-                         shape=x.shape[:-1] + [w.shape[0]])
-
-    def matmul(self, a, b, tb=False):
-        attrs = " {transpose_rhs = true}" if tb else ""
-        n = b.shape[-2] if tb else b.shape[-1]
-        return self.emit("train.matmul %s, %s%s" % (a.name, b.name, attrs), a, b, shape=a.shape[:-1] + [n])
-
-    def softmax(self, x, scale, causal=False, mask=None):
-        attrs = []
-        if causal:
-            attrs.append("causal = true")
-        attrs.append("scale = %s" % f32(scale))
-        if mask:
-            return self.emit("train.softmax %s mask %s {%s}" % (x.name, mask.name, ", ".join(attrs)),
-                             x, mask, shape=x.shape)
-        return self.emit("train.softmax %s {%s}" % (x.name, ", ".join(attrs)), x, shape=x.shape)
-
-    def layer_norm(self, x, g, b, eps):
-        return self.emit("train.layer_norm %s, %s, %s {epsilon = %s}" % (x.name, g.name, b.name, f32(eps)),
-                         x, g, b, shape=x.shape)
-
-    def embedding(self, table, ids):
-        return self.emit("train.embedding %s, %s" % (table.name, ids.name), table, ids,
-                         shape=ids.shape + [table.shape[1]])
-
-    def dropout(self, x, rate, seed):
-        return self.unary("dropout", x, " {rate = %s, seed = %d : i64}" % (f32(rate), seed))
-
-    def slice(self, x, axis, start, end):
-        shape = list(x.shape)
-        shape[axis] = end - start
-        return self.emit("train.slice %s {axis = %d : i64, end = %d : i64, start = %d : i64}"
-                         % (x.name, axis, end, start), x, shape=shape)
-
-    def resize(self, x, size, align_corners=False):
-        attrs = "align_corners = true, " if align_corners else ""
-        attrs += "size = array<i64: %d, %d>" % tuple(size)
-        return self.emit("train.resize_bilinear %s {%s}" % (x.name, attrs), x, shape=x.shape[:2] + list(size))
-
-    def concat(self, xs, axis=1):
-        shape = list(xs[0].shape)
-        shape[axis] = sum(v.shape[axis] for v in xs)
-        return self.emit("train.concat %s {axis = %d : i64}" % (", ".join(v.name for v in xs), axis),
-                         *xs, shape=shape)
-
-    def constant_range(self, n):
-        self.count += 1
-        name = "%%%d" % self.count
-        values = ", ".join(str(i) for i in range(n))
-        self.lines.append("    %s = train.constant dense<[%s]> : tensor<%dxi64>" % (name, values, n))
-        return V(name, [n], "i64")
-
-    def cross_entropy(self, logits, labels, class_axis=1, ignore=None):
-        attrs = []
-        if class_axis != 1:
-            attrs.append("class_axis = %d : i64" % class_axis)
-        if ignore is not None:
-            attrs.append("ignore_index = %d : i64" % ignore)
-        text = "train.softmax_cross_entropy %s, %s" % (logits.name, labels.name)
-        if attrs:
-            text += " {%s}" % ", ".join(attrs)
-        return self.emit(text, logits, labels, shape=[])
-
-    def text(self, header, optimizer, loss):
-        out = ["// " + line if line else "//" for line in header]
-        out.append("// Generated by models/generate.py; do not edit by hand.")
-        out.append("module {")
-        out.append("  func.func @forward(")
-        out.append(",\n".join("      " + a for a in self.args) + ")")
-        out.append("      -> tensor<f32>")
-        out.append("      attributes {train.optimizer = {%s}} {" % optimizer)
-        out.extend(self.lines)
-        out.append("    return %s : tensor<f32>" % loss.name)
-        out.append("  }")
-        out.append("}")
-        return "\n".join(out) + "\n"
-
-
-# PyTorch's defaults and the reference implementations' initializers.
-KAIMING_FAN_OUT = 'init = "kaiming_normal", mode = "fan_out", nonlinearity = "relu"'
-ONES, ZEROS = 'init = "ones"', 'init = "zeros"'
-
-
-def torch_linear_init(fan_in):
-    """nn.Linear's default: kaiming_uniform(a=sqrt(5)), bias U(+-1/sqrt(fan_in))."""
-    bound = 1 / math.sqrt(fan_in)
-    return ('init = "kaiming_uniform", a = %s' % f64(math.sqrt(5)),
-            'high = %s, init = "uniform", low = %s' % (f64(bound), f64(-bound)))
-
-
-def normal(std):
-    return 'init = "normal", std = %s' % f64(std)
+sys.path.insert(0, HERE)
+from dlc_builder import (KAIMING_FAN_IN, KAIMING_FAN_OUT, ONES, ZEROS, Builder, f64, normal,  # noqa: E402
+                         torch_bias_init, torch_linear_init)
 
 
 def conv_bn(b, x, name, bn_name, cout, k, stride=1, pad=0, dil=1, relu=True, init=KAIMING_FAN_OUT,
@@ -298,16 +84,6 @@ def resnet50():
         "1000 classes; 25,557,032 parameters.",
         "Default benchmark setting of the seed reports: batch 256, SGD with momentum.",
     ], 'kind = "sgd", lr = %s, momentum = %s, weight_decay = %s' % (f64(0.1), f64(0.9), f64(1e-4)), loss)
-
-
-# PyTorch's defaults where a reference leaves a layer alone: kaiming_normal_()
-# (fan_in, leaky_relu gain at a = 0), and a conv bias U(+-1/sqrt(fan_in)).
-KAIMING_FAN_IN = 'init = "kaiming_normal"'
-
-
-def torch_bias_init(fan_in):
-    bound = 1 / math.sqrt(fan_in)
-    return 'high = %s, init = "uniform", low = %s' % (f64(bound), f64(-bound))
 
 
 def deeplabv3p():
@@ -627,9 +403,10 @@ MODELS = {"resnet50": resnet50, "vgg16": vgg16, "gpt2": gpt2, "bert_base": bert_
 
 def main():
     check = "--check" in sys.argv[1:]
+    out = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv[:-1] else HERE
     stale = []
     for name, build in MODELS.items():
-        path = os.path.join(HERE, name + ".mlir")
+        path = os.path.join(out, name + ".mlir")
         text = build()
         if check:
             with open(path) as f:

@@ -19,7 +19,7 @@ packages=(
   libgtest-dev libgmock-dev
   libdnnl-dev
   libopenmpi-dev openmpi-bin
-  python3-torch python3-numpy
+  python3-torch python3-torchvision python3-numpy
   # The sanitizer build and the fuzz targets (scripts/sanitize.sh,
   # scripts/fuzz.sh): clang 22 with its sanitizer runtimes, libFuzzer and
   # OpenMP, apart from the g++ build.

@@ -29,12 +29,14 @@ config.substitutions.append(("%cmake_configure", " ".join(
      if config.cxx_compiler_launcher else []))))
 config.substitutions.append(("%cmake", '"%s"' % config.cmake_command))
 # What %python offers, as features for REQUIRES / UNSUPPORTED: `jax` where
-# JAX is importable, `torch-compile` where PyTorch is 2.0 or later.
+# JAX is importable, `torch-compile` where PyTorch is 2.0 or later,
+# `torchvision` where dlc-import can build torchvision's models.
 import subprocess
 config.available_features.update(subprocess.run(
     ["/usr/bin/python3", "-c",
      "import importlib.util as u, importlib.metadata as m\n"
      "print('jax' if u.find_spec('jax') else '')\n"
+     "print('torchvision' if u.find_spec('torchvision') else '')\n"
      "try: print('torch-compile' if int(m.version('torch').split('.')[0]) >= 2 else '')\n"
      "except Exception: pass"],
     capture_output=True, text=True).stdout.split())
@@ -48,7 +50,7 @@ with open("/proc/cpuinfo") as cpuinfo:
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.dlc_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["dlc-opt", "dlc-bench", "dlc-run"], [config.dlc_tools_dir])
+llvm_config.add_tool_substitutions(["dlc-opt", "dlc-bench", "dlc-run", "dlc-import"], [config.dlc_tools_dir])
 
 # NVRTC (from the CUDA toolkit) compiles generated kernels without a GPU.
 if getattr(config, "dlc_enable_cuda", "OFF").upper() in ("ON", "1", "TRUE", "YES"):

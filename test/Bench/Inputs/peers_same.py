@@ -148,10 +148,18 @@ def check(model, src, dump):
     the peer in float64, allowing each tensor twice the float32 peer's own
     distance from it (deep batch-norm nets at tiny batches have gradients
     that float32 cannot pin down to 1e-4)."""
-    mapping = names(model)
     reference = os.environ.get("PEERS_SAME_REFERENCE", "float32")
-    loss, grads, state, lr, params = peer_step(model, src, getattr(torch, reference))
+    step = peer_step(model, src, getattr(torch, reference))
     base = peer_step(model, src, torch.float32) if reference != "float32" else None
+    return judge(model, dump, names(model), step, base, ZERO_GRADIENT.get(model, ()))
+
+
+def judge(model, dump, mapping, step, base=None, zero=()):
+    """Compares dlc's --dump-out with a PyTorch step (loss, gradients, state
+    after, lr, parameters), as returned by peer_step; mapping: dlc's name ->
+    the peer's. With `base`, the same step in float32 while `step` ran in
+    float64, each tensor may be twice base's distance from step (and 1e-4)."""
+    loss, grads, state, lr, params = step
     failures, worst, compared = [], 0.0, 0
 
     def allowed(label, theirs):
@@ -185,7 +193,7 @@ def check(model, src, dump):
         if peer not in params:  # a buffer: the running statistics
             compare("running " + dlc, load(dlc + ".npy"), state[peer])
             continue
-        if dlc in ZERO_GRADIENT.get(model, ()):
+        if dlc in zero:
             compared += 2
             if not load(dlc + ".grad.npy").abs().max().item() <= 1e-6:
                 failures.append("grad %s: not noise-sized" % dlc)
