@@ -3,10 +3,14 @@
 // batch_norm (x, scale, bias, running_mean, running_var) -> (y,
 // running_mean', running_var') and batch_norm_backward (dy, x, scale) ->
 // (dx, dscale, dbias), as the reference (OpsSpatial.cpp, BatchNorm.cpp).
-// oneDNN normalizes and returns the batch mean and biased variance; the
-// running statistics are updated here as the reference does it. The
-// backward pass recomputes the batch statistics from x (the plan keeps no
-// saved ones), in double and in a fixed order as the reference.
+// The batch statistics are dlc's, summed in double and in a fixed order as
+// the reference and PyTorch's CPU batch norm sum them; oneDNN normalizes
+// with them (use_global_stats) and computes the gradients. Its own float
+// statistics put models with few values a channel (ShuffleNet, DenseNet,
+// RegNet at 64x64) several times further from PyTorch's float64 step than
+// PyTorch's float32 step is. The running statistics are updated here as
+// the reference does it. The backward pass recomputes the same statistics
+// from x (the plan keeps no saved ones).
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,9 +69,13 @@ Key normKey(const KernelContext &c, OpTag op, const NormGeometry &g) {
 const dnnl::normalization_flags kFlags =
     dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
 
-dnnl::batch_normalization_forward::primitive_desc forwardPd(const NormGeometry &g) {
-  dnnl::batch_normalization_forward::desc d(dnnl::prop_kind::forward_training, g.data,
-                                            g.eps, kFlags);
+/// The forward primitive: with `givenStats`, normalizing with the mean and
+/// variance it is handed; without, the hint the backward one is made from.
+dnnl::batch_normalization_forward::primitive_desc forwardPd(const NormGeometry &g,
+                                                            bool givenStats = false) {
+  dnnl::batch_normalization_forward::desc d(
+      dnnl::prop_kind::forward_training, g.data, g.eps,
+      givenStats ? kFlags | dnnl::normalization_flags::use_global_stats : kFlags);
   return dnnl::batch_normalization_forward::primitive_desc(d, userScratchpad(),
                                                            engine());
 }
@@ -75,6 +83,8 @@ dnnl::batch_normalization_forward::primitive_desc forwardPd(const NormGeometry &
 dnnl::memory channels(const NormGeometry &g, const void *data) {
   return dnnl::memory(md({g.c}, kF32, tag::a), engine(), const_cast<void *>(data));
 }
+
+void channelStats(const NormGeometry &g, const float *x, float *mean, float *var);
 
 Status batchNorm(const KernelContext &c) {
   static Cache<Prim> cache;
@@ -84,12 +94,13 @@ Status batchNorm(const KernelContext &c) {
       return g.status();
     auto prim = cache.get(normKey(c, kForward, *g), [&] {
       return std::make_shared<Prim>(
-          makePrim<dnnl::batch_normalization_forward>(forwardPd(*g)));
+          makePrim<dnnl::batch_normalization_forward>(forwardPd(*g, /*givenStats=*/true)));
     });
     if (!prim)
       return runReference(c);
     auto *stats = static_cast<float *>(threadBuffer(Slot::kStats, 2 * g->c * sizeof(float)));
     float *mean = stats, *var = stats + g->c;
+    channelStats(*g, c.in(0).f32(), mean, var);
     execute(*prim, {{DNNL_ARG_SRC, dnnl::memory(g->data, engine(), c.in(0).data)},
                     {DNNL_ARG_SCALE, channels(*g, c.in(1).data)},
                     {DNNL_ARG_SHIFT, channels(*g, c.in(2).data)},

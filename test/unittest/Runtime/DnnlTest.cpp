@@ -162,6 +162,8 @@ const ConvCase kConvCases[] = {
     {3, 16, 15, 13, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0}, // blocked channels, odd
     {2, 32, 9, 9, 16, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1},   // 1x1, blocked
     {2, 24, 11, 7, 36, 3, 3, 1, 1, 2, 2, 2, 2, 4, 0},  // groups of 6 -> 9, dilated
+    {2, 48, 9, 9, 48, 3, 3, 2, 2, 1, 1, 1, 1, 48, 0},  // depthwise, blocked channels
+    {2, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1, 4, 0},   // groups of 16, blocked
 };
 
 std::string describe(const ConvCase &cs, const std::string &layout) {
