@@ -204,7 +204,8 @@ class Builder:
 
     def unary(self, op, x, attrs=""):
         """Any one-operand op that keeps the shape: train.relu, train.sigmoid,
-        train.tanh, train.silu, train.gelu; `attrs` is its `{...}` text."""
+        train.tanh, train.silu, train.gelu, train.relu6, train.hardswish,
+        train.hardsigmoid; `attrs` is its `{...}` text."""
         return self.emit("train.%s %s%s" % (op, x.name, attrs), x, shape=x.shape)
 
     def relu(self, x):

@@ -94,6 +94,18 @@ def _unary(op):
     return convert
 
 
+def _hardtanh(imp, node, x, lo, hi):
+    """hardtanh(0, 6) is relu6, gradient included (both are PyTorch's
+    hardtanh); other bounds have no dialect op."""
+    if (lo, hi) != (0.0, 6.0):
+        imp.refuse(node, "hardtanh(min_val=%s, max_val=%s)" % (lo, hi), "the dialect has relu6 = hardtanh(0, 6) only")
+    return imp.b.unary("relu6", _tensor(imp, node, x))
+
+
+def hardtanh(imp, node, m, args, kwargs):
+    return _hardtanh(imp, node, args[0], m.min_val, m.max_val)
+
+
 def gelu(imp, node, m, args, kwargs):
     return imp.b.gelu(_tensor(imp, node, args[0]), m.approximate)
 
@@ -238,6 +250,8 @@ MODULES = {
     "Conv2d": conv2d, "BatchNorm2d": batch_norm, "BatchNorm1d": batch_norm,
     "Linear": linear, "NonDynamicallyQuantizableLinear": linear, "LayerNorm": layer_norm,
     "ReLU": _unary("relu"), "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"), "SiLU": _unary("silu"),
+    "ReLU6": _unary("relu6"), "Hardtanh": hardtanh, "Hardswish": _unary("hardswish"),
+    "Hardsigmoid": _unary("hardsigmoid"),
     "GELU": gelu, "Dropout": dropout, "Identity": identity, "Flatten": flatten_module,
     "MaxPool2d": max_pool, "AvgPool2d": avg_pool, "AdaptiveAvgPool2d": adaptive_avg_pool,
     "Softmax": softmax_module, "MultiheadAttention": multi_head_attention,
@@ -277,6 +291,11 @@ def _fn_unary(op):
 
 def fn_gelu(imp, node, args, kwargs):
     return imp.b.gelu(_tensor(imp, node, args[0]), kwargs.get("approximate", "none"))
+
+
+def fn_hardtanh(imp, node, args, kwargs):
+    return _hardtanh(imp, node, args[0], _dim_arg(args, kwargs, 1, "min_val", -1.0),
+                     _dim_arg(args, kwargs, 2, "max_val", 1.0))
 
 
 def fn_dropout(imp, node, args, kwargs):
@@ -433,6 +452,8 @@ FUNCTIONS = {
     F.relu: _fn_unary("relu"), torch.relu: _fn_unary("relu"),
     torch.sigmoid: _fn_unary("sigmoid"), F.sigmoid: _fn_unary("sigmoid"),
     torch.tanh: _fn_unary("tanh"), F.tanh: _fn_unary("tanh"), F.silu: _fn_unary("silu"),
+    F.relu6: _fn_unary("relu6"), F.hardtanh: fn_hardtanh, F.hardswish: _fn_unary("hardswish"),
+    F.hardsigmoid: _fn_unary("hardsigmoid"),
     F.gelu: fn_gelu, F.dropout: fn_dropout,
     torch.flatten: fn_reshape, torch.reshape: fn_reshape, torch.cat: fn_cat, torch.concat: fn_cat,
     F.interpolate: fn_interpolate, F.adaptive_avg_pool2d: fn_adaptive_avg_pool,

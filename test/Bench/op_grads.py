@@ -281,6 +281,12 @@ def cases():
                     ["%%s = train.reduce_sum %%x {axes = array<i64: 1>, keep_dims = true} : %s" % ty((2, 3, 4)),
                      "%%y = train.reduce_mean %%s {axes = array<i64: -1>} : %s" % ty((2, 1, 4))],
                     lambda p, d: p["x"].sum(1, keepdim=True).mean(-1), (2, 1)))
+    # The piecewise activations on every piece, at least 0.1 from each kink
+    # (0 and 6, -3 and 3) so that the finite differences see one piece.
+    spread = np.linspace(-7.9, 7.7, 15).astype(np.float32).reshape(e)
+    for op, fn in [("relu6", F.relu6), ("hardswish", F.hardswish), ("hardsigmoid", F.hardsigmoid)]:
+        out.append(Case(op, {"x": spread.copy()}, ["%%y = train.%s %%x : %s" % (op, ty(e))],
+                        lambda p, d, fn=fn: fn(p["x"]), e))
     return out
 
 

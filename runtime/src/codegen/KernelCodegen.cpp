@@ -426,13 +426,17 @@ std::string Emitter::emitOp(const PlanKernel &k, int32_t result, const std::stri
   }();
   static const std::map<std::string, const char *> unary = {
       {"relu", "dlc_relu(%0)"}, {"tanh", "dlc_tanhf(%0)"}, {"sigmoid", "dlc_sigmoid(%0)"},
-      {"silu", "%0 * dlc_sigmoid(%0)"}};
+      {"silu", "%0 * dlc_sigmoid(%0)"}, {"relu6", "dlc_relu6(%0)"},
+      {"hardswish", "%0 * dlc_relu6(%0 + 3.f) / 6.f"}, {"hardsigmoid", "dlc_relu6(%0 + 3.f) / 6.f"}};
   static const std::map<std::string, const char *> binary = {
       {"add", "%0 + %1"}, {"sub", "%0 - %1"}, {"mul", "%0 * %1"}, {"div", "%0 / %1"},
       {"relu_backward", "%1 <= 0.f ? 0.f : %0"},
       {"tanh_backward", "%0 * (1.f - %1 * %1)"},
       {"sigmoid_backward", "%0 * %1 * (1.f - %1)"},
-      {"silu_backward", "%0 * dlc_sigmoid(%1) * (1.f + %1 * (1.f - dlc_sigmoid(%1)))"}};
+      {"silu_backward", "%0 * dlc_sigmoid(%1) * (1.f + %1 * (1.f - dlc_sigmoid(%1)))"},
+      {"relu6_backward", "(%1 <= 0.f || %1 >= 6.f) ? 0.f : %0"},
+      {"hardswish_backward", "%1 < -3.f ? 0.f : (%1 <= 3.f ? %0 * (%1 / 3.f + 0.5f) : %0)"},
+      {"hardsigmoid_backward", "(%1 > -3.f && %1 < 3.f) ? %0 * (1.f / 6.f) : 0.f"}};
   auto fill = [](std::string pattern, const std::vector<std::string> &args) {
     for (size_t i = 0; i < args.size(); ++i)
       for (size_t at; (at = pattern.find("%" + std::to_string(i))) != std::string::npos;)

@@ -11,6 +11,7 @@
 
 #include "KernelRegistration.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -85,6 +86,11 @@ float geluDerivative(float x, bool exact) {
   return static_cast<float>(0.5 * (1 + t) + 0.5 * v * (1 - t * t) * kSqrt2OverPi *
                                                 (1 + 3 * kGeluCubic * v * v));
 }
+
+/// min(max(x, 0), 6) in float, as PyTorch's clamp computes relu6, hardswish
+/// and hardsigmoid; NaN stays NaN (std::max and std::min return their first
+/// operand when a comparison with NaN is false).
+float relu6(float x) { return std::min(std::max(x, 0.0f), 6.0f); }
 
 /// The dropout keep decision: a counter-based hash of (seed, step, index)
 /// (splitmix64 finalizers), so the backward pass and any replay of the step
@@ -602,6 +608,13 @@ void registerDenseKernels(KernelRegistry &r) {
   r["silu"] = [](const KernelContext &c) {
     return unary(c, [](float x) { return static_cast<float>(x / (1 + std::exp(-double(x)))); });
   };
+  r["relu6"] = [](const KernelContext &c) { return unary(c, relu6); };
+  r["hardswish"] = [](const KernelContext &c) {
+    return unary(c, [](float x) { return x * relu6(x + 3.0f) / 6.0f; });
+  };
+  r["hardsigmoid"] = [](const KernelContext &c) {
+    return unary(c, [](float x) { return relu6(x + 3.0f) / 6.0f; });
+  };
   r["gelu"] = [](const KernelContext &c) {
     bool exact = isExactGelu(c);
     return unary(c, [exact](float x) { return gelu(x, exact); });
@@ -625,6 +638,21 @@ void registerDenseKernels(KernelRegistry &r) {
     return unaryBackward(c, [](float dy, float x) {
       double s = 1 / (1 + std::exp(-double(x)));
       return static_cast<float>(dy * s * (1 + x * (1 - s)));
+    });
+  };
+  // The boundaries and NaN follow PyTorch's CUDA kernels (its scalar CPU
+  // loop; see TrainGradOps.td for where its vectorized CPU loop differs).
+  r["relu6_backward"] = [](const KernelContext &c) {
+    return unaryBackward(c, [](float dy, float x) { return x <= 0 || x >= 6 ? 0.0f : dy; });
+  };
+  r["hardswish_backward"] = [](const KernelContext &c) {
+    return unaryBackward(c, [](float dy, float x) {
+      return x < -3 ? 0.0f : x <= 3 ? dy * (x / 3.0f + 0.5f) : dy;
+    });
+  };
+  r["hardsigmoid_backward"] = [](const KernelContext &c) {
+    return unaryBackward(c, [](float dy, float x) {
+      return x > -3 && x < 3 ? dy * (1.0f / 6.0f) : 0.0f;
     });
   };
   r["gelu_backward"] = [](const KernelContext &c) {

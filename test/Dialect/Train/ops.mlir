@@ -24,8 +24,14 @@ func.func @elementwise(%x: tensor<?x4xf32>, %y: tensor<4xf32>) -> tensor<?x4xf32
   %2 = train.sigmoid %1 : tensor<?x4xf32>
   // CHECK: train.silu %{{.*}} : tensor<?x4xf32>
   %s = train.silu %2 : tensor<?x4xf32>
+  // CHECK: train.relu6 %{{.*}} : tensor<?x4xf32>
+  %r6 = train.relu6 %s : tensor<?x4xf32>
+  // CHECK: train.hardswish %{{.*}} : tensor<?x4xf32>
+  %hs = train.hardswish %r6 : tensor<?x4xf32>
+  // CHECK: train.hardsigmoid %{{.*}} : tensor<?x4xf32>
+  %hg = train.hardsigmoid %hs : tensor<?x4xf32>
   // CHECK: train.gelu %{{.*}} : tensor<?x4xf32>
-  %3 = train.gelu %s : tensor<?x4xf32>
+  %3 = train.gelu %hg : tensor<?x4xf32>
   // CHECK: train.gelu %{{.*}} {approximate = "tanh"} : tensor<?x4xf32>
   %4 = train.gelu %3 {approximate = "tanh"} : tensor<?x4xf32>
   // CHECK: train.scale %{{.*}} {bias = 1.000000e+00 : f32, scale = 5.000000e-01 : f32}

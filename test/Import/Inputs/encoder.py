@@ -26,7 +26,7 @@ class Unsupported(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.conv = torch.nn.Conv2d(3, 8, 3)
-        self.act = torch.nn.Hardswish()
+        self.act = torch.nn.Mish()
 
     def forward(self, x):
         y = self.conv(x)
@@ -42,3 +42,22 @@ class Cumsum(torch.nn.Module):
 
     def forward(self, x):
         return self.fc(torch.cumsum(x, dim=1))
+
+
+class HardActivations(torch.nn.Module):
+    """Every spelling of relu6, hardswish and hardsigmoid dlc-import maps;
+    `bounds` other than (0, 6) give a hardtanh the dialect lacks."""
+
+    def __init__(self, bounds=(0.0, 6.0)):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+        self.relu6 = torch.nn.ReLU6()
+        self.hardtanh = torch.nn.Hardtanh(*bounds)
+        self.hardswish = torch.nn.Hardswish()
+        self.hardsigmoid = torch.nn.Hardsigmoid()
+
+    def forward(self, x):
+        F = torch.nn.functional
+        x = self.hardtanh(self.relu6(self.fc(x)))
+        x = F.hardtanh(F.relu6(x), 0.0, 6.0)
+        return F.hardsigmoid(F.hardswish(self.hardsigmoid(self.hardswish(x))))

@@ -272,8 +272,10 @@ TEST(KernelCompiler, ABrokenSourceNamesTheKernelWithNvrtcsLog) {
 
 #ifdef DLC_HOST_CXX
 /// Runs every generated launch of `plan`, compiled as host C++, and checks
-/// each of its `outputs` output buffers against the CPU reference.
-void expectGeneratedMatchesReference(const Plan &plan, int outputs) {
+/// each of its `outputs` output buffers against the CPU reference. Inputs
+/// are N(0, 1) draws but where `given` (by buffer id) gives their values.
+void expectGeneratedMatchesReference(const Plan &plan, int outputs,
+                                     const std::map<int32_t, std::vector<float>> &given = {}) {
   PlanKernels all = generatePlanKernels(plan);
   ASSERT_TRUE(all.refused.empty());
   std::string dir = tempDir();
@@ -300,7 +302,7 @@ void expectGeneratedMatchesReference(const Plan &plan, int outputs) {
   for (size_t i = 0; i < plan.buffers.size(); ++i)
     if (plan.buffers[i].role == kIn)
       for (int64_t e = 0; e < plan.buffers[i].numElements(); ++e)
-        inputs[i].push_back(normal(rng));
+        inputs[i].push_back(given.count(i) ? given.at(i).at(e) : normal(rng));
   std::vector<std::vector<float>> expected = runReference(plan, inputs);
 
   // The generated kernels, launch by launch, on buffers of their own.
@@ -333,6 +335,11 @@ void expectGeneratedMatchesReference(const Plan &plan, int outputs) {
     ++checked;
     for (size_t e = 0; e < expected[i].size(); ++e) {
       float want = expected[i][e], have = got[i][e];
+      if (!std::isfinite(want)) {
+        ASSERT_TRUE(std::isnan(want) ? std::isnan(have) : have == want)
+            << plan.buffers[i].name << "[" << e << "]: " << have << ", want " << want;
+        continue;
+      }
       // float math against the reference's double accumulation.
       ASSERT_NEAR(have, want, 2e-5f * (1.f + std::fabs(want)))
           << plan.buffers[i].name << "[" << e << "]";
@@ -372,6 +379,29 @@ TEST(Codegen, EveryElementwiseOpMatchesTheCpuReferenceOnTheHost) {
     ++outputs;
   }
   expectGeneratedMatchesReference(p.plan, outputs);
+#endif
+}
+
+/// The piecewise activations and their gradients at every piece's ends, the
+/// infinities and NaN, where a comparison written the other way round
+/// (x < 6 for !(x >= 6)) would differ from the reference.
+TEST(Codegen, PiecewiseActivationsMatchTheCpuReferenceAtTheirBoundaries) {
+#ifndef DLC_HOST_CXX
+  GTEST_SKIP() << "needs the host C++ compiler's path (DLC_HOST_CXX) at build time";
+#else
+  std::vector<float> xs = {NAN,  -INFINITY, -6.f, -3.5f, -3.f, -2.5f, -0.f, 0.f, 0.5f,
+                           2.9f, 3.f,       3.1f, 5.9f,  6.f,  6.5f,  9.f, INFINITY};
+  int64_t n = static_cast<int64_t>(xs.size());
+  PlanBuilder p;
+  int32_t x = p.buffer("x", {n}, kIn), dy = p.buffer("dy", {n}, kIn);
+  int outputs = 0;
+  for (const char *op : {"relu6", "hardswish", "hardsigmoid"}) {
+    p.kernel(op, {x}, {p.buffer(std::string(op) + ".out", {n}, kOut)});
+    p.kernel(std::string(op) + "_backward", {dy, x},
+             {p.buffer(std::string(op) + "_backward.out", {n}, kOut)});
+    outputs += 2;
+  }
+  expectGeneratedMatchesReference(p.plan, outputs, {{x, xs}});
 #endif
 }
 

@@ -2,8 +2,9 @@
 //
 // A NaN in a batch must reach the loss, as in PyTorch: relu, max-pool and
 // max reductions keep it (std::max and `x > 0 ? x : 0` drop it), and relu's
-// gradient passes through it. Each kernel's output is compared with
-// Debian's PyTorch on the same values.
+// gradient passes through it; relu6, hardswish and hardsigmoid keep their
+// gradients' boundaries and NaN rules. Each kernel's output is compared
+// with Debian's PyTorch on the same values.
 //
 //===----------------------------------------------------------------------===//
 
@@ -88,6 +89,72 @@ TEST(NanPropagation, ReluMaxPoolAndReduceMaxMatchTorch) {
   EXPECT_EQ(ours, torch);
   EXPECT_EQ(ours, "[0.0, 2.0, nan, 3.0, 0.0, 0.5]\n[0.0, 1.0, 1.0, 1.0, 0.0, 1.0]\n"
                   "[nan, 3.0]\n[nan, 4.0]\n");
+}
+
+/// Values as Python's '%.9g' prints them, space-separated: every float32
+/// exactly, NaN as "nan" whatever its sign bit.
+std::string g9List(const std::vector<float> &values) {
+  std::string out;
+  for (float v : values) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.9g", v);
+    out += (out.empty() ? "" : " ") + (std::isnan(v) ? std::string("nan") : std::string(text));
+  }
+  return out + "\n";
+}
+
+/// relu6, hardswish, hardsigmoid and their gradients at each piece's ends,
+/// at the infinities and at NaN, against PyTorch element by element: one
+/// element at a time runs PyTorch's scalar loop, the rule its CUDA kernels
+/// follow too (its vectorized CPU loop differs at NaN and at hardswish's 3).
+TEST(NanPropagation, PiecewiseActivationsMatchTorchAtTheirBoundaries) {
+  using dlc_test::appendBuffer;
+  const std::vector<float> xs = {NAN, -INFINITY, -4.f, -3.f, -1.f, 0.f,
+                                 1.5f, 3.f, 5.f, 6.f, 7.f, INFINITY};
+  const int64_t n = static_cast<int64_t>(xs.size());
+  Plan plan;
+  plan.model = "piecewise_test";
+  int32_t x = appendBuffer(plan, "x", DType::kF32, {n}, BufferRole::kInput);
+  int32_t dy = appendBuffer(plan, "dy", DType::kF32, {n}, BufferRole::kInput);
+  const std::vector<std::string> ops = {"relu6", "hardswish", "hardsigmoid"};
+  for (const std::string &op : ops) {
+    int32_t y = appendBuffer(plan, op, DType::kF32, {n}, BufferRole::kGradient);
+    int32_t dx = appendBuffer(plan, op + "_dx", DType::kF32, {n}, BufferRole::kGradient);
+    plan.kernels.push_back(dlc_test::makeKernel(op, {x}, {y}));
+    plan.kernels.push_back(dlc_test::makeKernel(op + "_backward", {dy, x}, {dx}));
+  }
+  auto cpu = cpu::CpuExecutor::create(plan);
+  ASSERT_TRUE(cpu.isOk()) << cpu.status().toString();
+  // dy = 0.75 shows where the gradient passes dy (not 1) and scales it.
+  std::vector<float> dys(xs.size(), 0.75f);
+  ASSERT_TRUE((*cpu)->write("x", xs.data(), xs.size() * 4).isOk());
+  ASSERT_TRUE((*cpu)->write("dy", dys.data(), dys.size() * 4).isOk());
+  for (size_t k = 0; k < plan.kernels.size(); ++k)
+    ASSERT_TRUE((*cpu)->runKernel(k, 0).isOk()) << plan.kernels[k].op;
+  std::string ours;
+  for (const std::string &op : ops)
+    for (const std::string &name : {op, op + "_dx"}) {
+      std::vector<float> v(xs.size());
+      ASSERT_TRUE((*cpu)->read(name, v.data(), v.size() * 4).isOk());
+      ours += g9List(v);
+    }
+  std::string values = g9List(xs);
+  values.pop_back();
+  std::string torch = runPython(
+      "import torch, torch.nn.functional as F\n"
+      "xs = [float(v) for v in '" + values + "'.split()]\n"
+      "g9 = lambda vs: ' '.join('nan' if v != v else '%.9g' % v for v in vs)\n"
+      "for fn in (F.relu6, F.hardswish, F.hardsigmoid):\n"
+      "  ys, gs = [], []\n"
+      "  for v in xs:\n"
+      "    t = torch.tensor([v], requires_grad=True)\n"
+      "    y = fn(t); y.backward(torch.full((1,), 0.75))\n"
+      "    ys.append(y.item()); gs.append(t.grad.item())\n"
+      "  print(g9(ys)); print(g9(gs))\n");
+  EXPECT_EQ(ours, torch);
+  // relu6's gradient as TrainGradOps.td states it (dy at NaN, 0 at 0 and
+  // 6), should another PyTorch change its scalar loop.
+  EXPECT_NE(ours.find("\n0.75 0 0 0 0 0 0.75 0.75 0.75 0 0 0\n"), std::string::npos) << ours;
 }
 
 } // namespace

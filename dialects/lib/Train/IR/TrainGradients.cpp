@@ -98,6 +98,24 @@ LogicalResult SiluOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
   return success();
 }
 
+LogicalResult Relu6Op::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
+                                     SmallVectorImpl<Value> &dx) {
+  dx.push_back(Relu6BackwardOp::create(b, getLoc(), dy[0], getInput()));
+  return success();
+}
+
+LogicalResult HardswishOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
+                                         SmallVectorImpl<Value> &dx) {
+  dx.push_back(HardswishBackwardOp::create(b, getLoc(), dy[0], getInput()));
+  return success();
+}
+
+LogicalResult HardsigmoidOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
+                                           SmallVectorImpl<Value> &dx) {
+  dx.push_back(HardsigmoidBackwardOp::create(b, getLoc(), dy[0], getInput()));
+  return success();
+}
+
 LogicalResult GeluOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
                                     SmallVectorImpl<Value> &dx) {
   dx.push_back(GeluBackwardOp::create(b, getLoc(), ValueRange{dy[0], getInput()},

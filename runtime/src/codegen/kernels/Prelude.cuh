@@ -138,6 +138,7 @@ DLC_DEVICE void dlc_stv(T *p, long long i, const float (&in)[V]) {
 // NaN propagates as in PyTorch: relu(nan) and max(nan, y) are nan.
 DLC_DEVICE float dlc_relu(float x) { return (x > 0.f || x != x) ? x : 0.f; }
 DLC_DEVICE float dlc_max_nan(float acc, float x) { return (x != x || x > acc) ? x : acc; }
+DLC_DEVICE float dlc_relu6(float x) { return x != x ? x : (x < 0.f ? 0.f : (x > 6.f ? 6.f : x)); }
 DLC_DEVICE float dlc_sigmoid(float x) { return 1.f / (1.f + dlc_expf(-x)); }
 DLC_DEVICE float dlc_gelu(float x) { return 0.5f * x * (1.f + dlc_erff(x * 0.70710678118654752f)); }
 DLC_DEVICE float dlc_gelu_tanh(float x) {

@@ -66,6 +66,42 @@ def Train_SiluBackwardOp : Train_ActivationBackwardOp<"silu_backward", "input"> 
   }];
 }
 
+// PyTorch's CUDA kernels and its scalar CPU loop are the rules followed
+// below; its vectorized CPU loop differs at single points (relu6's gradient
+// at NaN is 0 there, hardswish's at x = 3 is dy and at NaN NaN).
+def Train_Relu6BackwardOp : Train_ActivationBackwardOp<"relu6_backward", "input"> {
+  let description = [{
+    dx = 0 where x <= 0 or x >= 6, else dy (PyTorch's `hardtanh_backward`:
+    zero at both boundaries; a NaN input passes dy, as `relu_backward` does).
+
+    ```mlir
+    %dx = train.relu6_backward %dy, %x : tensor<8x16xf32>, tensor<8x16xf32>
+    ```
+  }];
+}
+
+def Train_HardswishBackwardOp : Train_ActivationBackwardOp<"hardswish_backward", "input"> {
+  let description = [{
+    dx = 0 where x < -3, dy * (x / 3 + 0.5) where -3 <= x <= 3, dy where
+    x > 3 (PyTorch's `hardswish_backward`; a NaN input passes dy).
+
+    ```mlir
+    %dx = train.hardswish_backward %dy, %x : tensor<8x16xf32>, tensor<8x16xf32>
+    ```
+  }];
+}
+
+def Train_HardsigmoidBackwardOp : Train_ActivationBackwardOp<"hardsigmoid_backward", "input"> {
+  let description = [{
+    dx = dy * (1/6, rounded to float) where -3 < x < 3, else 0 (PyTorch's
+    `hardsigmoid_backward`; zero at both boundaries and at NaN).
+
+    ```mlir
+    %dx = train.hardsigmoid_backward %dy, %x : tensor<8x16xf32>, tensor<8x16xf32>
+    ```
+  }];
+}
+
 def Train_GeluBackwardOp : Train_ActivationBackwardOp<"gelu_backward", "input"> {
   let description = [{
     The derivative of `train.gelu` with the same `approximate`, from the

@@ -127,6 +127,45 @@ def Train_SiluOp : Train_UnaryOp<"silu"> {
   let arguments = (ins Train_FloatTensor:$input);
 }
 
+def Train_Relu6Op : Train_UnaryOp<"relu6"> {
+  let summary = "rectified linear unit capped at six, min(max(x, 0), 6)";
+  let description = [{
+    `torch.nn.functional.relu6`, the same as `hardtanh(x, 0, 6)`. NaN stays
+    NaN, as PyTorch's clamp keeps it.
+
+    ```mlir
+    %y = train.relu6 %x : tensor<?x32x56x56xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input);
+}
+
+def Train_HardswishOp : Train_UnaryOp<"hardswish"> {
+  let summary = "hard swish, x * relu6(x + 3) / 6";
+  let description = [{
+    `torch.nn.functional.hardswish` (MobileNetV3), computed in PyTorch's
+    order: (x * relu6(x + 3)) / 6.
+
+    ```mlir
+    %y = train.hardswish %x : tensor<?x16x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input);
+}
+
+def Train_HardsigmoidOp : Train_UnaryOp<"hardsigmoid"> {
+  let summary = "hard sigmoid, relu6(x + 3) / 6";
+  let description = [{
+    `torch.nn.functional.hardsigmoid` (MobileNetV3's squeeze-and-excitation
+    gate).
+
+    ```mlir
+    %y = train.hardsigmoid %x : tensor<?x16x1x1xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input);
+}
+
 def Train_GeluOp : Train_UnaryOp<"gelu"> {
   let summary = "Gaussian error linear unit, exact or tanh-approximated";
   let description = [{
