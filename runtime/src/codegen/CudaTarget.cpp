@@ -7,6 +7,9 @@
 
 #include "KernelTargets.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace dlc::rt::codegen {
 
 namespace {
@@ -26,6 +29,15 @@ public:
   std::string tailLoop(const std::string &v) const override {
     return "  // The tail that does not fill a vector.\n"
            "  for (long long i = n / " + v + " * " + v + " + first; i < n; i += stride) {\n";
+  }
+  std::string elementLoop() const override {
+    return "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; "
+           "i += (long long)gridDim.x * blockDim.x) {\n";
+  }
+  bool packsVectors() const override { return true; }
+  std::string rowLoops(const std::string &) const override {
+    std::fprintf(stderr, "dlc: the CUDA target packs vectors and has no row loops\n");
+    std::abort();
   }
   std::string afterPrelude() const override { return ""; }
   std::string tableBody(const char *cudaBody) const override { return cudaBody; }

@@ -51,6 +51,16 @@ public:
            "  for (long long i = dlc_part + 1 == dlc_parts ? n / " + v + " * " + v +
            " : n; i < n; ++i) {\n";
   }
+  bool packsVectors() const override { return false; }
+  std::string elementLoop() const override {
+    return "  // This part's elements; the compiler vectorizes the loop at this CPU's width.\n  " +
+           partLoop("i", "n") + " {\n";
+  }
+  std::string rowLoops(const std::string &inner) const override {
+    return "  // This part's rows; the compiler vectorizes the loop along each row.\n  " +
+           partLoop("o", "n / " + inner) + " {\n    for (long long ic = 0; ic < " + inner +
+           "LL; ++ic) {\n      const long long i = o * " + inner + "LL + ic;\n";
+  }
   std::string afterPrelude() const override { return hostPartsText() + std::string("\n"); }
   /// The signature takes the parts, and each segment loop (the optimizer's)
   /// or the loop over all segments' vectors (the casts') covers the part's

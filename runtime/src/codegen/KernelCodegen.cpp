@@ -281,6 +281,14 @@ public:
   bool usesF16 = false, usesBF16 = false;
   /// A dropout reads the step counter: the kernel's last parameter.
   bool usesStep = false;
+  /// The host's loop form over `rowSpace`: a loop over its rows `o` around
+  /// a loop over the innermost dimension `ic`, with i = o * inner + ic. The
+  /// coordinates of `i` then come from `o` (the compiler hoists them out of
+  /// the inner loop) and `ic`, so a transpose or a broadcast costs no
+  /// division per element and the inner loop vectorizes. `usedRowCoords`
+  /// says whether the body needed them (else a flat loop serves).
+  const Shape *rowSpace = nullptr;
+  bool usedRowCoords = false;
 
 private:
   static std::string key(int32_t b, const std::string &idx) {
@@ -304,6 +312,13 @@ std::string Emitter::coord(const std::string &idx, const Shape &shape, size_t d)
     return *v;
   int64_t stride = rowMajorStrides(shape)[d];
   std::string expr = idx;
+  if (rowSpace && idx == "i" && shape == *rowSpace) {
+    usedRowCoords = true;
+    if (d + 1 == shape.size())
+      return "ic";
+    stride /= shape.back();
+    expr = "o";
+  }
   if (stride > 1)
     expr = "(" + expr + " / " + std::to_string(stride) + "LL)";
   if (d > 0)
@@ -337,8 +352,10 @@ std::string Emitter::broadcastIndex(const std::string &idx, const Shape &out,
     ++lo;
   while (hi > lo && !varies[hi - 1])
     --hi;
+  // In the host's row loops the coordinates are cheap: sum them.
   bool contiguous = std::all_of(varies.begin() + lo, varies.begin() + hi,
-                                [](bool v) { return v; });
+                                [](bool v) { return v; }) &&
+                    !(rowSpace && idx == "i" && out == *rowSpace);
   std::string k = "b|" + idx + "|" + shapeText(out) + "|" + shapeText(in);
   if (const std::string *v = lookup(k))
     return *v;
@@ -758,8 +775,6 @@ StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
       narrowest = std::min(narrowest, dtypeBytes(plan.buffers[id].dtype));
   int vec = static_cast<int>(kVectorBytes / narrowest);
 
-  GeneratedKernel g;
-  g.form = KernelForm::kLoop;
   Emitter e(plan, flow);
   bool remappedRead = false;
   auto body = [&](bool vectorMode, std::set<int32_t> &vectorInputs) {
@@ -815,11 +830,28 @@ StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
   body(true, vectorInputs);
   e.close();
   vectorBody.swap(e.body);
-  e.indent = 2;
+  // The host's loops over rows and the innermost dimension, where that is
+  // long enough to fill a vector.
+  const TargetWriter &writer = targetWriter(target);
+  constexpr int64_t kMinRowLoop = 8;
+  if (!writer.packsVectors() && space.size() > 1 && space.back() >= kMinRowLoop)
+    e.rowSpace = &space;
+  e.indent = e.rowSpace ? 3 : 2;
   e.open("");
   body(false, unused);
   e.close();
   scalarBody.swap(e.body);
+  const bool rowLoops = e.usedRowCoords;
+  if (e.rowSpace && !rowLoops) {
+    // Nothing needed a coordinate: one flat loop, its body one level out.
+    e.rowSpace = nullptr;
+    e.indent = 2;
+    e.open("");
+    body(false, unused);
+    e.close();
+    scalarBody = std::move(e.body);
+    e.body.clear();
+  }
   if (!e.error.empty())
     return Status(StatusCode::kInvalidArgument, e.error);
   if (!hazard.empty() || (anyOverlap && remappedRead))
@@ -831,23 +863,35 @@ StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
   s << "extern \"C\" __global__ void __launch_bounds__(" << kBlockSize << ") DLC_KERNEL_NAME("
     << paramList(e, flow, !anyOverlap, target) << ") {\n"
     << stepLine(e) << "  const long long n = " << n << "LL;\n";
-  s << targetWriter(target).vectorLoop(v);
-  s << "    const long long base = q * " << v << ";\n";
-  for (int32_t id : vectorInputs)
-    s << "    float " << e.param(id) << "_v[" << v << "];\n    dlc_ldv<" << v << ">("
-      << e.param(id) << ", base, " << e.param(id) << "_v);\n";
-  for (int32_t id : flow.exported)
-    if (plan.buffers[id].shape == space)
-      s << "    float " << e.param(id) << "_v[" << v << "];\n";
-  s << "#pragma unroll\n"
-    << "    for (int l = 0; l < " << v << "; ++l) {\n"
-    << "      const long long i = base + l;\n"
-    << vectorBody << "    }\n";
-  for (int32_t id : flow.exported)
-    if (plan.buffers[id].shape == space)
-      s << "    dlc_stv<" << v << ">(" << e.param(id) << ", base, " << e.param(id) << "_v);\n";
-  s << "  }\n" << targetWriter(target).tailLoop(v);
+  if (writer.packsVectors()) {
+    s << writer.vectorLoop(v);
+    s << "    const long long base = q * " << v << ";\n";
+    for (int32_t id : vectorInputs)
+      s << "    float " << e.param(id) << "_v[" << v << "];\n    dlc_ldv<" << v << ">("
+        << e.param(id) << ", base, " << e.param(id) << "_v);\n";
+    for (int32_t id : flow.exported)
+      if (plan.buffers[id].shape == space)
+        s << "    float " << e.param(id) << "_v[" << v << "];\n";
+    s << "#pragma unroll\n"
+      << "    for (int l = 0; l < " << v << "; ++l) {\n"
+      << "      const long long i = base + l;\n"
+      << vectorBody << "    }\n";
+    for (int32_t id : flow.exported)
+      if (plan.buffers[id].shape == space)
+        s << "    dlc_stv<" << v << ">(" << e.param(id) << ", base, " << e.param(id) << "_v);\n";
+    s << "  }\n" << writer.tailLoop(v);
+  } else if (rowLoops) {
+    vec = space.back();
+    s << writer.rowLoops(std::to_string(vec));
+    // The body's temporaries sit one level deeper: close both loops.
+    scalarBody += "    }\n";
+  } else {
+    vec = 1;
+    s << writer.elementLoop();
+  }
   s << scalarBody << "  }\n}\n";
+  GeneratedKernel g;
+  g.form = KernelForm::kLoop;
   g.args = e.params;
   g.blockSize = kBlockSize;
   g.work = std::max<int64_t>(1, (n + vec - 1) / vec);
