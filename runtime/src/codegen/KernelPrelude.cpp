@@ -18,16 +18,23 @@
 
 #include "dlc/runtime/codegen/KernelPrelude.h"
 
+#include <string>
+
 namespace dlc::rt::codegen {
 
 namespace {
 #include "kFloatToHalfText.inc"
 #include "kHalfToFloatText.inc"
+#include "kHostMathText.inc"
 #include "kHostPartsText.inc"
 #include "kPreludeText.inc"
 } // namespace
 
-const char *kernelPrelude() { return kPreludeText; }
+const char *kernelPrelude() {
+  // The host's vectorizable e^x, erf and tanh first (NVRTC skips them).
+  static const std::string text = std::string(kHostMathText) + kPreludeText;
+  return text.c_str();
+}
 const char *hostPartsText() { return kHostPartsText; }
 const char *halfToFloatText() { return kHalfToFloatText; }
 const char *floatToHalfText() { return kFloatToHalfText; }

@@ -8,6 +8,7 @@
 #ifndef DLC_RUNTIME_CPU_KERNELREGISTRATION_H
 #define DLC_RUNTIME_CPU_KERNELREGISTRATION_H
 
+#include "HostClones.h"
 #include "dlc/runtime/cpu/CpuExecutor.h"
 #include "dlc/runtime/Parallel.h"
 #include "dlc/runtime/Shape.h"

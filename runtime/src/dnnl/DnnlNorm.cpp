@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnl/DnnlCommon.h"
+#include "cpu/HostClones.h"
 
 #include "dlc/runtime/Parallel.h"
 
@@ -132,48 +133,72 @@ Status batchNorm(const KernelContext &c) {
 /// one cache line, so tasks never share a line.
 constexpr int64_t kChannelBlock = 16;
 
+/// The mean and biased variance of one channel's `count` values, `spatial`
+/// contiguous ones in each of `planes` planes `stride` apart: two passes in
+/// double like the reference, in a fixed order.
+DLC_HOST_CLONES void planeStats(const float *x, int64_t planes, int64_t spatial, int64_t stride,
+                                float &mean, float &var) {
+  double sum = 0, sq = 0;
+  for (int64_t i = 0; i < planes; ++i)
+    for (int64_t j = 0; j < spatial; ++j)
+      sum += x[i * stride + j];
+  const double m = sum / double(planes * spatial);
+  for (int64_t i = 0; i < planes; ++i)
+    for (int64_t j = 0; j < spatial; ++j)
+      sq += (x[i * stride + j] - m) * (x[i * stride + j] - m);
+  mean = static_cast<float>(m);
+  var = static_cast<float>(sq / double(planes * spatial));
+}
+
+/// The same for `width` adjacent channels of channels-last data (`count`
+/// rows `stride` apart), each channel summed down its rows.
+/// Inlined into each clone of blockStats, so that each vectorizes it for
+/// its own ISA.
+template <int64_t kWidth>
+[[gnu::always_inline]] inline void blockStatsOf(const float *x, int64_t count, int64_t stride, int64_t width, float *mean,
+                  float *var) {
+  const int64_t w = kWidth ? kWidth : width;
+  double sum[kChannelBlock] = {}, sq[kChannelBlock] = {}, m[kChannelBlock];
+  for (int64_t r = 0; r < count; ++r)
+    for (int64_t j = 0; j < w; ++j)
+      sum[j] += x[r * stride + j];
+  for (int64_t j = 0; j < w; ++j)
+    m[j] = sum[j] / count;
+  for (int64_t r = 0; r < count; ++r)
+    for (int64_t j = 0; j < w; ++j) {
+      double d = x[r * stride + j] - m[j];
+      sq[j] += d * d;
+    }
+  for (int64_t j = 0; j < w; ++j) {
+    mean[j] = static_cast<float>(m[j]);
+    var[j] = static_cast<float>(sq[j] / count);
+  }
+}
+
+/// A whole block has a constant width, which the compiler vectorizes.
+DLC_HOST_CLONES void blockStats(const float *x, int64_t count, int64_t stride, int64_t width,
+                                float *mean, float *var) {
+  if (width == kChannelBlock)
+    blockStatsOf<kChannelBlock>(x, count, stride, width, mean, var);
+  else
+    blockStatsOf<0>(x, count, stride, width, mean, var);
+}
+
 /// The batch mean and biased variance of each channel, two passes in
 /// double like the reference, each channel summed in a fixed order.
 void channelStats(const NormGeometry &g, const float *x, float *mean, float *var) {
-  const int64_t count = g.n * g.spatial;
   if (!g.channelsLast) {
     parallelFor(0, g.c, [&](int64_t k) {
-      double sum = 0, sq = 0;
-      for (int64_t i = 0; i < g.n; ++i) {
-        const float *plane = x + (i * g.c + k) * g.spatial;
-        for (int64_t j = 0; j < g.spatial; ++j)
-          sum += plane[j];
-      }
-      double m = sum / count;
-      for (int64_t i = 0; i < g.n; ++i) {
-        const float *plane = x + (i * g.c + k) * g.spatial;
-        for (int64_t j = 0; j < g.spatial; ++j)
-          sq += (plane[j] - m) * (plane[j] - m);
-      }
-      mean[k] = static_cast<float>(m);
-      var[k] = static_cast<float>(sq / count);
+      planeStats(x + k * g.spatial, g.n, g.spatial, g.c * g.spatial, mean[k], var[k]);
     });
     return;
   }
   // Channels last: a row of c channels per position; a task walks every
   // row for its block of channels.
   parallelFor(0, (g.c + kChannelBlock - 1) / kChannelBlock, [&](int64_t block) {
-    int64_t k0 = block * kChannelBlock, width = std::min(kChannelBlock, g.c - k0);
-    double sum[kChannelBlock] = {}, sq[kChannelBlock] = {}, m[kChannelBlock];
-    for (int64_t r = 0; r < count; ++r)
-      for (int64_t j = 0; j < width; ++j)
-        sum[j] += x[r * g.c + k0 + j];
-    for (int64_t j = 0; j < width; ++j)
-      m[j] = sum[j] / count;
-    for (int64_t r = 0; r < count; ++r)
-      for (int64_t j = 0; j < width; ++j) {
-        double d = x[r * g.c + k0 + j] - m[j];
-        sq[j] += d * d;
-      }
-    for (int64_t j = 0; j < width; ++j) {
-      mean[k0 + j] = static_cast<float>(m[j]);
-      var[k0 + j] = static_cast<float>(sq[j] / count);
-    }
+    int64_t k0 = block * kChannelBlock;
+    blockStats(x + k0, g.n * g.spatial, g.c, std::min(kChannelBlock, g.c - k0), mean + k0,
+               var + k0);
   });
 }
 
