@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dlc/runtime/Parallel.h"
 #include "dlc/runtime/Plan.h"
 #include "dlc/runtime/cpu/HostKernels.h"
 #include "dlc/runtime/cuda/HandKernels.h"
@@ -30,6 +31,7 @@
 #include "dlc/runtime/cuda/KernelDump.h"
 #include "dlc/runtime/cuda/LaunchPaths.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <iostream>
@@ -57,6 +59,8 @@ int usage(const char *message) {
             << "                      and reason\n"
             << "  --verbose           with --paths: every launch, its ops and path; with\n"
             << "                      --check-host: every generated launch's error\n"
+            << "  --time-host         with --check-host: also time each generated launch alone\n"
+            << "                      (the fastest of up to 50 runs) and list the slowest\n"
             << "  --check-host [TOL]  compile the CPU fast mode's host kernels and check each\n"
             << "                      generated launch against the reference on random\n"
             << "                      operands (relative error at most TOL, default 1e-4,\n"
@@ -78,9 +82,34 @@ std::string stem(const std::string &path) {
   return base.substr(0, base.rfind('.'));
 }
 
+/// --time-host: the generated launches' total and the slowest, by the
+/// fastest of their timed runs, with the rate each streams its buffers at.
+void printHostTimes(const Plan &plan, const std::vector<cpu::HostLaunch> &launches,
+                    const std::vector<cpu::HostLaunchCheck> &checks) {
+  std::vector<const cpu::HostLaunchCheck *> order;
+  double total = 0;
+  for (const cpu::HostLaunchCheck &c : checks) {
+    order.push_back(&c);
+    total += c.minSeconds;
+  }
+  std::sort(order.begin(), order.end(),
+            [](auto *a, auto *b) { return a->minSeconds > b->minSeconds; });
+  std::cout << "  generated launches alone, " << cpuThreadCount() << " threads: "
+            << total * 1e3 << " ms in all (each the fastest of its runs); the slowest:\n";
+  for (size_t i = 0; i < order.size() && i < 12; ++i) {
+    const cpu::HostLaunch &h = launches[order[i]->launch];
+    int64_t bytes = 0;
+    for (int32_t id : h.kernel->args)
+      bytes += plan.buffers[id].bytes;
+    std::cout << "    launch #" << order[i]->launch << " " << h.kernel->name << ": "
+              << order[i]->minSeconds * 1e6 << " us, " << bytes / order[i]->minSeconds / 1e9
+              << " GB/s of its buffers\n";
+  }
+}
+
 /// --check-host: 1 when a launch fails the check or nothing compiles.
 int checkHostKernels(const std::string &path, const Plan &plan, double tolerance,
-                     bool verbose) {
+                     bool verbose, bool time) {
   auto host = cpu::HostKernels::create(plan);
   if (!host.isOk()) {
     std::cerr << "dlc-kernels: " << host.status().toString() << "\n";
@@ -95,7 +124,7 @@ int checkHostKernels(const std::string &path, const Plan &plan, double tolerance
             << (s.cacheHit ? std::string("from the cache")
                            : "compiled in " + std::to_string(s.compileSeconds) + " s")
             << "\n";
-  auto checks = cpu::checkHostLaunches(plan);
+  auto checks = cpu::checkHostLaunches(plan, 1, cpu::defaultHostKernelCacheDir(), time ? 50 : 0);
   if (!checks.isOk()) {
     std::cerr << "dlc-kernels: " << checks.status().toString() << "\n";
     return 1;
@@ -122,6 +151,8 @@ int checkHostKernels(const std::string &path, const Plan &plan, double tolerance
     std::cout << ", worst " << worst->error << " (launch #" << worst->launch << ", "
               << launches[worst->launch].launch.kind << ")";
   std::cout << "\n";
+  if (time)
+    printHostTimes(plan, launches, *checks);
   return failed ? 1 : 0;
 }
 
@@ -130,7 +161,7 @@ int checkHostKernels(const std::string &path, const Plan &plan, double tolerance
 int main(int argc, char **argv) {
   std::vector<std::string> plans, archs = {"sm_80", "sm_90"};
   std::string dumpDir, cacheDir = defaultKernelCacheDir();
-  bool compile = true, paths = false, verbose = false, checkHost = false;
+  bool compile = true, paths = false, verbose = false, checkHost = false, timeHost = false;
   double tolerance = 1e-4;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -153,6 +184,8 @@ int main(int argc, char **argv) {
       paths = true;
     else if (arg == "--verbose")
       verbose = true;
+    else if (arg == "--time-host")
+      timeHost = true;
     else if (arg == "--check-host") {
       checkHost = true;
       if (i + 1 < argc && argv[i + 1][0] != '-' && std::isdigit(argv[i + 1][0]))
@@ -193,7 +226,7 @@ int main(int argc, char **argv) {
       continue;
     }
     if (checkHost) {
-      hostFailures += checkHostKernels(path, *plan, tolerance, verbose);
+      hostFailures += checkHostKernels(path, *plan, tolerance, verbose, timeHost);
       continue;
     }
     // The kernels the CUDA backend compiles for this plan: every generated

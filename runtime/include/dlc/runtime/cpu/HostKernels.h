@@ -160,13 +160,19 @@ struct HostLaunchCheck {
   double unit = 0;
   /// Whether the launch is within `tolerance`, or within one unit.
   bool within(double tolerance) const { return error <= std::max(tolerance, unit); }
+  /// With `timedRuns`: the fastest of that many runs of the host kernel
+  /// alone, in seconds (0 when not timed). The minimum, since other load on
+  /// the machine only adds.
+  double minSeconds = 0;
 };
 /// Every generated launch of `plan` alone on random operands, once by its
 /// host kernel and once kernel by kernel with the reference (step 0, rank
 /// 0). A value the host kernel fails to write shows as a large error.
+/// With `timedRuns` > 0, each launch is then run that many more times (at
+/// most about 0.1 s of them) and timed.
 StatusOr<std::vector<HostLaunchCheck>>
 checkHostLaunches(const Plan &plan, uint64_t seed = 1,
-                  const std::string &cacheDir = defaultHostKernelCacheDir());
+                  const std::string &cacheDir = defaultHostKernelCacheDir(), int timedRuns = 0);
 
 } // namespace dlc::rt::cpu
 
