@@ -222,7 +222,7 @@ NcclWaitQueries queriesOf(std::function<StatusOr<int>()> state,
 }
 
 /// Waits until the non-blocking `comm` of `rank` is ready; aborts it when
-/// it is not (an error, or no peer within the timeout).
+/// it is not (an error, no peer within the timeout, a failed query).
 Status waitUntilReady(ncclComm comm, int rank, const std::string &what, double timeout) {
   const Library &lib = library();
   auto state = [&lib, comm]() -> StatusOr<int> {
@@ -233,8 +233,15 @@ Status waitUntilReady(ncclComm comm, int rank, const std::string &what, double t
   };
   // A communicator still being created has captured nothing: aborting it
   // cannot wait for a CUDA graph.
-  return waitPolling(queriesOf(state, [&lib, comm] { (void)lib.commAbort(comm); }), rank,
-                     what, {timeout});
+  bool aborted = false;
+  auto abort = [&lib, comm, &aborted] {
+    aborted = true;
+    (void)lib.commAbort(comm);
+  };
+  Status ready = waitPolling(queriesOf(state, abort), rank, what, {timeout});
+  if (!ready.isOk() && !aborted)
+    abort();
+  return ready;
 }
 
 std::string rankOn(int rank, int ranks, int device) {
@@ -339,15 +346,14 @@ createNcclGroup(const std::vector<int> &devices) {
     // The group is closed whatever failed inside it.
     ncclResult ended = lib.groupEnd();
     if (failed.isOk() && ended != 0 && ended != kNcclInProgress)
-      failed = unavailable(lib.describe("ncclGroupEnd", ended) + " creating " +
-                           std::to_string(n) + " communicators over " + std::to_string(n) +
-                           " GPUs");
+      failed = unavailable(lib.describe("ncclGroupEnd", ended) + " creating communicators " +
+                           "over " + std::to_string(n) + " GPUs");
     for (int i = 0; i < n && failed.isOk(); ++i) {
       failed = waitUntilReady(comms[i], i,
                               "its NCCL communicator on GPU " + std::to_string(devices[i]),
                               *timeout);
       if (!failed.isOk())
-        comms[i] = nullptr; // the wait aborted it
+        comms[i] = nullptr; // waitUntilReady aborted it
     }
     if (!failed.isOk()) {
       abortAll();

@@ -58,7 +58,9 @@ struct FakeWork {
     };
     if (withCuda)
       q.cudaDone = [this]() -> StatusOr<bool> { return cudaCalls++ >= pendingPolls; };
-    q.describe = [](int r) { return r == 6 ? std::string("remote error") : "error " + std::to_string(r); };
+    q.describe = [](int r) {
+      return r == 6 ? std::string("remote error") : "error " + std::to_string(r);
+    };
     q.abort = [this] { ++aborts; };
     return q;
   }

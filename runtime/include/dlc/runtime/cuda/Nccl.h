@@ -3,12 +3,13 @@
 // The CUDA backend's data-parallel group: one NCCL communicator per GPU,
 // each averaging its rank's gradient buckets with ncclAvg on its executor's
 // stream, where a CUDA graph can capture it. Ranks as threads of one
-// process get theirs together from ncclCommInitAll; ranks as processes (an
-// mpirun job) each get their own from ncclCommInitRank, with the unique id
-// rank 0 made. From NCCL 2.14 on, both are created non-blocking
-// (ncclCommInitRankConfig with blocking = 0; the group as one call per GPU
-// inside ncclGroupStart/End) and every host wait polls (NcclWait.h), so a
-// rank that fails or never joins ends its peers' waits with an error.
+// process get theirs together (createNcclGroup); ranks as processes (an
+// mpirun job) each get their own (createNcclRank), with the unique id rank
+// 0 made. From NCCL 2.14 on they are created non-blocking
+// (ncclCommInitRankConfig with blocking = 0) and every host wait on NCCL
+// work polls (NcclWait.h), so a rank that fails or never joins ends its
+// peers' waits with an error; before 2.14, ncclCommInitAll and
+// ncclCommInitRank block as they always did.
 //
 // NCCL is loaded with dlopen, as NVML is: DLC_NCCL_LIBRARY names the file,
 // else libnccl.so.2 on the loader's path (the GPU machine keeps it in
