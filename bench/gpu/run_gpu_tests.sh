@@ -107,6 +107,12 @@ if part tests; then
 "$TESTS" --gtest_filter='CudaExecutor*:CudaDevice*:Codegen*:KernelCompiler*:HandKernels*:LaunchPaths*:*Nvml*:Nccl*' \
   2>&1 | tee "$OUT/gtest.log"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
+# NCCL's one-rank group again with blocking communicators, the way before
+# 2.14: tells a problem of the non-blocking ones (which Nccl* above use)
+# from any other.
+DLC_NCCL_BLOCKING=1 "$TESTS" --gtest_filter='Nccl.OneRank*:CudaExecutor.ARankWithACommunicator*' \
+  2>&1 | tee -a "$OUT/gtest.log"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
 
 # The generated element-wise kernels against a device copy, same run.
 BW=$(dirname "$TESTS")/dlc-bandwidth

@@ -76,7 +76,8 @@ const char *const kUsage =
     "  --allow-nonfinite      exit 0 even when a loss is NaN or infinite\n"
     "  --version              print dlc's source revision\n"
     "A plan compiled with --gpus N runs its N ranks as threads, or one per process\n"
-    "under `mpirun -np N dlc-run PLAN.plan` (rank 0 reports).\n";
+    "under `mpirun -np N dlc-run PLAN.plan` (rank 0 reports). With --backend cuda a\n"
+    "rank waits for NCCL at most DLC_NCCL_TIMEOUT seconds (default 600; 0: no limit).\n";
 
 } // namespace
 

@@ -132,8 +132,9 @@ cl::opt<std::string> gpusList("gpus",
              "(default 1). --batch is per rank, as in the seed reports; above 1, "
              "dlc-data-parallel averages the gradients over the ranks. --backend "
              "cpu runs the ranks as threads of this process; --backend cuda one "
-             "GPU per rank, averaging through NCCL. Under `mpirun -np N` each "
-             "process runs one rank (MPI on the CPU, NCCL on GPUs) and --gpus "
+             "GPU per rank, averaging through NCCL (a rank waits for NCCL at most "
+             "DLC_NCCL_TIMEOUT seconds, default 600, 0 for no limit). Under `mpirun -np N` "
+             "each process runs one rank (MPI on the CPU, NCCL on GPUs) and --gpus "
              "defaults to N"),
     cl::init("1"), cl::cat(category));
 cl::opt<std::string> bucketMb("bucket-mb",

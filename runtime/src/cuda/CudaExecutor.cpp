@@ -260,6 +260,11 @@ struct CudaExecutor::Impl {
   /// Captures the launches and the advance into graphExec.
   Status captureGraph();
   Status runOnHost(LaunchStep &step);
+  /// The host's wait for the device: for `event`, or for all of `on` when
+  /// `event` is null. With a communicator it polls beside NCCL's state
+  /// (NcclCommunicator::wait), so that a peer that failed or hangs ends it
+  /// with an error instead of blocking forever; without one it blocks.
+  Status waitFor(cudaStream_t on, cudaEvent_t event, const std::string &why) const;
   /// Copies buffers between the host mirror and the device, then waits.
   /// Copies buffers between the device arena and the host mirror, and waits.
   Status copy(const std::vector<int32_t> &ids, bool toDevice, const std::string &why);
@@ -893,7 +898,23 @@ Status CudaExecutor::Impl::copy(const std::vector<int32_t> &ids, bool toDevice,
         "cudaMemcpyAsync", why + ", buffer '" + b.name + "'"));
   }
   // The mirror is pageable memory, rewritten by the next fallback.
-  return cudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize", why);
+  return waitFor(stream, nullptr, why);
+}
+
+Status CudaExecutor::Impl::waitFor(cudaStream_t on, cudaEvent_t event,
+                                   const std::string &why) const {
+  if (!communicator)
+    return event ? cudaCheck(cudaEventSynchronize(event), "cudaEventSynchronize", why)
+                 : cudaCheck(cudaStreamSynchronize(on), "cudaStreamSynchronize", why);
+  return communicator->wait(
+      [&]() -> StatusOr<bool> {
+        cudaError_t r = event ? cudaEventQuery(event) : cudaStreamQuery(on);
+        if (r == cudaErrorNotReady)
+          return false;
+        DLC_RETURN_IF_ERROR(cudaCheck(r, event ? "cudaEventQuery" : "cudaStreamQuery", why));
+        return true;
+      },
+      why);
 }
 
 Status CudaExecutor::Impl::runOnHost(LaunchStep &step) {
@@ -921,8 +942,7 @@ Status CudaExecutor::Impl::enqueueEagerly(const std::string &at) {
     if (Status s = enqueueLaunch(i, overlap); !s.isOk())
       return Status(s.code(), at + ": " + s.message());
     if (options.syncEachLaunch || observer)
-      DLC_RETURN_IF_ERROR(cudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize",
-                                    at + ", after " + launch.path.label));
+      DLC_RETURN_IF_ERROR(waitFor(stream, nullptr, at + ", after " + launch.path.label));
     if (observer)
       for (size_t k : launch.launch.kernels)
         observer(k);
@@ -937,8 +957,7 @@ Status CudaExecutor::Impl::enqueueEagerly(const std::string &at) {
                                                  dim3(1), dim3(1), args, 0, stream),
                                 "cudaLaunchKernel", at + ", dlc_advance_step"));
   if (profiling) {
-    DLC_RETURN_IF_ERROR(
-        cudaCheck(cudaEventSynchronize(marks.back()), "cudaEventSynchronize", at));
+    DLC_RETURN_IF_ERROR(waitFor(stream, marks.back(), at));
     for (size_t i = 0; i < launches.size(); ++i) {
       float ms = 0;
       DLC_RETURN_IF_ERROR(cudaCheck(cudaEventElapsedTime(&ms, marks[i], marks[i + 1]),
@@ -1018,15 +1037,13 @@ Status CudaExecutor::step() {
 }
 
 Status CudaExecutor::synchronize() {
-  return cudaCheck(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize",
-                   "step " + std::to_string(impl_->stepCounter - 1));
+  return impl_->waitFor(impl_->stream, nullptr, "step " + std::to_string(impl_->stepCounter - 1));
 }
 
 StatusOr<float> CudaExecutor::stepMs() const {
   if (!impl_->stepRecorded)
     return Status(StatusCode::kInvalidArgument, "stepMs(): no step has run");
-  DLC_RETURN_IF_ERROR(
-      cudaCheck(cudaEventSynchronize(impl_->stop), "cudaEventSynchronize", "stepMs()"));
+  DLC_RETURN_IF_ERROR(impl_->waitFor(impl_->stream, impl_->stop, "stepMs()"));
   float ms = 0;
   DLC_RETURN_IF_ERROR(cudaCheck(cudaEventElapsedTime(&ms, impl_->start, impl_->stop),
                                 "cudaEventElapsedTime", "stepMs()"));
@@ -1076,8 +1093,7 @@ Status CudaExecutor::write(const std::string &name, const void *data, size_t byt
   DLC_RETURN_IF_ERROR(cudaCheck(cudaMemcpyAsync(impl_->arena + (*b)->offset, data, bytes,
                                                 cudaMemcpyHostToDevice, impl_->stream),
                                 "cudaMemcpyAsync", "write('" + name + "')"));
-  return cudaCheck(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize",
-                   "write('" + name + "')");
+  return impl_->waitFor(impl_->stream, nullptr, "write('" + name + "')");
 }
 
 Status CudaExecutor::read(const std::string &name, void *data, size_t bytes) const {
@@ -1087,8 +1103,7 @@ Status CudaExecutor::read(const std::string &name, void *data, size_t bytes) con
   DLC_RETURN_IF_ERROR(cudaCheck(cudaMemcpyAsync(data, impl_->arena + (*b)->offset, bytes,
                                                 cudaMemcpyDeviceToHost, impl_->stream),
                                 "cudaMemcpyAsync", "read('" + name + "')"));
-  return cudaCheck(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize",
-                   "read('" + name + "')");
+  return impl_->waitFor(impl_->stream, nullptr, "read('" + name + "')");
 }
 
 const PlanBuffer *CudaExecutor::buffer(const std::string &name) const {

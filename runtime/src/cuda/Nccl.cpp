@@ -3,12 +3,18 @@
 #include "dlc/runtime/cuda/Nccl.h"
 
 #include "Symbols.h"
+#include "dlc/runtime/Device.h"
+#include "dlc/runtime/cuda/NcclWait.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstddef>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <iostream>
 #include <mutex>
 #include <type_traits>
+#include <utility>
 
 // Only to check dlc's copy of its constants; dlc never links NCCL.
 #if __has_include(<nccl.h>)
@@ -31,6 +37,18 @@ constexpr int kMinimumVersion = 21000;
 struct UniqueId {
   char internal[128];
 };
+/// ncclConfig_t as NCCL 2.14's nccl.h declares it (ncclConfig_v21400), the
+/// prefix every later one keeps (checked against 2.30.7's src/nccl.h.in).
+/// NCCL reads `version` to know which fields the caller set (init.cc,
+/// parseCommConfig), so the fields added after 2.14 keep their defaults.
+struct Config {
+  size_t size = sizeof(Config);
+  unsigned int magic = 0xcafebeef;  // NCCL_CONFIG_INITIALIZER's
+  unsigned int version = 21400;     // NCCL_VERSION(2, 14, 0)
+  int blocking = INT_MIN;           // NCCL_CONFIG_UNDEF_INT: NCCL's default
+};
+/// ncclCommInitRankConfig and non-blocking communicators appeared in 2.14.
+constexpr int kNonBlockingVersion = 21400;
 
 #ifdef NCCL_MAJOR
 static_assert(kNcclFloat16 == ncclFloat16 && kNcclFloat32 == ncclFloat32 &&
@@ -38,6 +56,18 @@ static_assert(kNcclFloat16 == ncclFloat16 && kNcclFloat32 == ncclFloat32 &&
               "nccl.h disagrees with dlc's copy of its constants");
 static_assert(sizeof(UniqueId) == NCCL_UNIQUE_ID_BYTES,
               "nccl.h disagrees with dlc's size of ncclUniqueId");
+static_assert(kNcclSuccess == ncclSuccess && kNcclInProgress == ncclInProgress,
+              "nccl.h disagrees with dlc's ncclResult_t values");
+#if NCCL_VERSION_CODE >= 21400
+static_assert(offsetof(Config, magic) == offsetof(ncclConfig_t, magic) &&
+                  offsetof(Config, version) == offsetof(ncclConfig_t, version) &&
+                  offsetof(Config, blocking) == offsetof(ncclConfig_t, blocking),
+              "nccl.h disagrees with dlc's layout of ncclConfig_t");
+constexpr ncclConfig_t kHeaderConfig = NCCL_CONFIG_INITIALIZER;
+static_assert(kHeaderConfig.magic == Config().magic &&
+                  kHeaderConfig.blocking == Config().blocking,
+              "nccl.h disagrees with dlc's NCCL_CONFIG_INITIALIZER");
+#endif
 #endif
 
 struct Library {
@@ -48,6 +78,10 @@ struct Library {
   ncclResult (*commInitAll)(ncclComm *, int, const int *) = nullptr;
   ncclResult (*getUniqueId)(UniqueId *) = nullptr;
   ncclResult (*commInitRank)(ncclComm *, int, UniqueId, int) = nullptr;
+  /// 2.14 and later; null before.
+  ncclResult (*commInitRankConfig)(ncclComm *, int, UniqueId, int, Config *) = nullptr;
+  /// 2.28.7 and later; null before.
+  ncclResult (*commRevoke)(ncclComm, int) = nullptr;
   ncclResult (*commDestroy)(ncclComm) = nullptr;
   ncclResult (*commAbort)(ncclComm) = nullptr;
   ncclResult (*commGetAsyncError)(ncclComm, ncclResult *) = nullptr;
@@ -91,6 +125,9 @@ const Library &library() {
     findSymbol(lib.handle, lib.errorString, "ncclGetErrorString", missing);
     if (!missing.empty())
       lib.error = lib.name + " lacks " + missing;
+    std::string newer; // what an older NCCL lacks is used where it exists
+    findSymbol(lib.handle, lib.commInitRankConfig, "ncclCommInitRankConfig", newer);
+    findSymbol(lib.handle, lib.commRevoke, "ncclCommRevoke", newer);
   });
   return lib;
 }
@@ -146,6 +183,72 @@ Status checkUsable() {
   return Status::ok();
 }
 
+/// Whether communicators are created non-blocking: NCCL 2.14 or later, and
+/// DLC_NCCL_BLOCKING not 1. Says once per process when they are not, since
+/// then a rank that fails or never joins can hang the others.
+bool nonBlocking() {
+  const Library &lib = library();
+  std::string why;
+  if (!lib.commInitRankConfig) {
+    auto version = ncclVersion();
+    why = "NCCL " + (version.isOk() ? ncclVersionName(*version) : lib.name) +
+          " lacks ncclCommInitRankConfig (" + ncclVersionName(kNonBlockingVersion) + ")";
+  } else if (const char *env = std::getenv("DLC_NCCL_BLOCKING"); env && std::string(env) == "1") {
+    why = "DLC_NCCL_BLOCKING=1";
+  }
+  if (why.empty())
+    return true;
+  static std::once_flag told;
+  std::call_once(told, [&] {
+    std::cerr << ("dlc: " + why +
+                  ": NCCL communicators block, so a rank that fails or never joins can "
+                  "hang the others\n");
+  });
+  return false;
+}
+
+/// The queries of a wait on `comm`'s asynchronous state, aborting it on
+/// failure; `state` reads the state.
+NcclWaitQueries queriesOf(std::function<StatusOr<int>()> state,
+                          std::function<void()> abort) {
+  const Library &lib = library();
+  NcclWaitQueries q;
+  q.ncclState = std::move(state);
+  q.describe = [&lib](int r) -> std::string {
+    return lib.errorString ? lib.errorString(r) : "error";
+  };
+  q.abort = std::move(abort);
+  return q;
+}
+
+/// Waits until the non-blocking `comm` of `rank` is ready; aborts it when
+/// it is not (an error, no peer within the timeout, a failed query).
+Status waitUntilReady(ncclComm comm, int rank, const std::string &what, double timeout) {
+  const Library &lib = library();
+  auto state = [&lib, comm]() -> StatusOr<int> {
+    ncclResult s = 0;
+    if (ncclResult r = lib.commGetAsyncError(comm, &s); r != 0)
+      return Status(StatusCode::kInternal, lib.describe("ncclCommGetAsyncError", r));
+    return s;
+  };
+  // A communicator still being created has captured nothing: aborting it
+  // cannot wait for a CUDA graph.
+  bool aborted = false;
+  auto abort = [&lib, comm, &aborted] {
+    aborted = true;
+    (void)lib.commAbort(comm);
+  };
+  Status ready = waitPolling(queriesOf(state, abort), rank, what, {timeout});
+  if (!ready.isOk() && !aborted)
+    abort();
+  return ready;
+}
+
+std::string rankOn(int rank, int ranks, int device) {
+  return "rank " + std::to_string(rank) + " of " + std::to_string(ranks) + " on GPU " +
+         std::to_string(device);
+}
+
 } // namespace
 
 StatusOr<std::string> ncclUniqueId() {
@@ -161,6 +264,9 @@ StatusOr<std::unique_ptr<NcclCommunicator>> createNcclRank(int device, int ranks
                                                            const std::string &uniqueId) {
   if (Status s = checkUsable(); !s.isOk())
     return s;
+  auto timeout = ncclTimeoutSeconds();
+  if (!timeout.isOk())
+    return timeout.status();
   UniqueId id{};
   if (uniqueId.size() != sizeof(id.internal))
     return Status(StatusCode::kInvalidArgument,
@@ -170,13 +276,30 @@ StatusOr<std::unique_ptr<NcclCommunicator>> createNcclRank(int device, int ranks
     return Status(StatusCode::kInvalidArgument, "NCCL rank " + std::to_string(rank) +
                                                     " of " + std::to_string(ranks));
   std::copy(uniqueId.begin(), uniqueId.end(), id.internal);
+  const Library &lib = library();
   ncclComm comm = nullptr;
-  if (ncclResult r = library().commInitRank(&comm, ranks, id, rank); r != 0)
-    return Status(StatusCode::kUnavailable,
-                  library().describe("ncclCommInitRank", r) + " for rank " +
-                      std::to_string(rank) + " of " + std::to_string(ranks) + " on GPU " +
-                      std::to_string(device));
-  return std::unique_ptr<NcclCommunicator>(new NcclCommunicator(comm, rank, ranks, device));
+  bool unblocked = nonBlocking();
+  if (!unblocked) {
+    if (ncclResult r = lib.commInitRank(&comm, ranks, id, rank); r != 0)
+      return unavailable(lib.describe("ncclCommInitRank", r) + " for " +
+                         rankOn(rank, ranks, device));
+  } else {
+    Config config;
+    config.blocking = 0;
+    if (ncclResult r = lib.commInitRankConfig(&comm, ranks, id, rank, &config);
+        r != 0 && r != kNcclInProgress) {
+      if (comm)
+        (void)lib.commAbort(comm);
+      return unavailable(lib.describe("ncclCommInitRankConfig", r) + " for " +
+                         rankOn(rank, ranks, device));
+    }
+    if (Status s = waitUntilReady(comm, rank, "its NCCL communicator on GPU " +
+                                                  std::to_string(device), *timeout);
+        !s.isOk())
+      return Status(StatusCode::kUnavailable, s.message());
+  }
+  return std::unique_ptr<NcclCommunicator>(
+      new NcclCommunicator(comm, rank, ranks, device, unblocked, *timeout));
 }
 
 StatusOr<std::vector<std::unique_ptr<NcclCommunicator>>>
@@ -185,31 +308,82 @@ createNcclGroup(const std::vector<int> &devices) {
     return s;
   if (devices.empty())
     return Status(StatusCode::kInvalidArgument, "an NCCL group of no devices");
+  auto timeout = ncclTimeoutSeconds();
+  if (!timeout.isOk())
+    return timeout.status();
   const Library &lib = library();
+  int n = static_cast<int>(devices.size());
   std::vector<ncclComm> comms(devices.size(), nullptr);
-  if (ncclResult r = lib.commInitAll(comms.data(), static_cast<int>(devices.size()),
-                                     devices.data());
-      r != 0)
-    return Status(StatusCode::kUnavailable,
-                  lib.describe("ncclCommInitAll", r) + " over " +
-                      std::to_string(devices.size()) + " GPUs");
+  bool unblocked = nonBlocking();
+  if (!unblocked) {
+    if (ncclResult r = lib.commInitAll(comms.data(), n, devices.data()); r != 0)
+      return unavailable(lib.describe("ncclCommInitAll", r) + " over " + std::to_string(n) +
+                         " GPUs");
+  } else {
+    // ncclCommInitAll has no config form; NCCL's documentation creates the
+    // group as one ncclCommInitRankConfig per device inside a group call.
+    UniqueId id{};
+    if (ncclResult r = lib.getUniqueId(&id); r != 0)
+      return unavailable(lib.describe("ncclGetUniqueId", r));
+    auto abortAll = [&] {
+      for (ncclComm &comm : comms)
+        if (comm)
+          (void)lib.commAbort(std::exchange(comm, nullptr));
+    };
+    Status failed = Status::ok();
+    if (ncclResult r = lib.groupStart(); r != 0)
+      return unavailable(lib.describe("ncclGroupStart", r));
+    for (int i = 0; i < n && failed.isOk(); ++i) {
+      Config config;
+      config.blocking = 0;
+      if (Status s = selectCudaDevice(devices[i]); !s.isOk())
+        failed = unavailable(rankOn(i, n, devices[i]) + ": " + s.message());
+      else if (ncclResult r = lib.commInitRankConfig(&comms[i], n, id, i, &config);
+               r != 0 && r != kNcclInProgress)
+        failed = unavailable(lib.describe("ncclCommInitRankConfig", r) + " for " +
+                             rankOn(i, n, devices[i]));
+    }
+    // The group is closed whatever failed inside it.
+    ncclResult ended = lib.groupEnd();
+    if (failed.isOk() && ended != 0 && ended != kNcclInProgress)
+      failed = unavailable(lib.describe("ncclGroupEnd", ended) + " creating communicators " +
+                           "over " + std::to_string(n) + " GPUs");
+    for (int i = 0; i < n && failed.isOk(); ++i) {
+      failed = waitUntilReady(comms[i], i,
+                              "its NCCL communicator on GPU " + std::to_string(devices[i]),
+                              *timeout);
+      if (!failed.isOk())
+        comms[i] = nullptr; // waitUntilReady aborted it
+    }
+    if (!failed.isOk()) {
+      abortAll();
+      return Status(StatusCode::kUnavailable, failed.message());
+    }
+  }
   std::vector<std::unique_ptr<NcclCommunicator>> group;
-  for (size_t r = 0; r < devices.size(); ++r)
-    group.push_back(std::unique_ptr<NcclCommunicator>(new NcclCommunicator(
-        comms[r], static_cast<int>(r), static_cast<int>(devices.size()), devices[r])));
+  for (int r = 0; r < n; ++r)
+    group.push_back(std::unique_ptr<NcclCommunicator>(
+        new NcclCommunicator(comms[r], r, n, devices[r], unblocked, *timeout)));
   return group;
 }
 
 NcclCommunicator::~NcclCommunicator() {
-  if (void *comm = comm_.load())
-    (void)library().commDestroy(comm);
+  std::lock_guard<std::mutex> lock(freeing_);
+  if (freed_)
+    return;
+  // A revoked communicator is aborted, not destroyed: its peers may be
+  // gone. Either waits for the CUDA graphs that captured it, which the
+  // executors destroyed before.
+  if (aborted_.load())
+    (void)library().commAbort(comm_);
+  else
+    (void)library().commDestroy(comm_);
 }
 
 Status NcclCommunicator::allReduceMean(const std::vector<DeviceBuffer> &bucket,
                                        void *stream) {
   const Library &lib = library();
-  void *comm = comm_.load();
-  if (!comm)
+  if (aborted())
     return Status(StatusCode::kInternal,
                   "rank " + std::to_string(rank_) + ": the NCCL group was aborted");
   std::vector<int> types;
@@ -222,38 +396,82 @@ Status NcclCommunicator::allReduceMean(const std::vector<DeviceBuffer> &bucket,
   if (ncclResult r = lib.groupStart(); r != 0)
     return Status(StatusCode::kInternal, lib.describe("ncclGroupStart", r));
   ncclResult failed = 0;
-  for (size_t i = 0; i < bucket.size() && failed == 0; ++i)
+  for (size_t i = 0; i < bucket.size() && (failed == 0 || failed == kNcclInProgress); ++i)
     failed = lib.allReduce(bucket[i].in, bucket[i].out, static_cast<size_t>(bucket[i].count),
-                           types[i], kNcclAvg, comm, stream);
+                           types[i], kNcclAvg, comm_, stream);
   // The group is closed whatever failed inside it.
   ncclResult ended = lib.groupEnd();
-  if (failed != 0)
+  if (failed != 0 && failed != kNcclInProgress)
     return Status(StatusCode::kInternal,
                   lib.describe("ncclAllReduce", failed) + " on rank " + std::to_string(rank_));
-  if (ended != 0)
+  if (ended != 0 && ended != kNcclInProgress)
     return Status(StatusCode::kInternal,
                   lib.describe("ncclGroupEnd", ended) + " on rank " + std::to_string(rank_));
+  // A non-blocking group enqueues its kernels from NCCL's own thread: they
+  // must be on the stream (or in the graph being captured) before the
+  // caller enqueues what follows them.
+  if (ended == kNcclInProgress)
+    return wait({}, "its all-reduce to be enqueued");
   return Status::ok();
 }
 
 void NcclCommunicator::abort() {
-  // Exactly one caller aborts; the others see null.
-  if (void *comm = comm_.exchange(nullptr))
-    (void)library().commAbort(comm);
+  // Exactly one caller aborts; the others see aborted().
+  if (aborted_.exchange(true))
+    return;
+  const Library &lib = library();
+  // ncclCommRevoke stops the in-flight collectives without waiting for the
+  // CUDA graphs that captured them, which ncclCommAbort does (always
+  // blocking, whatever the config): the destructor frees the communicator
+  // once the executors have destroyed their graphs.
+  if (lib.commRevoke) {
+    ncclResult r = lib.commRevoke(comm_, 0);
+    if (r == 0 || r == kNcclInProgress)
+      return;
+  }
+  std::lock_guard<std::mutex> lock(freeing_);
+  (void)lib.commAbort(comm_);
+  freed_ = true;
+}
+
+StatusOr<int> NcclCommunicator::state() {
+  // A rank's thread polls while another rank's thread may be aborting: a
+  // communicator being freed is reported as in progress, never waited on.
+  std::unique_lock<std::mutex> lock(freeing_, std::try_to_lock);
+  if (!lock.owns_lock())
+    return kNcclInProgress;
+  if (freed_)
+    return kNcclSuccess;
+  const Library &lib = library();
+  ncclResult s = 0;
+  if (ncclResult r = lib.commGetAsyncError(comm_, &s); r != 0)
+    return Status(StatusCode::kInternal, lib.describe("ncclCommGetAsyncError", r));
+  return s;
 }
 
 Status NcclCommunicator::asyncError() {
-  const Library &lib = library();
-  void *comm = comm_.load();
-  if (!comm)
-    return Status::ok();
-  ncclResult state = 0;
-  if (ncclResult r = lib.commGetAsyncError(comm, &state); r != 0)
-    return Status(StatusCode::kInternal, lib.describe("ncclCommGetAsyncError", r));
-  if (state != 0)
-    return Status(StatusCode::kInternal,
-                  "rank " + std::to_string(rank_) + ": NCCL: " +
-                      (lib.errorString ? lib.errorString(state) : "error"));
+  auto s = state();
+  if (!s.isOk())
+    return s.status();
+  if (*s != kNcclSuccess && *s != kNcclInProgress)
+    return Status(StatusCode::kInternal, "rank " + std::to_string(rank_) + ": NCCL: " +
+                                             (library().errorString
+                                                  ? library().errorString(*s)
+                                                  : "error"));
+  return Status::ok();
+}
+
+Status NcclCommunicator::wait(const std::function<StatusOr<bool>()> &done,
+                              const std::string &what) {
+  NcclWaitQueries q = queriesOf([this] { return state(); }, [this] { abort(); });
+  q.cudaDone = done;
+  DLC_RETURN_IF_ERROR(waitPolling(q, rank_, what, {timeoutSeconds_}));
+  // Another rank's failure aborted the group: the work ended, but not with
+  // the mean of every rank.
+  if (aborted())
+    return Status(StatusCode::kInternal, "rank " + std::to_string(rank_) + ": " + what +
+                                             ": the NCCL group was aborted (another rank "
+                                             "failed)");
   return Status::ok();
 }
 

@@ -5,7 +5,8 @@
 // generated add + relu group, cuBLASLt matmuls and a linear, cuDNN's three
 // convolutions, a hand-written softmax) must compute what the CPU
 // executor computes from the same inputs, and a plan larger than the
-// device must be refused with both sizes.
+// device must be refused with both sizes. A rank's executor with an NCCL
+// communicator waits by polling and computes what one without computes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 #include "dlc/runtime/cuda/CudaExecutor.h"
 #include "dlc/runtime/codegen/KernelCodegen.h"
 #include "dlc/runtime/cuda/LaunchPaths.h"
+#include "dlc/runtime/cuda/Nccl.h"
 
 #include "TestPlan.h"
 
@@ -434,4 +436,51 @@ TEST(CudaExecutor, AGraphReplayAdvancesTheStepAsLaunchingDoes) {
             << gpu->replaysCudaGraph();
     }
   }
+}
+
+// A rank's executor waits by polling its communicator beside the stream
+// (NcclCommunicator::wait) where one without blocks: on one GPU, one rank
+// launches, captures and replays the step and reads back what an executor
+// without a communicator computes.
+TEST(CudaExecutor, ARankWithACommunicatorWaitsByPolling) {
+  auto devices = listCudaDevices();
+  if (!devices.isOk())
+    GTEST_SKIP() << "needs a GPU: " << devices.status().toString();
+  if (auto version = cuda::ncclVersion(); !version.isOk())
+    GTEST_SKIP() << "needs NCCL: " << version.status().toString();
+  Plan plan = everyPathPlan(DType::kF32);
+  // Declared first, destroyed last: the communicator outlives the executor.
+  auto group = cuda::createNcclGroup({devices->front().ordinal});
+  ASSERT_TRUE(group.isOk()) << group.status().toString();
+  auto polled = cuda::CudaExecutor::create(plan);
+  auto blocked = cuda::CudaExecutor::create(plan);
+  ASSERT_TRUE(polled.isOk()) << polled.status().toString();
+  ASSERT_TRUE(blocked.isOk()) << blocked.status().toString();
+  (*polled)->setCommunicator(group->front().get());
+  writeRandomInputs(**blocked, **polled, 7);
+  for (int i = 0; i < 3; ++i) {
+    Status a = (*polled)->step(), b = (*blocked)->step();
+    ASSERT_TRUE(a.isOk()) << "step " << i << ": " << a.toString();
+    ASSERT_TRUE(b.isOk()) << "step " << i << ": " << b.toString();
+  }
+  Status synced = (*polled)->synchronize();
+  ASSERT_TRUE(synced.isOk()) << synced.toString();
+  ASSERT_TRUE((*blocked)->synchronize().isOk());
+  EXPECT_TRUE((*polled)->replaysCudaGraph()) << (*polled)->cudaGraphNote();
+  auto ms = (*polled)->stepMs();
+  ASSERT_TRUE(ms.isOk()) << ms.status().toString();
+  EXPECT_GT(*ms, 0.0f);
+  for (size_t id = 0; id < plan.buffers.size(); ++id) {
+    const PlanBuffer &b = plan.buffers[id];
+    if (b.role != BufferRole::kTemporary || b.name == "s" || b.name.rfind("in_group_", 0) == 0)
+      continue; // values inside a fused group: never written to memory
+    std::vector<float> want = asFloats((*blocked)->bytesOf(id), b.dtype);
+    std::vector<float> got = asFloats((*polled)->bytesOf(id), b.dtype);
+    ASSERT_FALSE(got.empty()) << b.name << ": the polled read failed";
+    ASSERT_EQ(got.size(), want.size()) << b.name;
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-5 * std::max(1.0f, std::fabs(want[i])))
+          << b.name << "[" << i << "]";
+  }
+  EXPECT_TRUE(group->front()->asyncError().isOk()) << group->front()->asyncError().toString();
 }

@@ -1,16 +1,20 @@
 //===- NcclTest.cpp - NCCL loaded at run time, and its all-reduce ---------===//
 //
-// Without a GPU: NCCL loads and reports its version (it needs no device),
-// and a group fails with NCCL's own message. With one GPU: a one-rank group
-// averages float32 and float16 buffers (the mean of one rank is its own
-// values), launched directly and from a captured CUDA graph, as the CUDA
-// executor launches it. Several ranks need several GPUs.
+// Without NCCL or a GPU: the host's bounded wait on NCCL work (NcclWait.h)
+// driven by fake NCCL and CUDA queries. Without a GPU: NCCL loads and
+// reports its version (it needs no device), and a group fails naming the
+// rank and device, or with NCCL's own message when blocking. With one GPU:
+// a rank of two whose peer never joins times out naming itself, and a
+// one-rank group averages float32 and float16 buffers (the mean of one rank
+// is its own values), launched directly and from a captured CUDA graph, as
+// the CUDA executor launches it. Several ranks need several GPUs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dlc/runtime/Device.h"
 #include "dlc/runtime/Half.h"
 #include "dlc/runtime/cuda/Nccl.h"
+#include "dlc/runtime/cuda/NcclWait.h"
 
 #include <gtest/gtest.h>
 
@@ -18,13 +22,134 @@
 #include <cuda_runtime.h>
 #endif
 
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <vector>
 
 using namespace dlc::rt;
 using namespace dlc::rt::cuda;
 
 namespace {
+
+/// Sets an environment variable for one test.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+
+private:
+  const char *name_;
+};
+
+/// Fake NCCL and CUDA queries: NCCL's states in turn (the last repeats),
+/// the CUDA work done after `pendingPolls` polls; counts the calls.
+struct FakeWork {
+  std::vector<int> states;
+  int pendingPolls = 0;
+  int stateCalls = 0, cudaCalls = 0, aborts = 0;
+
+  NcclWaitQueries queries(bool withCuda) {
+    NcclWaitQueries q;
+    q.ncclState = [this]() -> StatusOr<int> {
+      size_t i = std::min<size_t>(stateCalls++, states.size() - 1);
+      return states[i];
+    };
+    if (withCuda)
+      q.cudaDone = [this]() -> StatusOr<bool> { return cudaCalls++ >= pendingPolls; };
+    q.describe = [](int r) {
+      return r == 6 ? std::string("remote error") : "error " + std::to_string(r);
+    };
+    q.abort = [this] { ++aborts; };
+    return q;
+  }
+};
+
+TEST(NcclWait, ACommunicatorInProgressThreeTimesThenReady) {
+  FakeWork work{{kNcclInProgress, kNcclInProgress, kNcclInProgress, kNcclSuccess}};
+  Status s = waitPolling(work.queries(false), 0, "its communicator", {});
+  EXPECT_TRUE(s.isOk()) << s.toString();
+  EXPECT_EQ(work.stateCalls, 4);
+  EXPECT_EQ(work.aborts, 0);
+}
+
+TEST(NcclWait, AStreamPendingFivePollsThenDone) {
+  FakeWork work{{kNcclSuccess}, 5};
+  Status s = waitPolling(work.queries(true), 0, "step 3", {});
+  EXPECT_TRUE(s.isOk()) << s.toString();
+  EXPECT_EQ(work.cudaCalls, 6);
+  EXPECT_EQ(work.stateCalls, 6); // NCCL's state beside every CUDA query
+  EXPECT_EQ(work.aborts, 0);
+}
+
+TEST(NcclWait, ARemoteErrorAbortsAndNamesTheRank) {
+  // ncclRemoteError (6) on the third look, while the stream never finishes:
+  // the collective waits for a peer that is gone.
+  FakeWork work{{kNcclSuccess, kNcclSuccess, 6}, 1000000};
+  Status s = waitPolling(work.queries(true), 3, "step 12", {});
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.code(), StatusCode::kInternal);
+  EXPECT_EQ(s.message(), "rank 3: NCCL: remote error (NCCL error 6) while waiting for "
+                         "step 12; its communicator was aborted");
+  EXPECT_EQ(work.stateCalls, 3);
+  EXPECT_EQ(work.aborts, 1);
+}
+
+TEST(NcclWait, AnErrorStateFailsEvenWhenTheStreamFinished) {
+  // Aborted kernels return: a finished stream does not mean a good mean.
+  FakeWork work{{2}, 0};
+  Status s = waitPolling(work.queries(true), 1, "read('loss')", {});
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.message(), "rank 1: NCCL: error 2 (NCCL error 2) while waiting for "
+                         "read('loss'); its communicator was aborted");
+  EXPECT_EQ(work.aborts, 1);
+}
+
+TEST(NcclWait, ACommunicatorNeverReadyTimesOut) {
+  FakeWork work{{kNcclInProgress}};
+  NcclWaitLimits limits;
+  limits.timeoutSeconds = 0.05;
+  auto start = std::chrono::steady_clock::now();
+  Status s = waitPolling(work.queries(false), 1, "its NCCL communicator on GPU 0", limits);
+  std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(s.message(), "rank 1: its NCCL communicator on GPU 0 did not finish within "
+                         "0.05 s (DLC_NCCL_TIMEOUT): another rank failed, stopped or never "
+                         "joined; its communicator was aborted");
+  EXPECT_GE(took.count(), 0.05);
+  EXPECT_GT(work.stateCalls, 1); // it polled, not one blocking look
+  EXPECT_EQ(work.aborts, 1);
+}
+
+TEST(NcclWait, AFailedCudaQueryIsReportedWithoutAnAbort) {
+  NcclWaitQueries q = FakeWork{{kNcclSuccess}}.queries(false);
+  int aborts = 0;
+  q.abort = [&] { ++aborts; };
+  q.ncclState = [] { return StatusOr<int>(kNcclSuccess); };
+  q.cudaDone = []() -> StatusOr<bool> {
+    return Status(StatusCode::kInternal, "cudaStreamQuery: cudaErrorIllegalAddress");
+  };
+  Status s = waitPolling(q, 2, "step 0", {});
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.message(), "rank 2: cudaStreamQuery: cudaErrorIllegalAddress");
+  EXPECT_EQ(aborts, 0); // the caller's failure path aborts the group
+}
+
+TEST(NcclWait, TheTimeoutVariable) {
+  EXPECT_EQ(*parseNcclTimeout(nullptr), kDefaultNcclTimeoutSeconds);
+  EXPECT_EQ(*parseNcclTimeout(""), kDefaultNcclTimeoutSeconds);
+  EXPECT_EQ(*parseNcclTimeout("0"), 0.0);
+  EXPECT_EQ(*parseNcclTimeout("2.5"), 2.5);
+  for (const char *bad : {"-1", "ten", "5s", "nan", "inf", "1e999"}) {
+    auto parsed = parseNcclTimeout(bad);
+    ASSERT_FALSE(parsed.isOk()) << bad;
+    EXPECT_EQ(parsed.status().message(),
+              std::string("DLC_NCCL_TIMEOUT='") + bad +
+                  "': expected the seconds a rank waits for NCCL (0: no limit)");
+  }
+}
 
 TEST(Nccl, VersionNames) {
   EXPECT_EQ(ncclVersionName(22803), "2.28.3");
@@ -43,11 +168,43 @@ TEST(Nccl, LoadsWithoutAGpu) {
   EXPECT_GE(*version, 21000) << ncclVersionName(*version);
 }
 
-TEST(Nccl, AGroupWithoutAGpuFailsWithNcclsMessage) {
+TEST(Nccl, AGroupWithoutAGpuFailsNamingTheRankAndDevice) {
   if (listCudaDevices().isOk())
     GTEST_SKIP() << "a CUDA device is present";
   if (!ncclVersion().isOk())
     GTEST_SKIP() << "no NCCL here";
+  auto group = createNcclGroup({0, 1});
+  ASSERT_FALSE(group.isOk());
+  EXPECT_EQ(group.status().code(), StatusCode::kUnavailable);
+  // Non-blocking (NCCL 2.14 on): one communicator per device, each made
+  // current first; blocking: ncclCommInitAll's message.
+  const std::string &message = group.status().message();
+  if (*ncclVersion() >= 21400) {
+    EXPECT_EQ(message.rfind("rank 0 of 2 on GPU 0: ", 0), 0u) << message;
+  } else {
+    EXPECT_NE(message.find("ncclCommInitAll failed: "), std::string::npos) << message;
+  }
+}
+
+TEST(Nccl, ABadTimeoutIsRefusedBeforeAnyDevice) {
+  if (!ncclVersion().isOk())
+    GTEST_SKIP() << "no NCCL here";
+  ScopedEnv timeout("DLC_NCCL_TIMEOUT", "soon");
+  auto group = createNcclGroup({0});
+  ASSERT_FALSE(group.isOk());
+  EXPECT_EQ(group.status().message(),
+            "DLC_NCCL_TIMEOUT='soon': expected the seconds a rank waits for NCCL (0: no limit)");
+  auto rank = createNcclRank(0, 2, 0, std::string(128, '\0'));
+  ASSERT_FALSE(rank.isOk());
+  EXPECT_EQ(rank.status().message(), group.status().message());
+}
+
+TEST(Nccl, ABlockingGroupWithoutAGpuFailsWithNcclsMessage) {
+  if (listCudaDevices().isOk())
+    GTEST_SKIP() << "a CUDA device is present";
+  if (!ncclVersion().isOk())
+    GTEST_SKIP() << "no NCCL here";
+  ScopedEnv blocking("DLC_NCCL_BLOCKING", "1");
   auto group = createNcclGroup({0, 1});
   ASSERT_FALSE(group.isOk());
   EXPECT_EQ(group.status().code(), StatusCode::kUnavailable);
@@ -69,6 +226,37 @@ TEST(Nccl, ARankOfProcessesChecksItsUniqueId) {
   ASSERT_FALSE(outside.isOk());
   EXPECT_NE(outside.status().message().find("NCCL rank 2 of 2"), std::string::npos)
       << outside.status().toString();
+}
+
+TEST(Nccl, ARankWhosePeerNeverJoinsFailsNamingItself) {
+  if (!ncclVersion().isOk())
+    GTEST_SKIP() << "no NCCL here";
+  auto devices = listCudaDevices();
+  int device = devices.isOk() ? devices->front().ordinal : 0;
+  if (devices.isOk()) {
+    ASSERT_TRUE(selectCudaDevice(device).isOk());
+  }
+  auto id = ncclUniqueId();
+  ASSERT_TRUE(id.isOk()) << id.status().toString();
+  // Rank 1 of 2 never comes. Blocking, ncclCommInitRank would wait for it
+  // without end; on a GPU this is the timeout, without one NCCL's error.
+  ScopedEnv timeout("DLC_NCCL_TIMEOUT", "2");
+  auto start = std::chrono::steady_clock::now();
+  auto rank = createNcclRank(device, 2, 0, *id);
+  std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(rank.isOk());
+  EXPECT_EQ(rank.status().code(), StatusCode::kUnavailable);
+  EXPECT_LT(took.count(), 30.0);
+  if (devices.isOk()) {
+    EXPECT_EQ(rank.status().message(),
+              "rank 0: its NCCL communicator on GPU " + std::to_string(device) +
+                  " did not finish within 2 s (DLC_NCCL_TIMEOUT): another rank failed, "
+                  "stopped or never joined; its communicator was aborted");
+  } else {
+    EXPECT_NE(rank.status().message().find("rank 0"), std::string::npos)
+        << rank.status().toString();
+  }
+  std::cout << "without its peer: " << rank.status().toString() << "\n";
 }
 
 #if DLC_ENABLE_CUDA
