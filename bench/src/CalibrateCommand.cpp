@@ -178,7 +178,16 @@ double objective(const std::vector<Profile> &profiles, const rp::CostParams &par
 constexpr double kLow[] = {0.5e-6, 0.05, 0.01, 0.01, 0.01, 0.02, 0.02, 0.1e-6, 300e-9, 0.3e-6, 0.1e-6};
 constexpr double kHigh[] = {50e-6, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 50e-6, 1500e-9, 20e-6, 20e-6};
 
+/// A parameter's index in CostParams::values().
+size_t paramIndex(const std::string &name) {
+  const std::vector<std::string> &names = rp::CostParams::names();
+  return static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
 rp::CostParams fit(const std::vector<Profile> &profiles) {
+  const size_t stream = paramIndex("stream_mem_eff");
+  const size_t bounded[] = {paramIndex("reduction_mem_eff"), paramIndex("norm_mem_eff"),
+                            paramIndex("gather_mem_eff")};
   rp::CostParams params;
   std::vector<double> v = params.values();
   double best = objective(profiles, params);
@@ -191,6 +200,11 @@ rp::CostParams fit(const std::vector<Profile> &profiles) {
           trial[i] = std::clamp(v[i] * f, kLow[i], kHigh[i]);
           if (trial[i] == v[i])
             continue;
+          // No access pattern moves bytes faster than a plain stream: the
+          // reduction, normalization and gather fractions stay at or under
+          // it (an unmeasured one then follows a measured stream down).
+          for (size_t k : bounded)
+            trial[k] = std::min(trial[k], trial[stream]);
           rp::CostParams t;
           t.setValues(trial);
           double o = objective(profiles, t);
