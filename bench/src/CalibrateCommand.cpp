@@ -175,7 +175,8 @@ double objective(const std::vector<Profile> &profiles, const rp::CostParams &par
 
 /// Each parameter's range: efficiencies are fractions of a peak; a DRAM
 /// load's latency is hundreds of nanoseconds on every GPU of the table.
-constexpr double kLow[] = {0.5e-6, 0.05, 0.01, 0.01, 0.01, 0.02, 0.02, 0.1e-6, 300e-9, 0.3e-6, 0.1e-6};
+constexpr double kLow[] = {0.5e-6, 0.05, 0.01, 0.01,   0.01,   0.02,
+                           0.02,   0.1e-6, 300e-9, 0.3e-6, 0.1e-6};
 constexpr double kHigh[] = {50e-6, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 50e-6, 1500e-9, 20e-6, 20e-6};
 
 /// A parameter's index in CostParams::values().

@@ -108,9 +108,9 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
       }
       // Statistics along the last axis (OpKinds.h): one row per line of it.
       if (kernel.opClass == OpClass::kRowNormalization && d.blocks > 0) {
-        const std::vector<int64_t> &x = plan.buffers[kernel.inputs[0]].shape;
-        if (!x.empty() && x.back() > 0)
-          c.rows = std::max(c.rows, static_cast<double>(plan.buffers[kernel.inputs[0]].numElements() / x.back()));
+        const PlanBuffer &x = plan.buffers[kernel.inputs[0]];
+        if (!x.shape.empty() && x.shape.back() > 0)
+          c.rows = std::max(c.rows, static_cast<double>(x.numElements() / x.shape.back()));
       }
       for (int32_t id : kernel.inputs)
         if (std::find(produced.begin(), produced.end(), id) == produced.end() &&
@@ -208,9 +208,10 @@ double predictSeconds(const LaunchCost &launch, const DeviceSpec &device,
   // A block per row: rows wait for their passes (statistics, then the map)
   // behind the blocks the multiprocessors hold at once.
   double rowTime = 0;
-  if (launch.rows > 0 && launch.threadsPerBlock > 0 && device.sms > 0) {
-    double perSm = std::min<double>(cuda::kBlocksPerMultiprocessor,
-                                    std::max<int64_t>(1, device.threadsPerSm / launch.threadsPerBlock));
+  if (launch.rows > 0 && launch.blocks > 0 && launch.threadsPerBlock > 0 && device.sms > 0) {
+    double perSm = std::min<double>(
+        cuda::kBlocksPerMultiprocessor,
+        std::max<int64_t>(1, device.threadsPerSm / launch.threadsPerBlock));
     double concurrent = std::min<double>(static_cast<double>(launch.blocks),
                                          static_cast<double>(device.sms) * perSm);
     rowTime = std::ceil(launch.rows / concurrent) * 2 * params.rowPassLatency;

@@ -58,7 +58,9 @@ struct CostParams {
   double gatherMemEff = 0.5;      ///< gathers and windows (embeddings, pooling, losses)
   double tensorMaxEff = 0.6;      ///< GEMM / convolution ceiling on tensor cores
   double cudaCoreMaxEff = 0.7;    ///< ... on the CUDA cores (fp32 without TF32)
-  double contractionLatency = 5e-6; ///< s a GEMM or convolution takes beyond its FLOPs (small problems)
+  /// s a GEMM or convolution takes beyond its FLOPs (prologue, pipeline
+  /// fill, epilogue): what makes small problems slow.
+  double contractionLatency = 5e-6;
   double dramLatency = 600e-9;    ///< s a load waits for DRAM (Little's law)
   /// s one pass over a row takes a block that owns the row (a dependent
   /// load, then a block-wide reduction through shared memory).
