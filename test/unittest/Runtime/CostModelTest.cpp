@@ -34,6 +34,19 @@ CostParams params() {
   return p;
 }
 
+/// A 1e10-FLOP contraction on `path` in `type` whose output is 200 tiles of
+/// 128 x 128 (two full waves over 100 multiprocessors), moving `bytes`.
+LaunchCost contraction(const std::string &path, const std::string &type, double bytes) {
+  LaunchCost l;
+  l.path = path;
+  l.access = Access::kContraction;
+  l.flops = 1e10;
+  l.bytes = bytes;
+  l.contractionType = type;
+  l.outputElements = 200 * 128 * 128;
+  return l;
+}
+
 } // namespace
 
 TEST(CostModel, MemoryBoundLaunchesRunAtTheirAccessPatternsBandwidth) {
@@ -84,14 +97,7 @@ TEST(CostModel, RowsWaitForTheBlocksResidentAtOnce) {
 }
 
 TEST(CostModel, ContractionsRunAtTheirUnitsCeilingOverTheirWaves) {
-  LaunchCost l;
-  l.path = "cublaslt";
-  l.access = Access::kContraction;
-  l.flops = 1e10;
-  l.bytes = 1;
-  l.contractionType = "f16";
-  // 200 tiles of 128 x 128 over 100 multiprocessors: two full waves.
-  l.outputElements = 200 * 128 * 128;
+  LaunchCost l = contraction("cublaslt", "f16", 1);
   EXPECT_DOUBLE_EQ(waveEfficiency(l, device()), 1);
   EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
                    2e-6 + 1e10 / (100e12 * 0.5) + 3e-6);
@@ -120,13 +126,7 @@ TEST(CostModel, ContractionsRunAtTheirUnitsCeilingOverTheirWaves) {
 }
 
 TEST(CostModel, NchwConvolutionsOnTensorCoresPayCudnnsLayoutConversions) {
-  LaunchCost l;
-  l.path = "cudnn";
-  l.access = Access::kContraction;
-  l.flops = 1e10;
-  l.bytes = 1e8;
-  l.outputElements = 200 * 128 * 128;
-  l.contractionType = "f16";
+  LaunchCost l = contraction("cudnn", "f16", 1e8);
   l.nchwLibraryContraction = true;
   // A read and a write of every operand, at streaming bandwidth.
   EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
