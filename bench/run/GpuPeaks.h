@@ -31,6 +31,10 @@ struct GpuPeak {
   int sms;                 ///< streaming multiprocessors
   double nvlinkGBs;        ///< NVLink per GPU, GB/s each direction (0: none)
   double pcieGBs;          ///< host interface, GB/s each direction
+  /// Resident threads per multiprocessor (CUDA C++ Programming Guide,
+  /// "Technical Specifications per Compute Capability": 2048 on 7.0, 8.0
+  /// and 9.0; 1536 on 8.6 and 8.9).
+  int threadsPerSm;
 };
 
 /// `name` without case, spaces, '-' or '_': how --gpu and --network match

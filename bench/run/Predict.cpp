@@ -21,6 +21,7 @@ rp::DeviceSpec deviceSpecOf(const GpuPeak &gpu) {
   d.memoryBandwidth = gpu.memoryGBs * 1e9;
   d.l2Bytes = gpu.l2MB * 1e6;
   d.sms = gpu.sms;
+  d.threadsPerSm = gpu.threadsPerSm;
   return d;
 }
 

@@ -139,14 +139,16 @@ bool compile(Profile &p, std::string &error) {
   return true;
 }
 
-/// Predicted ms by "kind [path]", and the step.
+/// Predicted ms by "kind [path]" as --profile times them (each launch
+/// between CUDA events, without the graph), and the step (a graph replay).
 std::map<std::string, double> predictKinds(const Profile &p, const rp::CostParams &params,
                                            double &stepMs) {
   std::map<std::string, double> ms;
   stepMs = 0;
   for (const rp::LaunchCost &l : p.launches) {
     double t = rp::predictSeconds(l, p.device, params, /*tf32=*/false) * 1e3;
-    ms[kindKey(l.kind, l.path)] += t;
+    if (l.allReduceBytes < 0)
+      ms[kindKey(l.kind, l.path)] += t + params.profileEventOverhead * 1e3;
     stepMs += t;
   }
   return ms;
@@ -171,11 +173,22 @@ double objective(const std::vector<Profile> &profiles, const rp::CostParams &par
   return sum;
 }
 
-/// Each parameter's range: efficiencies are fractions of a peak.
-constexpr double kLow[] = {0.5e-6, 0.05, 0.01, 0.01, 0.01, 0.02, 0.02, 1e6};
-constexpr double kHigh[] = {50e-6, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1e13};
+/// Each parameter's range: efficiencies are fractions of a peak; a DRAM
+/// load's latency is hundreds of nanoseconds on every GPU of the table.
+constexpr double kLow[] = {0.5e-6, 0.05, 0.01, 0.01,   0.01,   0.02,
+                           0.02,   0.1e-6, 300e-9, 0.3e-6, 0.1e-6};
+constexpr double kHigh[] = {50e-6, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 50e-6, 1500e-9, 20e-6, 20e-6};
+
+/// A parameter's index in CostParams::values().
+size_t paramIndex(const std::string &name) {
+  const std::vector<std::string> &names = rp::CostParams::names();
+  return static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+}
 
 rp::CostParams fit(const std::vector<Profile> &profiles) {
+  const size_t stream = paramIndex("stream_mem_eff");
+  const size_t bounded[] = {paramIndex("reduction_mem_eff"), paramIndex("norm_mem_eff"),
+                            paramIndex("gather_mem_eff")};
   rp::CostParams params;
   std::vector<double> v = params.values();
   double best = objective(profiles, params);
@@ -188,6 +201,11 @@ rp::CostParams fit(const std::vector<Profile> &profiles) {
           trial[i] = std::clamp(v[i] * f, kLow[i], kHigh[i]);
           if (trial[i] == v[i])
             continue;
+          // No access pattern moves bytes faster than a plain stream: the
+          // reduction, normalization and gather fractions stay at or under
+          // it (an unmeasured one then follows a measured stream down).
+          for (size_t k : bounded)
+            trial[k] = std::min(trial[k], trial[stream]);
           rp::CostParams t;
           t.setValues(trial);
           double o = objective(profiles, t);
@@ -202,10 +220,18 @@ rp::CostParams fit(const std::vector<Profile> &profiles) {
   return params;
 }
 
-/// Predicted beside measured per launch kind, the largest first.
+/// Predicted beside measured per launch kind, the largest first, with the
+/// kind's access pattern and the fraction of DRAM bandwidth its measured
+/// time moves its bytes (passes included) at.
 void printKinds(std::ostream &os, const Profile &p, const rp::CostParams &params) {
   double step = 0;
   std::map<std::string, double> predicted = predictKinds(p, params, step);
+  std::map<std::string, double> passBytes;
+  std::map<std::string, std::string> access;
+  for (const rp::LaunchCost &l : p.launches) {
+    passBytes[kindKey(l.kind, l.path)] += std::max(l.passBytes, l.bytes);
+    access[kindKey(l.kind, l.path)] = rp::accessName(l.access);
+  }
   std::vector<std::pair<double, std::string>> order;
   for (const auto &[key, ms] : p.msByKind)
     order.push_back({ms, key});
@@ -213,12 +239,16 @@ void printKinds(std::ostream &os, const Profile &p, const rp::CostParams &params
     if (!p.msByKind.count(key))
       order.push_back({0, key});
   std::sort(order.rbegin(), order.rend());
-  os << "  " << p.path << ": by launch kind, measured / predicted ms\n";
+  os << "  " << p.path
+     << ": by launch kind, measured / predicted ms, access, DRAM fraction measured\n";
   for (const auto &[ms, key] : order) {
     auto it = predicted.find(key);
     double pr = it == predicted.end() ? 0 : it->second;
+    double fraction = ms > 0 ? passBytes[key] / (ms * 1e-3) / p.device.memoryBandwidth : 0;
     os << "    " << std::left << std::setw(44) << key << std::right << std::fixed
-       << std::setprecision(3) << std::setw(10) << ms << std::setw(10) << pr << "\n";
+       << std::setprecision(3) << std::setw(10) << ms << std::setw(10) << pr << "  "
+       << std::left << std::setw(14) << access[key] << std::right << std::setw(7)
+       << std::setprecision(3) << fraction << "\n";
   }
 }
 

@@ -42,9 +42,6 @@ namespace dlc::rt::cuda {
 
 namespace {
 
-/// Blocks a generated kernel's grid is capped at, per multiprocessor: a few
-/// waves of resident blocks; the kernels' grid-stride loops do the rest.
-constexpr int64_t kBlocksPerMultiprocessor = 32;
 /// The optimizer and operand tables' alignment in their device allocation
 /// (DlcSegment and DlcHandOperand hold 8-byte pointers; 16 keeps every
 /// table on a vector boundary).
@@ -488,12 +485,7 @@ Status CudaExecutor::Impl::prepareGenerated(LaunchStep &step, const std::vector<
   step.form = g.form;
   step.kernelName = g.name;
   DLC_RETURN_IF_ERROR(loadKernel(compiler, g.name, g.source, g.name, where, step.kernel));
-  int64_t threads = int64_t(g.blockSize) * g.blockSizeY;
-  int64_t blocks =
-      g.form == KernelForm::kReduction || g.form == KernelForm::kRow ||
-              g.form == KernelForm::kTranspose
-          ? g.work
-          : (g.work + threads - 1) / threads;
+  int64_t blocks = gridBlocks(g);
   int64_t cap = int64_t(device.multiprocessors) * kBlocksPerMultiprocessor;
   step.grid = dim3(static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, cap)));
   step.block = dim3(g.blockSize, g.blockSizeY);

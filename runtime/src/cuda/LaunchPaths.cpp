@@ -59,6 +59,8 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
     auto generated = generateKernel(plan, launch, launches);
     if (generated.isOk()) {
       d.path = "generated";
+      d.blocks = gridBlocks(*generated);
+      d.threadsPerBlock = int64_t(generated->blockSize) * generated->blockSizeY;
       return d;
     }
     reason = "not generated: " + generated.status().message();
@@ -95,6 +97,8 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
     auto hand = planHandKernel(plan, plan.kernels[launch.kernels.front()]);
     if (hand.isOk()) {
       d.path = "hand-written";
+      d.blocks = hand->blocks;
+      d.threadsPerBlock = hand->blockSize;
       return d;
     }
     reason += (reason.empty() ? "not hand-written: " : "; not hand-written: ") +
@@ -106,6 +110,13 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
 }
 
 } // namespace
+
+int64_t gridBlocks(const codegen::GeneratedKernel &g) {
+  int64_t threads = int64_t(g.blockSize) * g.blockSizeY;
+  bool perUnit = g.form == codegen::KernelForm::kReduction || g.form == codegen::KernelForm::kRow ||
+                 g.form == codegen::KernelForm::kTranspose;
+  return perUnit ? g.work : (g.work + threads - 1) / threads;
+}
 
 namespace {
 Status noEpilogue(const std::string &why) { return Status(StatusCode::kInvalidArgument, why); }

@@ -7,6 +7,7 @@
 #include "dlc/runtime/cuda/LaunchPaths.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -15,22 +16,59 @@ namespace dlc::rt::perf {
 
 const std::vector<std::string> &CostParams::names() {
   static const std::vector<std::string> n = {
-      "launch_overhead_s", "generated_mem_eff", "reduction_mem_eff", "hand_written_mem_eff",
-      "library_mem_eff",   "tensor_max_eff",    "cuda_core_max_eff", "half_flops"};
+      "launch_overhead_s", "stream_mem_eff", "reduction_mem_eff", "norm_mem_eff",
+      "gather_mem_eff",    "tensor_max_eff", "cuda_core_max_eff", "contraction_latency_s",
+      "dram_latency_s",    "row_pass_latency_s", "profile_event_overhead_s"};
   return n;
 }
 
 std::vector<double> CostParams::values() const {
-  return {launchOverhead, generatedMemEff, reductionMemEff, handWrittenMemEff,
-          libraryMemEff,  tensorMaxEff,    cudaCoreMaxEff,  halfFlops};
+  return {launchOverhead, streamMemEff,   reductionMemEff, normMemEff,  gatherMemEff,
+          tensorMaxEff,   cudaCoreMaxEff, contractionLatency, dramLatency, rowPassLatency,
+          profileEventOverhead};
 }
 
 void CostParams::setValues(const std::vector<double> &v) {
-  double *fields[] = {&launchOverhead, &generatedMemEff, &reductionMemEff, &handWrittenMemEff,
-                      &libraryMemEff,  &tensorMaxEff,    &cudaCoreMaxEff,  &halfFlops};
+  double *fields[] = {&launchOverhead, &streamMemEff,   &reductionMemEff, &normMemEff,
+                      &gatherMemEff,   &tensorMaxEff,   &cudaCoreMaxEff,  &contractionLatency,
+                      &dramLatency,    &rowPassLatency, &profileEventOverhead};
   for (size_t i = 0; i < v.size() && i < std::size(fields); ++i)
     *fields[i] = v[i];
 }
+
+const char *accessName(Access access) {
+  switch (access) {
+  case Access::kStream: return "stream";
+  case Access::kReduction: return "reduction";
+  case Access::kNormalization: return "normalization";
+  case Access::kGather: return "gather";
+  case Access::kContraction: return "contraction";
+  }
+  return "stream";
+}
+
+namespace {
+
+/// The launch's access pattern: the most constraining of its kernels' op
+/// classes (a fused group's element-wise ops ride along its reduction or
+/// normalization).
+Access accessOf(const Plan &plan, const cuda::DeviceLaunch &d) {
+  Access access = Access::kStream;
+  for (size_t k : d.launch.kernels) {
+    OpClass c = plan.kernels[k].opClass;
+    if (c == OpClass::kContraction)
+      return Access::kContraction;
+    if (c == OpClass::kRowNormalization || c == OpClass::kBatchNormalization)
+      access = Access::kNormalization;
+    else if (c == OpClass::kOpaque && access != Access::kNormalization)
+      access = Access::kGather;
+    else if (c == OpClass::kReduction && access == Access::kStream)
+      access = Access::kReduction;
+  }
+  return access;
+}
+
+} // namespace
 
 std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
   std::vector<cuda::DeviceLaunch> device = cuda::planDeviceLaunches(plan);
@@ -55,14 +93,24 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
     c.kind = d.launch.kind;
     c.path = d.path;
     c.label = codegen::launchLabel(d.launch);
+    c.access = accessOf(plan, d);
+    c.blocks = d.blocks;
+    c.threadsPerBlock = d.threadsPerBlock;
     std::vector<int32_t> produced, read;
     for (size_t k : d.launch.kernels) {
       const PlanKernel &kernel = plan.kernels[k];
-      c.reduction |= d.path == "generated" && kernel.opClass == OpClass::kReduction;
       int64_t macs = kernelMacs(plan, kernel);
       if (macs > 0) {
         c.flops += 2.0 * static_cast<double>(macs);
         c.contractionType = dtypeName(plan.buffers[kernel.inputs[0]].dtype);
+        c.outputElements += static_cast<double>(plan.buffers[kernel.outputs[0]].numElements());
+        c.nchwLibraryContraction = d.path == "cudnn" && kernelLayout(kernel) == "NCHW";
+      }
+      // Statistics along the last axis (OpKinds.h): one row per line of it.
+      if (kernel.opClass == OpClass::kRowNormalization && d.blocks > 0) {
+        const PlanBuffer &x = plan.buffers[kernel.inputs[0]];
+        if (!x.shape.empty() && x.shape.back() > 0)
+          c.rows = std::max(c.rows, static_cast<double>(x.numElements() / x.shape.back()));
       }
       for (int32_t id : kernel.inputs)
         if (std::find(produced.begin(), produced.end(), id) == produced.end() &&
@@ -71,8 +119,19 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
       for (int32_t id : kernel.outputs)
         produced.push_back(id);
     }
+    // A normalization reads its full-size inputs once for the statistics
+    // and again for the map (per-channel or per-row values stay cached).
+    int64_t largest = 0;
     for (int32_t id : read)
-      c.bytes += static_cast<double>(plan.buffers[id].bytes);
+      largest = std::max(largest, plan.buffers[id].numElements());
+    for (int32_t id : read) {
+      const PlanBuffer &b = plan.buffers[id];
+      c.bytes += static_cast<double>(b.bytes);
+      c.bytesPerThread += static_cast<double>(b.bytes) / std::max<int64_t>(b.numElements(), 1);
+      bool reread = c.access == Access::kNormalization && b.numElements() == largest;
+      c.passBytes += static_cast<double>(b.bytes) * (reread ? 2 : 1);
+    }
+    double readBytes = c.bytes;
     for (int32_t id : produced) {
       const PlanBuffer &b = plan.buffers[id];
       bool leaves = b.role != BufferRole::kTemporary ||
@@ -81,6 +140,7 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
       if (leaves)
         c.bytes += static_cast<double>(b.bytes);
     }
+    c.passBytes += c.bytes - readBytes;
     if (d.path == "nccl") {
       const PlanKernel &kernel = plan.kernels[d.launch.kernels.front()];
       c.allReduceBytes = 0;
@@ -106,18 +166,56 @@ double contractionPeak(const DeviceSpec &device, const std::string &type, bool t
   return device.fp32Flops;
 }
 
+double waveEfficiency(const LaunchCost &launch, const DeviceSpec &device) {
+  if (launch.flops <= 0 || launch.outputElements <= 0 || device.sms <= 0)
+    return 1;
+  // Output tiles of 128 x 128 (cuBLAS's and cuDNN's usual CTA tile, NVIDIA's
+  // Matrix Multiplication Background guide, "Wave Quantization"); fewer
+  // tiles than multiprocessors split the reduction (split-K) into at most
+  // one slice of 256 products a tile per multiprocessor.
+  constexpr double kTile = 128 * 128, kMinSlice = 256;
+  double tiles = std::ceil(launch.outputElements / kTile);
+  double depth = launch.flops / 2 / launch.outputElements;
+  double sms = static_cast<double>(device.sms);
+  double splits = tiles < sms ? std::clamp(std::floor(sms / tiles), 1.0,
+                                           std::max(1.0, std::floor(depth / kMinSlice)))
+                              : 1;
+  double units = tiles * splits;
+  return units / (std::ceil(units / sms) * sms);
+}
+
 double predictSeconds(const LaunchCost &launch, const DeviceSpec &device,
                       const CostParams &params, bool tf32) {
   if (launch.allReduceBytes >= 0)
     return 0;
-  // libraryMemEff is batch norm's; a GEMM's or convolution's operands
-  // stream as a generated kernel's do.
-  double memEff = launch.reduction                ? params.reductionMemEff
-                  : launch.path == "generated"    ? params.generatedMemEff
-                  : launch.path == "hand-written" ? params.handWrittenMemEff
-                  : launch.flops > 0              ? params.generatedMemEff
-                                                  : params.libraryMemEff;
-  double memory = launch.bytes / (device.memoryBandwidth * memEff);
+  double memEff = launch.access == Access::kReduction       ? params.reductionMemEff
+                  : launch.access == Access::kNormalization ? params.normMemEff
+                  : launch.access == Access::kGather        ? params.gatherMemEff
+                                                            : params.streamMemEff;
+  double bandwidth = device.memoryBandwidth * memEff;
+  // Little's law: the loads a grid keeps in flight bound its bandwidth. A
+  // library picks its own grid (0 here), sized to fill the GPU.
+  if (launch.blocks > 0 && launch.threadsPerBlock > 0 && launch.bytesPerThread > 0 &&
+      device.sms > 0) {
+    double resident = std::min<double>(
+        static_cast<double>(std::min(launch.blocks, device.sms * cuda::kBlocksPerMultiprocessor)) *
+            static_cast<double>(launch.threadsPerBlock),
+        static_cast<double>(device.sms * device.threadsPerSm));
+    bandwidth = std::min(bandwidth, resident * launch.bytesPerThread / params.dramLatency);
+  }
+  double passBytes = std::max(launch.passBytes, launch.bytes);
+  double memory = passBytes / bandwidth;
+  // A block per row: rows wait for their passes (statistics, then the map)
+  // behind the blocks the multiprocessors hold at once.
+  double rowTime = 0;
+  if (launch.rows > 0 && launch.blocks > 0 && launch.threadsPerBlock > 0 && device.sms > 0) {
+    double perSm = std::min<double>(
+        cuda::kBlocksPerMultiprocessor,
+        std::max<int64_t>(1, device.threadsPerSm / launch.threadsPerBlock));
+    double concurrent = std::min<double>(static_cast<double>(launch.blocks),
+                                         static_cast<double>(device.sms) * perSm);
+    rowTime = std::ceil(launch.rows / concurrent) * 2 * params.rowPassLatency;
+  }
   double compute = 0;
   if (launch.flops > 0) {
     double peak = contractionPeak(device, launch.contractionType, tf32);
@@ -126,10 +224,14 @@ double predictSeconds(const LaunchCost &launch, const DeviceSpec &device,
       peak = device.fp32Flops;
     bool tensor = peak != device.fp32Flops;
     double ceiling = tensor ? params.tensorMaxEff : params.cudaCoreMaxEff;
-    double eff = ceiling * launch.flops / (launch.flops + params.halfFlops);
-    compute = launch.flops / (peak * eff);
+    compute = launch.flops / (peak * ceiling * waveEfficiency(launch, device)) +
+              params.contractionLatency;
+    // cuDNN's layout conversions run before and after the tensor-core
+    // kernel, at streaming bandwidth: a read and a write of each operand.
+    if (tensor && launch.nchwLibraryContraction)
+      compute += 2 * launch.bytes / (device.memoryBandwidth * params.streamMemEff);
   }
-  return params.launchOverhead + std::max(memory, compute);
+  return params.launchOverhead + std::max({memory, compute, rowTime});
 }
 
 std::vector<SimLaunch> simLaunches(const std::vector<LaunchCost> &launches,

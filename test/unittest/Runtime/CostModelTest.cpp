@@ -14,60 +14,127 @@ DeviceSpec device() {
   d.tf32Flops = 80e12;
   d.fp16Flops = 100e12;
   d.memoryBandwidth = 1e12;
+  d.sms = 100;
+  d.threadsPerSm = 2048;
   return d;
 }
 
 CostParams params() {
   CostParams p;
   p.launchOverhead = 2e-6;
-  p.generatedMemEff = 0.8;
+  p.streamMemEff = 0.8;
   p.reductionMemEff = 0.4;
-  p.handWrittenMemEff = 0.5;
-  p.libraryMemEff = 0.25;
+  p.normMemEff = 0.25;
+  p.gatherMemEff = 0.5;
   p.tensorMaxEff = 0.5;
   p.cudaCoreMaxEff = 0.8;
-  p.halfFlops = 1e9;
+  p.contractionLatency = 3e-6;
+  p.dramLatency = 500e-9;
+  p.rowPassLatency = 1e-6;
   return p;
+}
+
+/// A 1e10-FLOP contraction on `path` in `type` whose output is 200 tiles of
+/// 128 x 128 (two full waves over 100 multiprocessors), moving `bytes`.
+LaunchCost contraction(const std::string &path, const std::string &type, double bytes) {
+  LaunchCost l;
+  l.path = path;
+  l.access = Access::kContraction;
+  l.flops = 1e10;
+  l.bytes = bytes;
+  l.contractionType = type;
+  l.outputElements = 200 * 128 * 128;
+  return l;
 }
 
 } // namespace
 
-TEST(CostModel, MemoryBoundLaunchesRunAtTheirPathsBandwidth) {
+TEST(CostModel, MemoryBoundLaunchesRunAtTheirAccessPatternsBandwidth) {
   LaunchCost l;
   l.bytes = 1e9;
   l.path = "generated";
   EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false), 2e-6 + 1e9 / (1e12 * 0.8));
-  l.reduction = true;
+  l.access = Access::kReduction;
   EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false), 2e-6 + 1e9 / (1e12 * 0.4));
-  l.reduction = false;
+  l.access = Access::kGather;
   l.path = "hand-written";
   EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false), 2e-6 + 1e9 / (1e12 * 0.5));
+  // A normalization moves its passes' bytes (the input read twice).
+  l.access = Access::kNormalization;
   l.path = "cudnn";
-  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false), 2e-6 + 1e9 / (1e12 * 0.25));
+  l.passBytes = 1.5e9;
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false), 2e-6 + 1.5e9 / (1e12 * 0.25));
 }
 
-TEST(CostModel, ContractionsFollowTheirSizeCurveOnTheirUnit) {
+TEST(CostModel, ASmallGridIsBoundByTheLoadsItKeepsInFlight) {
   LaunchCost l;
-  l.path = "cublaslt";
-  l.flops = 1e9; // at half_flops: half the ceiling
-  l.bytes = 1;
-  l.contractionType = "f16";
+  l.path = "generated";
+  l.bytes = 1e8;
+  l.bytesPerThread = 4;
+  // 10 blocks of 256 threads, 4 bytes each in flight for 500 ns: 20.48 GB/s.
+  l.blocks = 10;
+  l.threadsPerBlock = 256;
   EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
-                   2e-6 + 1e9 / (100e12 * 0.5 * 0.5));
+                   2e-6 + 1e8 / (10 * 256 * 4 / 500e-9));
+  // A grid that fills every multiprocessor runs at the access pattern's
+  // fraction of DRAM bandwidth instead.
+  l.blocks = 100000;
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false), 2e-6 + 1e8 / (1e12 * 0.8));
+}
+
+TEST(CostModel, RowsWaitForTheBlocksResidentAtOnce) {
+  LaunchCost l;
+  l.path = "hand-written";
+  l.access = Access::kNormalization;
+  l.bytes = 1e3;
+  l.bytesPerThread = 4;
+  // 8 blocks of 256 threads fit a multiprocessor: 800 rows at once, so
+  // 2000 rows take 3 rounds of two passes.
+  l.rows = 2000;
+  l.blocks = 2000;
+  l.threadsPerBlock = 256;
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false), 2e-6 + 3 * 2 * 1e-6);
+}
+
+TEST(CostModel, ContractionsRunAtTheirUnitsCeilingOverTheirWaves) {
+  LaunchCost l = contraction("cublaslt", "f16", 1);
+  EXPECT_DOUBLE_EQ(waveEfficiency(l, device()), 1);
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
+                   2e-6 + 1e10 / (100e12 * 0.5) + 3e-6);
+  // 150 tiles: the second wave keeps half the multiprocessors busy.
+  l.outputElements = 150 * 128 * 128;
+  EXPECT_DOUBLE_EQ(waveEfficiency(l, device()), 0.75);
+  // 10 tiles split the reduction 10 ways when it is deep enough (K =
+  // 1e10 / 2 / 163840 = 30517 products, 119 slices of 256).
+  l.outputElements = 10 * 128 * 128;
+  EXPECT_DOUBLE_EQ(waveEfficiency(l, device()), 1);
   // fp32 runs on the CUDA cores, or the TF32 tensor cores when allowed.
+  l.outputElements = 200 * 128 * 128;
   l.contractionType = "f32";
   EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
-                   2e-6 + 1e9 / (10e12 * 0.8 * 0.5));
+                   2e-6 + 1e10 / (10e12 * 0.8) + 3e-6);
   EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), true),
-                   2e-6 + 1e9 / (80e12 * 0.5 * 0.5));
+                   2e-6 + 1e10 / (80e12 * 0.5) + 3e-6);
   // A GPU without BF16 units (Volta) runs bf16 on the CUDA cores.
   l.contractionType = "bf16";
   EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
-                   2e-6 + 1e9 / (10e12 * 0.8 * 0.5));
+                   2e-6 + 1e10 / (10e12 * 0.8) + 3e-6);
   // The roofline: memory wins when it is slower; a contraction's operands
-  // stream as a generated kernel's.
+  // stream.
   l.bytes = 1e12;
   EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false), 2e-6 + 1e12 / (1e12 * 0.8));
+}
+
+TEST(CostModel, NchwConvolutionsOnTensorCoresPayCudnnsLayoutConversions) {
+  LaunchCost l = contraction("cudnn", "f16", 1e8);
+  l.nchwLibraryContraction = true;
+  // A read and a write of every operand, at streaming bandwidth.
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
+                   2e-6 + 1e10 / (100e12 * 0.5) + 3e-6 + 2e8 / (1e12 * 0.8));
+  // On the CUDA cores (fp32 without TF32) cuDNN reads NCHW as it is.
+  l.contractionType = "f32";
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
+                   2e-6 + 1e10 / (10e12 * 0.8) + 3e-6);
 }
 
 TEST(CostModel, AllReducesAreTheSimulatorsAndScaleMultipliesCompute) {

@@ -86,7 +86,22 @@ struct DeviceLaunch {
   bool splitFromGroup = false;
   /// Why its group was split ("split from its group (...)"), or "".
   std::string splitReason;
+  /// A generated or hand-written kernel's grid before the launcher caps it
+  /// (gridBlocks), and its threads per block: what the cost model reads of
+  /// the launch's parallelism. 0 on the other paths.
+  int64_t blocks = 0;
+  int64_t threadsPerBlock = 0;
 };
+
+/// Blocks a generated or hand-written kernel's grid is capped at, per
+/// multiprocessor: a few waves of resident blocks; the kernels' grid-stride
+/// loops do the rest.
+constexpr int64_t kBlocksPerMultiprocessor = 32;
+
+/// The blocks a generated kernel asks for: one per unit of work for the
+/// forms that give a block a row, a column tile or a transpose tile, else
+/// one thread per element.
+int64_t gridBlocks(const codegen::GeneratedKernel &g);
 
 /// The plan's launches with groups split where needed, each with its path.
 std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan);

@@ -3,19 +3,25 @@
 // Each launch of a plan, as the CUDA backend routes it (LaunchPaths.h), gets
 // a predicted time on a described GPU:
 //
-//   t = overhead + max(flops / (peak(dtype) x eff_c(flops)),
-//                      bytes / (bandwidth x eff_m(path)))
-//   eff_c(F) = maxEff(precision) x F / (F + halfFlops)
-//   eff_m(path): one fraction of DRAM bandwidth per path (generated and
-//                contractions, generated with a reduction, hand-written,
-//                library calls without a contraction)
+//   t = overhead + max(flops / (peak(dtype) x maxEff(unit) x waves)
+//                        + contractionLatency,
+//                      passBytes / min(bandwidth x eff_m(access),
+//                                      inFlight / dramLatency))
+//   waves:   output tiles / (ceil(tiles / SMs) x SMs), the GEMM's or
+//            convolution's last wave's idle multiprocessors
+//   eff_m:   one fraction of DRAM bandwidth per access pattern (streaming,
+//            reductions, normalizations, gathers and windows)
+//   inFlight: resident threads x the bytes each thread's loop iteration
+//            reads (Little's law: a small grid cannot keep enough loads in
+//            flight to cover DRAM's latency)
 //
-// a roofline with a fixed cost per launch, where the compute ceiling of a
-// GEMM or convolution rises with its size (small problems fill few SMs).
-// flops: 2 x the launch's multiply-accumulates (kernelMacs); bytes: what it
-// reads and writes once (launchMemoryBytes, per launch). Launches without
-// a contraction are memory-bound by construction. What is fitted and from
-// what data: docs/CostModel.md.
+// a roofline with a fixed cost per launch. flops: 2 x the launch's
+// multiply-accumulates (kernelMacs); bytes: what it reads and writes once
+// (launchMemoryBytes, per launch); passBytes adds the second read of a
+// normalization's input (statistics, then the map). The access pattern
+// comes from the launch's op classes (OpKinds.h), the grid from its routing
+// (LaunchPaths.h), never from a kernel's name. What is fitted and from what
+// data: docs/CostModel.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,25 +45,46 @@ struct DeviceSpec {
   double memoryBandwidth = 0; ///< bytes/s
   double l2Bytes = 0;
   int64_t sms = 0;
+  int64_t threadsPerSm = 2048; ///< resident threads a multiprocessor holds
 };
 
 /// The model's parameters: fitted by `dlc-bench calibrate`, or the defaults
 /// below (assumed, for a GPU nothing was measured on).
 struct CostParams {
   double launchOverhead = 2e-6;   ///< s per launch (graph replay, prologue, tail)
-  double generatedMemEff = 0.9;   ///< of DRAM bandwidth: generated kernels
-  double reductionMemEff = 0.5;   ///< generated kernels holding a reduction
-  double handWrittenMemEff = 0.5; ///< hand-written kernels
-  double libraryMemEff = 0.6;     ///< library calls without a contraction (batch norm)
+  double streamMemEff = 0.9;      ///< of DRAM bandwidth: element-wise streams, copies, updates
+  double reductionMemEff = 0.5;   ///< generated reductions (bias gradients, pooling means)
+  double normMemEff = 0.5;        ///< normalizations (batch, layer norm, softmax), per pass
+  double gatherMemEff = 0.5;      ///< gathers and windows (embeddings, pooling, losses)
   double tensorMaxEff = 0.6;      ///< GEMM / convolution ceiling on tensor cores
   double cudaCoreMaxEff = 0.7;    ///< ... on the CUDA cores (fp32 without TF32)
-  double halfFlops = 2e9;         ///< the size at which a contraction reaches half its ceiling
+  /// s a GEMM or convolution takes beyond its FLOPs (prologue, pipeline
+  /// fill, epilogue): what makes small problems slow.
+  double contractionLatency = 5e-6;
+  double dramLatency = 600e-9;    ///< s a load waits for DRAM (Little's law)
+  /// s one pass over a row takes a block that owns the row (a dependent
+  /// load, then a block-wide reduction through shared memory).
+  double rowPassLatency = 1.5e-6;
+  /// s --profile's CUDA events add to each launch it times one by one,
+  /// beyond the graph replay the step time measures: only `calibrate`
+  /// reads it, to compare per-kind profiles with the model.
+  double profileEventOverhead = 2e-6;
 
   /// The names `calibrate` writes, in this order, and their values.
   static const std::vector<std::string> &names();
   std::vector<double> values() const;
   void setValues(const std::vector<double> &values);
 };
+
+/// How a launch touches memory, from its op classes (OpKinds.h).
+enum class Access : uint8_t {
+  kStream,        ///< element-wise, copies, random masks, optimizer updates
+  kReduction,     ///< sums over axes (a generated reduction)
+  kNormalization, ///< statistics over a row or a channel, then a map over it
+  kGather,        ///< opaque ops: embeddings, pooling windows, losses
+  kContraction,   ///< GEMMs and convolutions (their operands stream)
+};
+const char *accessName(Access access);
 
 /// One device launch, what the model needs of it.
 struct LaunchCost {
@@ -66,9 +93,24 @@ struct LaunchCost {
   std::string path;  ///< generated, cublaslt, cudnn, hand-written, host-fallback, nccl
   std::string label; ///< launchLabel
   double flops = 0, bytes = 0;
-  /// A generated launch holding a reduction (column sums reduce across
-  /// threads, a copy's traffic does not).
-  bool reduction = false;
+  Access access = Access::kStream;
+  /// bytes, plus a second read of a normalization's full-size inputs.
+  double passBytes = 0;
+  /// A generated or hand-written kernel's grid (before the launcher's cap)
+  /// and block; 0 where the library picks its own.
+  int64_t blocks = 0, threadsPerBlock = 0;
+  /// Bytes one thread reads per loop iteration: an element of each input.
+  double bytesPerThread = 0;
+  /// A contraction's output elements (the GEMM's M x N, summed over a
+  /// batch): its tiles.
+  double outputElements = 0;
+  /// A convolution cuDNN runs on NCHW data: on tensor cores it converts
+  /// every operand to NHWC and the result back (cuDNN's "Tensor
+  /// Transformations"), extra passes over the operands.
+  bool nchwLibraryContraction = false;
+  /// A normalization over rows whose kernel gives a block each row: the
+  /// rows (0 otherwise).
+  double rows = 0;
   /// The contraction's operand type (f32, f16, bf16); "" without one.
   std::string contractionType;
   /// An all-reduce: the bytes each rank sends, and the launch that waits for
@@ -83,6 +125,10 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan);
 /// The peak FLOP/s a contraction of `type` runs at (tf32: fp32 GEMMs may use
 /// TF32 tensor cores); 0 when the device has no such unit.
 double contractionPeak(const DeviceSpec &device, const std::string &type, bool tf32);
+
+/// The fraction of the multiprocessors a contraction's output tiles keep
+/// busy over its waves (1 for a launch without a contraction).
+double waveEfficiency(const LaunchCost &launch, const DeviceSpec &device);
 
 /// Seconds one launch takes (0 for an all-reduce: the simulator times it).
 double predictSeconds(const LaunchCost &launch, const DeviceSpec &device,
