@@ -145,9 +145,10 @@ TEST(LaunchPaths, LibraryRefusalsNameTheProblem) {
     EXPECT_EQ(planDeviceLaunches(n.plan)[0].path, "hand-written");
     unsetenv("DLC_CUDA_BATCH_NORM");
     n.plan.buffers[stats[0]].dtype = data; // pure half statistics: not cuDNN's
-    if (data == DType::kF16)
+    if (data == DType::kF16) {
       EXPECT_EQ(batchNormRefusal(n.plan, n.plan.kernels[0]),
                 "'scale' is not one f32 value per channel");
+    }
   }
 }
 
