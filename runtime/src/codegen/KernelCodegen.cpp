@@ -281,13 +281,15 @@ public:
   bool usesF16 = false, usesBF16 = false;
   /// A dropout reads the step counter: the kernel's last parameter.
   bool usesStep = false;
-  /// The host's loop form over `rowSpace`: a loop over its rows `o` around
-  /// a loop over the innermost dimension `ic`, with i = o * inner + ic. The
-  /// coordinates of `i` then come from `o` (the compiler hoists them out of
-  /// the inner loop) and `ic`, so a transpose or a broadcast costs no
-  /// division per element and the inner loop vectorizes. `usedRowCoords`
-  /// says whether the body needed them (else a flat loop serves).
+  /// Loops over `rowSpace` as rows `rowVar` around its innermost dimension
+  /// `innerVar`, with i = row * inner + column: the host's loop form, and
+  /// the row form on both targets. The coordinates of `i` then come from
+  /// the row (the compiler hoists them out of the inner loop) and the
+  /// column, so a transpose or a broadcast costs no division per element
+  /// and the inner loop vectorizes. `usedRowCoords` says whether the body
+  /// needed them.
   const Shape *rowSpace = nullptr;
+  std::string rowVar = "o", innerVar = "ic";
   bool usedRowCoords = false;
 
 private:
@@ -315,9 +317,9 @@ std::string Emitter::coord(const std::string &idx, const Shape &shape, size_t d)
   if (rowSpace && idx == "i" && shape == *rowSpace) {
     usedRowCoords = true;
     if (d + 1 == shape.size())
-      return "ic";
+      return innerVar;
     stride /= shape.back();
-    expr = "o";
+    expr = rowVar;
   }
   if (stride > 1)
     expr = "(" + expr + " / " + std::to_string(stride) + "LL)";
@@ -1317,6 +1319,10 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
         remapped.insert(id);
       return "";
     };
+    // Each pass has i = r * d + c.
+    e.rowSpace = &space;
+    e.rowVar = "r";
+    e.innerVar = "c";
     e.indent = 1;
     e.line("__shared__ double smem[32];");
     // On the host, the row op's operands that the launch computes (a
