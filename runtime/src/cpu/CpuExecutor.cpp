@@ -75,6 +75,9 @@ const KernelRegistry &fastKernels() {
   static const KernelRegistry registry = [] {
     KernelRegistry r = dnnlKernels();
     registerFastLossKernels(r);
+    registerFastNormKernels(r);
+    registerFastEmbeddingKernels(r);
+    registerFastResizeKernels(r);
     return r;
   }();
   return registry;

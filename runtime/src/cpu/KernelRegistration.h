@@ -18,8 +18,14 @@ void registerShapeKernels(KernelRegistry &registry);
 void registerDenseKernels(KernelRegistry &registry);
 void registerSpatialKernels(KernelRegistry &registry);
 void registerCollectiveKernels(KernelRegistry &registry);
-/// The fast backend's own versions of reference kernels (FastLoss.cpp).
+/// The fast backend's own versions of reference kernels (FastHost.h):
+/// the cross-entropy and the loss scale's status (FastLoss.cpp), layer norm
+/// (FastNorm.cpp), embedding (FastEmbedding.cpp), bilinear resize
+/// (FastResize.cpp).
 void registerFastLossKernels(KernelRegistry &registry);
+void registerFastNormKernels(KernelRegistry &registry);
+void registerFastEmbeddingKernels(KernelRegistry &registry);
+void registerFastResizeKernels(KernelRegistry &registry);
 
 /// Work below this many elements is not worth a thread.
 constexpr int64_t kGrain = 1 << 14;
