@@ -18,11 +18,12 @@ void registerShapeKernels(KernelRegistry &registry);
 void registerDenseKernels(KernelRegistry &registry);
 void registerSpatialKernels(KernelRegistry &registry);
 void registerCollectiveKernels(KernelRegistry &registry);
-/// The fast backend's own versions of reference kernels (FastHost.h):
-/// the cross-entropy and the loss scale's status (FastLoss.cpp), layer norm
-/// (FastNorm.cpp), embedding (FastEmbedding.cpp), bilinear resize
-/// (FastResize.cpp).
+/// The fast backend's own versions of reference kernels (FastLoss.cpp).
 void registerFastLossKernels(KernelRegistry &registry);
+/// More of them (FastHost.h): the loss scale's status (FastLossScale.cpp),
+/// layer norm (FastNorm.cpp), embedding (FastEmbedding.cpp), bilinear
+/// resize (FastResize.cpp).
+void registerFastLossScaleKernels(KernelRegistry &registry);
 void registerFastNormKernels(KernelRegistry &registry);
 void registerFastEmbeddingKernels(KernelRegistry &registry);
 void registerFastResizeKernels(KernelRegistry &registry);
