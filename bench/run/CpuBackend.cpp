@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
+#include <string>
 
 namespace dlc::bench {
 
@@ -34,6 +36,8 @@ rt::Status prepareCpuBackend(const rt::Plan &plan, const std::string &backend,
   // Half-precision buffers: bf16 as they are where the library computes
   // it, else widened to float around the kernel.
   int64_t library = 0, fastHost = 0, reference = 0, nativeBf16 = 0, widened = 0;
+  // The reference kernels by op, for the footer: what is still slow.
+  std::map<std::string, int64_t> referenceOps;
   for (const rt::cpu::HostLaunch &launch : (*host)->launches()) {
     if (launch.kernel)
       continue;
@@ -55,9 +59,14 @@ rt::Status prepareCpuBackend(const rt::Plan &plan, const std::string &backend,
       else if (options.libraryKernels && options.libraryKernels->count(op))
         ++fastHost;
       else
-        ++reference;
+        ++reference, ++referenceOps[op];
     }
   }
+  std::string referenceNames;
+  for (const auto &[op, count] : referenceOps)
+    referenceNames += (referenceNames.empty() ? " (" : ", ") + op + " " + std::to_string(count);
+  if (!referenceNames.empty())
+    referenceNames += ")";
   char compile[96];
   if (stats.generated == 0)
     std::snprintf(compile, sizeof(compile), "nothing to compile");
@@ -74,7 +83,7 @@ rt::Status prepareCpuBackend(const rt::Plan &plan, const std::string &backend,
                      " kernels on " + (rt::cpu::dnnlAvailable() ? "oneDNN" : "no library") +
                      (nativeBf16 ? " (" + std::to_string(nativeBf16) + " in bf16)" : "") +
                      ", " + std::to_string(fastHost) + " fast host kernels, " +
-                     std::to_string(reference) + " reference kernels" +
+                     std::to_string(reference) + " reference kernels" + referenceNames +
                      (widened ? ", " + std::to_string(widened) +
                                     " of these with half-precision buffers widened to float"
                               : "") +

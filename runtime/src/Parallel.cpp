@@ -14,7 +14,19 @@
 
 namespace dlc::rt {
 
+namespace {
+/// ScopedCpuThreads' count, 0 where none is alive.
+std::atomic<int> threadOverride{0};
+} // namespace
+
+ScopedCpuThreads::ScopedCpuThreads(int threads)
+    : previous_(threadOverride.exchange(std::max(threads, 1))) {}
+
+ScopedCpuThreads::~ScopedCpuThreads() { threadOverride.store(previous_); }
+
 int cpuThreadCount() {
+  if (int chosen = threadOverride.load(std::memory_order_relaxed))
+    return chosen;
   static const int count = [] {
     if (const char *env = std::getenv("DLC_CPU_THREADS")) {
       int n = std::atoi(env);

@@ -75,6 +75,10 @@ const KernelRegistry &fastKernels() {
   static const KernelRegistry registry = [] {
     KernelRegistry r = dnnlKernels();
     registerFastLossKernels(r);
+    registerFastLossScaleKernels(r);
+    registerFastNormKernels(r);
+    registerFastEmbeddingKernels(r);
+    registerFastResizeKernels(r);
     return r;
   }();
   return registry;

@@ -21,6 +21,13 @@ void registerSpatialKernels(KernelRegistry &registry);
 void registerCollectiveKernels(KernelRegistry &registry);
 /// The fast backend's own versions of reference kernels (FastLoss.cpp).
 void registerFastLossKernels(KernelRegistry &registry);
+/// More of them (FastHost.h): the loss scale's status (FastLossScale.cpp),
+/// layer norm (FastNorm.cpp), embedding (FastEmbedding.cpp), bilinear
+/// resize (FastResize.cpp).
+void registerFastLossScaleKernels(KernelRegistry &registry);
+void registerFastNormKernels(KernelRegistry &registry);
+void registerFastEmbeddingKernels(KernelRegistry &registry);
+void registerFastResizeKernels(KernelRegistry &registry);
 
 /// Work below this many elements is not worth a thread.
 constexpr int64_t kGrain = 1 << 14;

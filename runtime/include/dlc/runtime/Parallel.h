@@ -25,6 +25,20 @@ namespace dlc::rt {
 /// Threads the CPU kernels use: DLC_CPU_THREADS if set, else the hardware's.
 int cpuThreadCount();
 
+/// While alive, cpuThreadCount() is `threads` (at least 1) in this process:
+/// the tests run one kernel on 1 and on 2 threads to see that the bytes do
+/// not depend on the count. Not for use while kernels run on other threads.
+class ScopedCpuThreads {
+public:
+  explicit ScopedCpuThreads(int threads);
+  ~ScopedCpuThreads();
+  ScopedCpuThreads(const ScopedCpuThreads &) = delete;
+  ScopedCpuThreads &operator=(const ScopedCpuThreads &) = delete;
+
+private:
+  int previous_;
+};
+
 /// Calls job(p) for every p in [0, parts) at once and returns when all
 /// are done. On OpenMP's threads where dlc was built with OpenMP: the team
 /// oneDNN's kernels run on, so that the two never compete for the cores

@@ -98,7 +98,8 @@ const KernelRegistry &cpuKernels();
 
 /// What --backend cpu runs instead of cpuKernels() where it has the op:
 /// oneDNN's kernels (Dnnl.h) and dlc's own fast host versions of
-/// reference kernels (the cross-entropy, FastLoss.cpp).
+/// reference kernels (cross-entropy, loss-scale status, layer norm,
+/// embedding, bilinear resize; runtime/src/cpu/Fast*.cpp).
 const KernelRegistry &fastKernels();
 
 class HostKernels;

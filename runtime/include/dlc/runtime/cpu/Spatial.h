@@ -19,6 +19,7 @@
 #define DLC_RUNTIME_CPU_SPATIAL_H
 
 #include <cstdint>
+#include <vector>
 
 namespace dlc::rt::cpu {
 
@@ -155,6 +156,18 @@ struct ResizeParams {
   int64_t n = 1, c = 1, inH = 1, inW = 1, outH = 1, outW = 1;
   bool alignCorners = false;
 };
+
+/// The two source neighbours of one output index along one axis and their
+/// weights: value = w0 * in[i0] + w1 * in[i1].
+struct BilinearTap {
+  int64_t i0, i1;
+  double w0, w1;
+};
+
+/// The taps of each of `out` indices sampling an axis of `in`, following
+/// ATen's area_pixel_compute_scale / area_pixel_compute_source_index and
+/// guard_index_and_lambda (UpSample.h).
+std::vector<BilinearTap> bilinearTaps(int64_t in, int64_t out, bool alignCorners);
 
 template <typename T>
 void resizeBilinearForward(const ResizeParams &p, const T *x, T *y);
