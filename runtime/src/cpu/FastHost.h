@@ -33,7 +33,8 @@ constexpr int kLanes = 16;
 
 /// term(0) + ... + term(n - 1) in float: element i goes to lane i % kLanes,
 /// and the lanes are added pairwise at the end.
-template <typename Term> inline float laneSum(int64_t n, Term term) {
+/// Inlined, so that a DLC_HOST_CLONES caller vectorizes it for its own ISA.
+template <typename Term> [[gnu::always_inline]] inline float laneSum(int64_t n, Term term) {
   float lane[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)

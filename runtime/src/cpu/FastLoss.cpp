@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelRegistration.h"
+#include "FastHost.h"
 
 #include "../codegen/kernels/HostMath.h"
 
@@ -41,10 +41,6 @@ Status checkLabels(const KernelContext &c, const TensorRef &labels, const CrossE
   }
   return Status::ok();
 }
-
-/// Lanes of the row loops below: a fixed number, so that the sums' order,
-/// and so the results, do not depend on the machine's vector width.
-constexpr int64_t kLanes = 16;
 
 /// The largest of n contiguous logits, NaN if any is NaN (as PyTorch's max).
 DLC_HOST_CLONES float rowMax(const float *row, int64_t n) {

@@ -19,7 +19,7 @@ namespace dlc::rt::cpu {
 namespace {
 
 /// Whether any of x[0, n) is an inf or a NaN: all exponent bits set.
-bool anyNonFinite(const float *x, int64_t n) {
+DLC_HOST_CLONES bool anyNonFinite(const float *x, int64_t n) {
   constexpr uint32_t kExponent = 0x7f800000u;
   uint32_t found = 0;
   for (int64_t i = 0; i < n; ++i) {

@@ -26,7 +26,7 @@ struct RowStats {
   float mean, rstd;
 };
 
-RowStats rowStats(const float *x, int64_t d, double eps) {
+[[gnu::always_inline]] inline RowStats rowStats(const float *x, int64_t d, double eps) {
   const float mean = laneSum(d, [&](int64_t i) { return x[i]; }) / static_cast<float>(d);
   const float var = laneSum(d, [&](int64_t i) {
                       const float t = x[i] - mean;
@@ -36,18 +36,40 @@ RowStats rowStats(const float *x, int64_t d, double eps) {
   return {mean, static_cast<float>(1.0 / std::sqrt(static_cast<double>(var) + eps))};
 }
 
+DLC_HOST_CLONES void normalizeRow(const float *x, float *y, const float *G, const float *B,
+                                  int64_t d, double eps) {
+  const RowStats s = rowStats(x, d, eps);
+  for (int64_t i = 0; i < d; ++i)
+    y[i] = (x[i] - s.mean) * s.rstd * G[i] + B[i];
+}
+
+/// One row's input gradient, and its terms of gamma's and beta's gradients
+/// added to pg and pb.
+DLC_HOST_CLONES void backwardRow(const float *x, const float *dy, float *dx, const float *G,
+                                 float *pg, float *pb, int64_t d, double eps) {
+  const float invD = 1.0f / static_cast<float>(d), fd = static_cast<float>(d);
+  const RowStats s = rowStats(x, d, eps);
+  // The sums of dxhat = dy * gamma and of dxhat * xhat.
+  const float sumG = laneSum(d, [&](int64_t i) { return dy[i] * G[i]; });
+  const float sumGX =
+      laneSum(d, [&](int64_t i) { return dy[i] * G[i] * ((x[i] - s.mean) * s.rstd); });
+  const float scale = s.rstd * invD;
+  for (int64_t i = 0; i < d; ++i) {
+    // Read before the write: dx may be dy's storage.
+    const float g = dy[i], xhat = (x[i] - s.mean) * s.rstd;
+    dx[i] = scale * (fd * (g * G[i]) - sumG - xhat * sumGX);
+    pg[i] += g * xhat;
+    pb[i] += g;
+  }
+}
+
 Status layerNorm(const KernelContext &c) {
   const int64_t d = c.in(0).dim(-1), rows = c.in(0).numElements() / d;
   const double eps = c.kernel().floatAttr("epsilon", 1e-5);
   const float *X = c.in(0).f32(), *G = c.in(1).f32(), *B = c.in(2).f32();
   float *Y = c.out(0).f32();
-  parallelFor(0, rows, [&](int64_t r) {
-    const float *x = X + r * d;
-    float *y = Y + r * d;
-    const RowStats s = rowStats(x, d, eps);
-    for (int64_t i = 0; i < d; ++i)
-      y[i] = (x[i] - s.mean) * s.rstd * G[i] + B[i];
-  }, rowsPerPart(d));
+  parallelFor(0, rows, [&](int64_t r) { normalizeRow(X + r * d, Y + r * d, G, B, d, eps); },
+              rowsPerPart(d));
   return Status::ok();
 }
 
@@ -59,26 +81,10 @@ Status layerNormBackward(const KernelContext &c) {
   const int64_t perBlock = rowsPerPart(d), blocks = (rows + perBlock - 1) / perBlock;
   // Block b's sums for gamma at [2b * d, ...), for beta at [(2b + 1) * d, ...).
   std::vector<float> partial(static_cast<size_t>(2 * blocks * d), 0.0f);
-  const float invD = 1.0f / static_cast<float>(d), fd = static_cast<float>(d);
   parallelFor(0, blocks, [&](int64_t b) {
     float *pg = partial.data() + 2 * b * d, *pb = pg + d;
-    for (int64_t r = b * perBlock, end = std::min(rows, r + perBlock); r < end; ++r) {
-      const float *x = X + r * d, *dy = DY + r * d;
-      float *dx = DX + r * d;
-      const RowStats s = rowStats(x, d, eps);
-      // The sums of dxhat = dy * gamma and of dxhat * xhat.
-      const float sumG = laneSum(d, [&](int64_t i) { return dy[i] * G[i]; });
-      const float sumGX = laneSum(
-          d, [&](int64_t i) { return dy[i] * G[i] * ((x[i] - s.mean) * s.rstd); });
-      const float scale = s.rstd * invD;
-      for (int64_t i = 0; i < d; ++i) {
-        // Read before the write: dx may be dy's storage.
-        const float g = dy[i], xhat = (x[i] - s.mean) * s.rstd;
-        dx[i] = scale * (fd * (g * G[i]) - sumG - xhat * sumGX);
-        pg[i] += g * xhat;
-        pb[i] += g;
-      }
-    }
+    for (int64_t r = b * perBlock, end = std::min(rows, r + perBlock); r < end; ++r)
+      backwardRow(X + r * d, DY + r * d, DX + r * d, G, pg, pb, d, eps);
   });
   // Gamma's and beta's gradients: the blocks' partials in block order, a
   // share of the features per part.
