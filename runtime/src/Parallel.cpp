@@ -3,6 +3,7 @@
 #include "dlc/runtime/Parallel.h"
 
 #include <cstdlib>
+#include <string>
 #include <unistd.h>
 
 #ifndef DLC_OPENMP
@@ -41,13 +42,13 @@ int cpuThreadCount() {
 
 bool partsOnOpenMp() { return DLC_OPENMP != 0; }
 
-void useSleepingOpenMpThreads(char **argv) {
+void boundOpenMpSpinning(char **argv) {
   if (!partsOnOpenMp() || std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT"))
     return;
-  if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0)
+  if (setenv("GOMP_SPINCOUNT", std::to_string(kSpinCount).c_str(), 1) != 0)
     return;
   execv("/proc/self/exe", argv);
-  // Still here: this process keeps libgomp's spinning threads.
+  // Still here: this process keeps libgomp's default spinning.
 }
 
 void runParts(int parts, const std::function<void(int)> &job) {

@@ -49,16 +49,21 @@ void runParts(int parts, const std::function<void(int)> &job);
 bool partsOnOpenMp();
 
 /// libgomp's threads spin after each parallel region (GOMP_SPINCOUNT,
-/// 300,000 polls by default). Beside any other work on the machine a
-/// spinning thread holds a core the next region needs, which then waits a
-/// scheduler time slice: small_convnet's step took 8x longer on 2 cores
-/// beside a compiler than with waiting threads that sleep
-/// (OMP_WAIT_POLICY=passive). libgomp reads its policy once, as it loads,
-/// so a program calls this first thing in main: unless the user chose a
-/// policy (OMP_WAIT_POLICY or GOMP_SPINCOUNT set), it sets
-/// OMP_WAIT_POLICY=passive and executes itself again with the same
-/// arguments. Without OpenMP, or where that fails, it returns.
-void useSleepingOpenMpThreads(char **argv);
+/// 300,000 polls by default), then sleep. Spinning that long beside other
+/// work holds a core the next region needs, which then waits a scheduler
+/// time slice (small_convnet's step took 8x longer on 2 cores beside a
+/// compiler). Not spinning at all (OMP_WAIT_POLICY=passive) costs a
+/// sleeping thread's wake-up, tens of microseconds, at every region: with
+/// a hundred small launches a step, tiny_transformer ran at 6,657
+/// samples/s on 2 quiet cores, and at 30,265 with kSpinCount polls.
+/// libgomp reads its settings once, as it loads, so a program calls this
+/// first thing in main: unless the user chose a policy (OMP_WAIT_POLICY or
+/// GOMP_SPINCOUNT set), it sets GOMP_SPINCOUNT=kSpinCount and executes
+/// itself again with the same arguments. Without OpenMP, or where that
+/// fails, it returns.
+void boundOpenMpSpinning(char **argv);
+/// Polls before a waiting OpenMP thread sleeps: tens of microseconds.
+constexpr int kSpinCount = 10000;
 
 /// Calls body(i) for every i in [begin, end), split into contiguous chunks
 /// over cpuThreadCount() threads. Work below `grain` iterations runs inline.
