@@ -48,6 +48,9 @@ using Shape = std::vector<int64_t>;
 constexpr int kBlockSize = 256;
 /// Bytes of one vector access: the widest global load (ld.global.v4.b32).
 constexpr int kVectorBytes = 16;
+/// Accumulators a host row kernel's sums and maxima keep (fold, in
+/// generateRow): 16 doubles, two AVX-512 registers.
+constexpr int kRowLanes = 16;
 /// Column reductions: outputs per block (one warp's worth of consecutive
 /// addresses) and the rows of threads that split each output's sum. A bias
 /// gradient has few tiles (BERT's [4096, 768] -> [768]: 24 blocks on 132
@@ -1347,24 +1350,76 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
     if (causal) // the last visible key of the row's query
       e.line("const long long last = r % " + std::to_string(space[rank - 2]) + "LL + " +
              std::to_string(d - space[rank - 2]) + "LL;");
-    // One pass over the row: `each` emits the work at element i.
+    // One pass over the row: `each` emits the work at element i. With
+    // `lanes`, the host's form: the row in runs of kLanes columns (`l` the
+    // column's lane) and a tail, so that a fold into per-lane accumulators
+    // vectorizes.
     int passes = 0;
-    auto pass = [&](const std::function<void()> &each) {
-      e.open("for (long long c = threadIdx.x; c < d; c += blockDim.x)");
-      e.line("const long long i = r * d + c;");
-      for (const auto &[id, array] : kept)
-        if (passes > 0)
-          e.seed(id, "i", array + "[c]");
-      each();
-      for (const auto &[id, array] : kept)
-        if (passes == 0)
-          e.line(array + "[c] = " + e.value(id, "i") + ";");
-      e.close();
+    auto pass = [&](const std::function<void()> &each, bool lanes = false) {
+      auto element = [&] {
+        e.line("const long long i = r * d + c;");
+        for (const auto &[id, array] : kept)
+          if (passes > 0)
+            e.seed(id, "i", array + "[c]");
+        each();
+        for (const auto &[id, array] : kept)
+          if (passes == 0)
+            e.line(array + "[c] = " + e.value(id, "i") + ";");
+      };
+      if (!lanes) {
+        e.open("for (long long c = threadIdx.x; c < d; c += blockDim.x)");
+        element();
+        e.close();
+      } else {
+        const std::string L = std::to_string(kRowLanes);
+        e.open("for (long long c0 = 0; c0 < d / " + L + " * " + L + "; c0 += " + L + ")");
+        e.open("for (int l = 0; l < " + L + "; ++l)");
+        e.line("const long long c = c0 + l;");
+        element();
+        e.close();
+        e.close();
+        e.open("for (long long c = d / " + L + " * " + L + "; c < d; ++c)");
+        e.line("const int l = (int)(c - d / " + L + " * " + L + ");");
+        element();
+        e.close();
+      }
       ++passes;
     };
     auto reduce = [&](const std::string &acc, bool max) {
       e.line(acc + " = dlc_block_allreduce<" + B + ", " + (max ? "true" : "false") + ">(" + acc +
              ", smem);");
+    };
+    // A pass that folds `term`'s value at each element (of those `guard`
+    // admits) into `acc`: a sum, or a maximum that keeps acc where the
+    // term is NaN. On the host, into kRowLanes accumulators combined in
+    // lane order: a double sum in one accumulator does not vectorize
+    // without reordering it, and these lanes are that order, written out.
+    auto fold = [&](const std::string &acc, bool max, const std::function<std::string()> &term,
+                    const std::string &guard = "") {
+      const bool lanes = targetWriter(target).keepsRowValues();
+      const std::string a = lanes ? acc + "_l[l]" : acc;
+      if (lanes)
+        e.line("double " + acc + "_l[" + std::to_string(kRowLanes) + "];\n" +
+               std::string(2 * e.indent, ' ') + "for (int l = 0; l < " +
+               std::to_string(kRowLanes) + "; ++l) " + acc + "_l[l] = " + acc + ";");
+      pass([&] {
+        std::string z = term();
+        if (!lanes)
+          e.line((guard.empty() ? "" : "if (" + guard + ") ") + a + " = " +
+                 (max ? a + " < " + z + " ? " + z + " : " + a : a + " + " + z) + ";");
+        else if (max) // a select, not a branch: the loop vectorizes
+          e.line(a + " = " + (guard.empty() ? "" : "(" + guard + ") && ") + a + " < " + z +
+                 " ? " + z + " : " + a + ";");
+        else
+          e.line(a + " = " + a + " + " + (guard.empty() ? z : "(" + guard + " ? " + z + " : 0.0)") +
+                 ";");
+      }, lanes);
+      if (lanes)
+        e.line("for (int l = 0; l < " + std::to_string(kRowLanes) + "; ++l) " + acc + " = " +
+               (max ? acc + " < " + acc + "_l[l] ? " + acc + "_l[l] : " + acc
+                    : "l ? " + acc + " + " + acc + "_l[l] : " + acc + "_l[l]") +
+               ";");
+      reduce(acc, max);
     };
     // softmax's logit at i: scale * x + mask, in double.
     double scale = k.floatAttr("scale", 1.0);
@@ -1381,32 +1436,23 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
     std::function<std::string()> last;
     if (softmax) {
       e.line("double mx = DLC_NEG_INF, sum = 0.0;");
-      pass([&] {
-        std::string z = logit();
-        e.line((causal ? "if (" + visible + ") " : std::string()) + "mx = mx < " + z + " ? " +
-               z + " : mx;");
-      });
-      reduce("mx", true);
+      fold("mx", true, logit, visible);
       if (targetWriter(target).keepsRowValues()) {
         // A core computes what a GPU would recompute: each exponential
-        // once, kept (as the CPU keeps it, a float) for the last pass.
+        // once, kept (as the CPU keeps it, a float) for the last pass. In
+        // float, by the host prelude's dlc_expf: libm's double exp kept the
+        // pass scalar, and the float it is kept as differs by a rounding.
         e.line("__shared__ float dlc_e[" + std::to_string(d) + "];");
-        pass([&] {
+        fold("sum", false, [&] {
           std::string z = logit();
           e.line("const double dlc_ex = " + (causal ? visible + " ? " : std::string()) +
-                 "exp(" + z + " - mx)" + (causal ? " : 0.0" : "") + ";");
+                 "(double)dlc_expf((float)(" + z + " - mx))" + (causal ? " : 0.0" : "") + ";");
           e.line("dlc_e[c] = (float)dlc_ex;");
-          e.line("sum += dlc_ex;");
+          return std::string("dlc_ex");
         });
-        reduce("sum", false);
         last = [&] { return e.temp("y", "float", "(float)((double)dlc_e[c] / sum)"); };
       } else {
-        pass([&] {
-          std::string z = logit();
-          e.line((causal ? "if (" + visible + ") " : std::string()) + "sum += exp(" + z +
-                 " - mx);");
-        });
-        reduce("sum", false);
+        fold("sum", false, [&] { return "exp(" + logit() + " - mx)"; }, visible);
         last = [&] {
           // The CPU stores the exponential as a float, then divides it.
           std::string y = "(float)((double)(float)exp(" + logit() + " - mx) / sum)";
@@ -1415,15 +1461,13 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
       }
     } else if (norm) {
       e.line("double mean = 0.0, var = 0.0;");
-      pass([&] { e.line("mean += (double)" + e.value(k.inputs[0], "i") + ";"); });
-      reduce("mean", false);
+      fold("mean", false, [&] { return "(double)" + e.value(k.inputs[0], "i"); });
       e.line("mean /= (double)d;");
-      pass([&] {
+      fold("var", false, [&] {
         std::string dv =
             e.temp("dv", "double", "(double)" + e.value(k.inputs[0], "i") + " - mean");
-        e.line("var += " + dv + " * " + dv + ";");
+        return dv + " * " + dv;
       });
-      reduce("var", false);
       e.line("const double rstd = 1.0 / sqrt(var / (double)d + " +
              doubleLiteral(k.floatAttr("epsilon", 1e-5)) + ");");
       last = [&] {
@@ -1434,11 +1478,9 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
       };
     } else {
       e.line("double dot = 0.0;");
-      pass([&] {
-        e.line("dot += (double)" + e.value(k.inputs[0], "i") + " * (double)" +
-               e.value(k.inputs[1], "i") + ";");
+      fold("dot", false, [&] {
+        return "(double)" + e.value(k.inputs[0], "i") + " * (double)" + e.value(k.inputs[1], "i");
       });
-      reduce("dot", false);
       last = [&] {
         return e.temp("y", "float",
                       "(float)(" + doubleLiteral(scale) + " * (double)" +

@@ -149,9 +149,13 @@ std::string hostCompiler() {
 const std::vector<std::string> &hostCompileFlags() {
   // No -ffast-math: results stay the reference's within rounding. No FMA
   // contraction either: the reference kernels are built without it.
+  // -fno-trapping-math changes no value (no kernel reads the floating-point
+  // exception flags); without it GCC may not compute a dropout's kept value
+  // before knowing it is kept (`keep ? v * s : 0`), and the loop stays scalar.
   static const std::vector<std::string> flags = {
       "-std=c++17", "-O3", "-march=native", "-shared", "-fPIC", "-fno-math-errno",
-      "-ffp-contract=off", "-fno-strict-aliasing", "-fvisibility=hidden", "-w"};
+      "-fno-trapping-math", "-ffp-contract=off", "-fno-strict-aliasing", "-fvisibility=hidden",
+      "-w"};
   return flags;
 }
 

@@ -322,7 +322,11 @@ TEST(HostKernels, EachLaunchAloneMatchesItsReferenceKernels) {
     for (const cpu::HostLaunch &h : cpu::planHostLaunches(plan))
       generated += h.kernel.has_value();
     EXPECT_EQ(checks->size(), generated);
+    // A half-precision result may round the other way by one unit: the
+    // host's softmax takes its exponentials in float, the reference's in
+    // double (dlc-kernels --check-host's rule).
     for (const cpu::HostLaunchCheck &c : *checks)
-      EXPECT_LE(c.error, 1e-5) << "launch #" << c.launch << ", buffer " << c.buffer;
+      EXPECT_TRUE(c.within(1e-5)) << "launch #" << c.launch << ", buffer " << c.buffer
+                                  << ": error " << c.error;
   }
 }
