@@ -233,7 +233,7 @@ int runMain(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-  rt::boundOpenMpSpinning(argv);
+  rt::pinOpenMpThreads(argv);
   if (rt::launchedProcesses() > 1)
     bench::sayWhenMpirunEndsThisRank("dlc-run", rt::launchedRank());
   int rc = runMain(argc, argv);

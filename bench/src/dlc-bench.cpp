@@ -1159,7 +1159,7 @@ int benchMain(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-  rt::boundOpenMpSpinning(argv);
+  rt::pinOpenMpThreads(argv);
   llvm::InitLLVM init(argc, argv);
   int rc = benchMain(argc, argv);
   // Under mpirun: MPI_Finalize, or MPI_Abort after an error so that no other

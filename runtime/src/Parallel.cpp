@@ -42,13 +42,14 @@ int cpuThreadCount() {
 
 bool partsOnOpenMp() { return DLC_OPENMP != 0; }
 
-void boundOpenMpSpinning(char **argv) {
-  if (!partsOnOpenMp() || std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT"))
+void pinOpenMpThreads(char **argv) {
+  const char *threads = std::getenv("DLC_CPU_THREADS");
+  if (!partsOnOpenMp() || !threads || std::getenv("OMP_NUM_THREADS"))
     return;
-  if (setenv("GOMP_SPINCOUNT", std::to_string(kSpinCount).c_str(), 1) != 0)
+  if (setenv("OMP_NUM_THREADS", std::to_string(cpuThreadCount()).c_str(), 1) != 0)
     return;
   execv("/proc/self/exe", argv);
-  // Still here: this process keeps libgomp's default spinning.
+  // Still here: OpenMP's default team stays the machine's cores.
 }
 
 void runParts(int parts, const std::function<void(int)> &job) {

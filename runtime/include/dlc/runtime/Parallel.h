@@ -48,22 +48,21 @@ void runParts(int parts, const std::function<void(int)> &job);
 /// Whether runParts uses OpenMP's threads.
 bool partsOnOpenMp();
 
-/// libgomp's threads spin after each parallel region (GOMP_SPINCOUNT,
-/// 300,000 polls by default), then sleep. Spinning that long beside other
-/// work holds a core the next region needs, which then waits a scheduler
-/// time slice (small_convnet's step took 8x longer on 2 cores beside a
-/// compiler). Not spinning at all (OMP_WAIT_POLICY=passive) costs a
-/// sleeping thread's wake-up, tens of microseconds, at every region: with
-/// a hundred small launches a step, tiny_transformer ran at 6,657
-/// samples/s on 2 quiet cores, and at 30,265 with kSpinCount polls.
-/// libgomp reads its settings once, as it loads, so a program calls this
-/// first thing in main: unless the user chose a policy (OMP_WAIT_POLICY or
-/// GOMP_SPINCOUNT set), it sets GOMP_SPINCOUNT=kSpinCount and executes
-/// itself again with the same arguments. Without OpenMP, or where that
-/// fails, it returns.
-void boundOpenMpSpinning(char **argv);
-/// Polls before a waiting OpenMP thread sleeps: tens of microseconds.
-constexpr int kSpinCount = 10000;
+/// The OpenMP runtime dlc loads is LLVM's (libomp, under the name
+/// libgomp.so.1 from /usr/lib/llvm-22/lib): its waiting threads spin for
+/// KMP_BLOCKTIME (200 ms) after a parallel region before they sleep.
+/// Sleeping at once (OMP_WAIT_POLICY=passive, stops 17-19) cost a wake-up
+/// at every region, a hundred a step of small launches: tiny_transformer
+/// ran at 8,863 samples/s on 2 quiet cores against 36,790 spinning, and
+/// small_convnet 2,939 against 3,869 (docs/CpuBackend.md has the table,
+/// beside other load too). So dlc keeps the runtime's default, and only
+/// makes OpenMP's default team DLC_CPU_THREADS threads (OMP_NUM_THREADS),
+/// so that a run on fewer threads than cores spins no idle thread.
+/// libomp reads its settings once, as it loads, so a program calls this
+/// first thing in main: when DLC_CPU_THREADS is set and OMP_NUM_THREADS is
+/// not, it sets it and executes itself again with the same arguments.
+/// Without OpenMP, or where that fails, it returns.
+void pinOpenMpThreads(char **argv);
 
 /// Calls body(i) for every i in [begin, end), split into contiguous chunks
 /// over cpuThreadCount() threads. Work below `grain` iterations runs inline.
