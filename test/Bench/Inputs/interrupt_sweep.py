@@ -20,8 +20,11 @@ deadline = time.time() + 60
 while not os.path.exists(report) and proc.poll() is None and time.time() < deadline:
     time.sleep(0.05)
 if proc.poll() is not None:
-    sys.exit("the sweep ended before its report appeared (exit %s): %s"
-             % (proc.returncode, proc.stderr.read()))
+    # On stdout, which FileCheck shows when the test fails (lit does not
+    # show this script's stderr).
+    print("the sweep ended before its report appeared (exit %s): %s"
+          % (proc.returncode, proc.stderr.read()))
+    sys.exit(1)
 proc.send_signal(sig)
 out, err = proc.communicate(timeout=60)
 print("exit", proc.returncode)
