@@ -17,7 +17,16 @@
 #            over the best peer
 #   gpu$   bench/gpu/run_all.sh 3 RESULTS     call 2 again after changes
 #            (WORKLOADS picks, e.g. WORKLOADS="bert_base:32:amp")
+#   gpu$   bench/gpu/run_all.sh lease RESULTS  a lease of 15 minutes (the
+#            device tool's since 2026-11-26, start and idle included): the
+#            GPU unit tests and dlc-bandwidth (100 s at most), then call 2
+#            on the AMP workloads, profiling every paddle and xla plan, in
+#            one call of about 8 minutes; then, on the still-warm machine,
+#            `PHASES=compile DLC_CALL_SECONDS=150 run_all.sh 3 RESULTS` or
+#            the checks (DLC_PART=checks run_gpu_tests.sh) with what is left
 #
+# PHASES (calls 2, 3, lease): which of dlc, jax, compile run, in that
+# order (default all three; torch.compile compiles for 1-2 minutes a model).
 # Each call stops starting new work DLC_CALL_SECONDS (default 480) after it
 # began, lists what it skipped and exits 3; every step has a time limit that
 # ends by then + 60 s, so the call returns inside the device tool's 10
@@ -26,10 +35,14 @@
 # checks' step dumps (hundreds of MB) stay in /tmp/dlc-dumps. The call:
 #   device run, carry [".gpu"]:  bash bench/gpu/run_all.sh 1 /tmp/r
 # Lessons of 2026-11-25 (two 10-minute calls lost): never let a call outrun
-# the tool's limit (its $OUT comes back empty), and never pack dumps.
+# the tool's limit (its $OUT comes back empty), and never pack dumps. Of
+# 2026-11-26 (15 minutes, two calls): `lease` took 488 s and reached every dlc
+# plan, eager and JAX peer but no torch.compile; a second call of 246 s ran
+# 140 s of checks and ResNet-50's torch.compile, leaving 125 s, too little
+# to start a machine again.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-CALL=${1:?usage: bench/gpu/run_all.sh pack | 1 RESULTS | 2 RESULTS | 3 RESULTS}
+CALL=${1:?usage: bench/gpu/run_all.sh pack | 1 RESULTS | 2 RESULTS | 3 RESULTS | lease RESULTS}
 G=.gpu
 
 if [ "$CALL" = pack ]; then
@@ -87,6 +100,20 @@ case $CALL in
   echo "run_all.sh 1: checks exit $s1, sweep exit $s2"
   [ $s1 = 0 ] && [ $s2 = 0 ]
   ;;
+lease)
+  # The unit tests first: a failing one says more about the figures after.
+  timeout -k 5 100 env DLC_PART=tests bash bench/gpu/run_gpu_tests.sh $G/plans "$RESULTS" \
+    > "$RESULTS/tests.txt" 2>&1
+  echo "unit tests: exit $? ($(grep -hE '^\[  (PASSED|FAILED) ' "$RESULTS/gtest.log" | tr '\n' ' '))"
+  tail -3 "$RESULTS/bandwidth.txt" 2>/dev/null
+  # Call 2's deadline counts from its own start, after the tests.
+  WORKLOADS=${WORKLOADS:-resnet50:256:amp bert_base:32:amp gpt2:8:amp-bf16}
+  PROFILE=${PROFILE:-$(for s in $WORKLOADS; do IFS=: read -r m b p <<< "$s"
+    echo -n "$m-b$b-$p-paddle $m-b$b-$p-xla "; done)}
+  trap - EXIT # call 2 packs RESULTS, the tests' logs with it
+  WORKLOADS=$WORKLOADS PROFILE=$PROFILE DLC_CALL_SECONDS=${DLC_CALL_SECONDS:-390} \
+    exec bash "$PWD/bench/gpu/run_all.sh" 2 "$RESULTS"
+  ;;
 2|3)
   status=0
   BENCH=$G/bin/dlc-run
@@ -104,7 +131,7 @@ case $CALL in
   # loses fp32), and within them dlc and the eager peer before the peers
   # that compile for minutes.
   specs=${WORKLOADS:-resnet50:256:amp bert_base:32:amp gpt2:8:amp-bf16 resnet50:256:fp32 bert_base:32:fp32}
-  for phase in dlc jax compile; do
+  for phase in ${PHASES:-dlc jax compile}; do
   for spec in $specs; do
     IFS=: read -r m batch precision <<< "$spec"
     [ $phase = dlc ] && for fusion in none paddle xla; do
@@ -139,5 +166,5 @@ case $CALL in
   [ -e "$RESULTS/skipped.txt" ] && [ $status = 0 ] && status=3
   exit $status
   ;;
-*) echo "run_all.sh: unknown call '$CALL' (pack, 1, 2 or 3)" >&2; exit 2 ;;
+*) echo "run_all.sh: unknown call '$CALL' (pack, 1, 2, 3 or lease)" >&2; exit 2 ;;
 esac
