@@ -351,6 +351,22 @@ std::vector<Case> allCases() {
       c.kernel(op, inputs(c, l, y),
                {c.buffer("out", F, backward ? std::vector<int64_t>{3, 4} : std::vector<int64_t>{}, kOut)});
     }
+    // Lines many times the block's threads, so that each thread's running
+    // maximum grows and its sum is rescaled (the online softmax): random
+    // logits, and logits rising along every line (a new maximum at every
+    // step of every thread) spanning 60, so that exp of the gaps underflows
+    // float but not double.
+    for (bool rising : {false, true}) {
+      Case &c = add(op + (rising ? " rising logits, 300 classes" : " 300 classes"));
+      int32_t l = c.buffer("logits", F, {4, 300}, kIn), y = c.buffer("labels", DType::kI64, {4}, kIn);
+      c.fixed[y] = {0, 299, 17, 150};
+      if (rising)
+        for (int row = 0; row < 4; ++row)
+          for (int k = 0; k < 300; ++k)
+            c.fixed[l].push_back(-30.0 + 0.2 * k + row);
+      c.kernel(op, inputs(c, l, y),
+               {c.buffer("out", F, backward ? std::vector<int64_t>{4, 300} : std::vector<int64_t>{}, kOut)});
+    }
   }
   // embeddings
   for (DType idType : {DType::kI64, DType::kI32}) {
@@ -794,6 +810,35 @@ TEST(HandKernels, SoftmaxLinesTakeTheThreadsTheyNeed) {
     ASSERT_TRUE(hand.isOk()) << hand.status().toString();
     EXPECT_EQ(hand->blockSize, threads) << keys << " keys";
     EXPECT_EQ(hand->blocks, 2 * 12 * 7);
+  }
+}
+
+TEST(HandKernels, CrossEntropyRunsABlockPerPosition) {
+  // GPT-2 small's 8192 positions of 50,257 classes: a block each (256
+  // blocks streamed its logits at a fraction of the bandwidth), 256
+  // threads; ResNet-50's 256 positions of 1000 classes the same; 40,000
+  // positions of 10 classes stop at the cap, one warp each.
+  for (auto [positions, classes, blocks, threads] :
+       {std::tuple<int64_t, int64_t, int64_t, int>{8192, 50257, 8192, 256},
+        {256, 1000, 256, 256},
+        {40000, 10, 32768, 32}}) {
+    for (bool backward : {false, true}) {
+      Case c;
+      int32_t l = c.buffer("logits", DType::kBF16, {positions, classes}, kIn);
+      int32_t y = c.buffer("labels", DType::kI64, {positions}, kIn);
+      std::vector<int32_t> in = {l, y};
+      if (backward)
+        in.insert(in.begin(), c.buffer("dloss", DType::kF32, {}, kIn));
+      c.kernel(backward ? "softmax_cross_entropy_backward" : "softmax_cross_entropy", in,
+               {c.buffer("out", DType::kF32,
+                         backward ? std::vector<int64_t>{positions, classes} : std::vector<int64_t>{},
+                         kOut)});
+      auto hand = planHandKernel(c.plan, c.theKernel());
+      ASSERT_TRUE(hand.isOk()) << hand.status().toString();
+      EXPECT_EQ(hand->blockSize, threads) << classes << " classes";
+      // The gradient has no partials to combine, so no cap.
+      EXPECT_EQ(hand->blocks, backward ? positions : blocks) << positions << " positions";
+    }
   }
 }
 
