@@ -537,8 +537,9 @@ StatusOr<HandKernel> lossScaleStatus(Builder &b) {
   int64_t largest = 0;
   for (size_t g = 1; g < k.inputs.size(); ++g)
     largest = std::max(largest, b.buf(k.inputs[g]).numElements());
-  // Each block's overflow flag.
-  int64_t blocks = std::clamp<int64_t>(ceilDiv(largest, kBlock), 1, kCombiningBlocks);
+  // Each block's overflow flag: enough blocks to fill the GPU
+  // (kCombiningBlocks left three quarters of an H100's threads idle).
+  int64_t blocks = std::clamp<int64_t>(ceilDiv(largest, 4 * kBlock), 1, 4 * kSpreadBlocks);
   b.scratch(DLC_LOSS_SCALE_STATUS_SCRATCH, blocks);
   return b.done("optimizer", blocks);
 }

@@ -620,6 +620,22 @@ std::vector<Case> allCases() {
     }
     c.kernel("loss_scale_status", in, {c.buffer("status", F, {2}, kOut)});
   }
+  // A gradient long enough for the kernel's four loads a step (the cases
+  // above are shorter than four grid strides): one non-finite value in the
+  // body, in the tail, or none.
+  for (int64_t at : {int64_t(-1), int64_t(1234), int64_t(2999)}) {
+    Case &c = add("loss_scale_status 3001 elements, " +
+                  (at < 0 ? std::string("finite") : "inf at " + std::to_string(at)));
+    c.exact = true;
+    int32_t scale = c.buffer("scale", F, {}, kIn);
+    c.fixed[scale] = {2.0};
+    int32_t g = c.buffer("g", H, {3001}, kIn);
+    std::vector<double> values(3001, -0.25);
+    if (at >= 0)
+      values[at] = INFINITY;
+    c.fixed[g] = values;
+    c.kernel("loss_scale_status", {scale, g}, {c.buffer("status", F, {2}, kOut)});
+  }
   // batch norm (training): 4-d, 2-d (one position per channel), 5-d, more
   // channels than blocks in the threaded run, one element per channel (the
   // unbiased running variance is NaN), mixed precision (x and y in f16 or

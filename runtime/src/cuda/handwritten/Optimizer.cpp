@@ -85,23 +85,36 @@ dlc_hw_loss_scale_status(const DlcHandArgs a, const long long *step) {
   const DlcHandOperand *grads =
       static_cast<const DlcHandOperand *>(a.p[DLC_LOSS_SCALE_STATUS_GRADS]);
   double overflow = 0;
+  const long long stride = (long long)gridDim.x * blockDim.x;
   for (long long g = 0; g < a.lossScaleStatus.grads; ++g) {
     const DlcHandOperand grad = grads[g];
-    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < grad.n;
-         e += (long long)gridDim.x * blockDim.x) {
+    // Four loads in flight a thread: a lone 2-byte load a step kept BERT's
+    // 220 MB of half gradients at 0.79 ms (2026-11-26).
+    long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    for (; e + 3 * stride < grad.n; e += 4 * stride) {
+      const float v0 = dlc_hw_load(grad.p, grad.t, e);
+      const float v1 = dlc_hw_load(grad.p, grad.t, e + stride);
+      const float v2 = dlc_hw_load(grad.p, grad.t, e + 2 * stride);
+      const float v3 = dlc_hw_load(grad.p, grad.t, e + 3 * stride);
+      // inf - inf and NaN - NaN are NaN, and a NaN makes the sum NaN
+      if (!((v0 - v0) + (v1 - v1) + (v2 - v2) + (v3 - v3) == 0.0f)) overflow = 1;
+    }
+    for (; e < grad.n; e += stride) {
       const float v = dlc_hw_load(grad.p, grad.t, e);
-      if (!(v - v == 0.0f)) overflow = 1; // inf - inf and NaN - NaN are NaN
+      if (!(v - v == 0.0f)) overflow = 1;
     }
   }
   overflow = dlc_hw_block_max(overflow, smem);
   double *part = dlc_hw_partials(a, DLC_LOSS_SCALE_STATUS_SCRATCH);
   if (threadIdx.x == 0) part[blockIdx.x] = overflow;
-  if (!dlc_hw_last_block(static_cast<unsigned *>(a.p[DLC_LOSS_SCALE_STATUS_SCRATCH])) ||
-      threadIdx.x != 0)
+  if (!dlc_hw_last_block(static_cast<unsigned *>(a.p[DLC_LOSS_SCALE_STATUS_SCRATCH])))
     return;
   overflow = 0;
-  for (unsigned b = 0; b < gridDim.x; ++b)
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)
     overflow = dlc_hw_partial(part, b) != 0 ? 1 : overflow;
+  overflow = dlc_hw_block_max(overflow, smem);
+  if (threadIdx.x != 0)
+    return;
   dlc_hw_st(a, DLC_LOSS_SCALE_STATUS_STATUS, 0,
             1.0f / dlc_hw_ld(a, DLC_LOSS_SCALE_STATUS_SCALE, 0));
   dlc_hw_st(a, DLC_LOSS_SCALE_STATUS_STATUS, 1, overflow != 0 ? 1.0f : 0.0f);
