@@ -9,12 +9,17 @@ namespace dlc::rt::codegen {
 std::vector<Launch> splitGroups(const Plan &plan,
                                 const std::function<std::string(const Launch &)> &refusal,
                                 std::vector<std::string> &splitReason) {
+  return splitGroups(plan, planLaunches(plan), refusal, splitReason);
+}
+
+std::vector<Launch> splitGroups(const Plan &plan, std::vector<Launch> original,
+                                const std::function<std::string(const Launch &)> &refusal,
+                                std::vector<std::string> &splitReason) {
   // A group `refusal` refuses is split: its runs of consecutive element-wise
   // / reduction kernels stay together as generated sub-launches, every other
   // kernel goes alone. Which values leave a launch depends on the split, so
   // each run is then checked against the launches as split, and a run the
   // generator refuses there is split further, until none is.
-  std::vector<Launch> original = planLaunches(plan);
   std::vector<Launch> launches;
   splitReason.clear();
   auto generatedOp = [&](size_t k) {

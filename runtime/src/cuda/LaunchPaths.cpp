@@ -321,6 +321,23 @@ StatusOr<FusedBatchNormGroup> fusedBatchNormFor(const Plan &plan, const Launch &
   return g;
 }
 
+void recogniseFusedBatchNorm(const Plan &plan, Launch &launch, const std::vector<Launch> &launches) {
+  if (launch.kernels.size() < 2 || isFusedBatchNorm(launch.fusion) ||
+      std::none_of(launch.kernels.begin(), launch.kernels.end(), [&](size_t k) {
+        return plan.kernels[k].opClass == OpClass::kBatchNormalization;
+      }))
+    return;
+  for (FusionKind kind : {FusionKind::kBnAct, FusionKind::kBnAddAct, FusionKind::kBnActGrad,
+                          FusionKind::kBnAddActGrad}) {
+    Launch as = launch;
+    as.fusion = kind;
+    if (fusedBatchNormFor(plan, as, launches).isOk()) {
+      launch.fusion = kind;
+      return;
+    }
+  }
+}
+
 StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch) {
   const std::vector<size_t> &ks = launch.kernels;
   GemmEpilogue e;
@@ -402,9 +419,13 @@ std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan) {
   // Each launch is decided against the plan's own launches; a group no
   // device kernel computes (whose whole path would be the host) is split.
   std::vector<Launch> original = planLaunches(plan);
+  // In plan order: a gradient group finds its forward group among the
+  // launches before it, recognised already.
+  for (Launch &launch : original)
+    recogniseFusedBatchNorm(plan, launch, original);
   std::vector<std::string> splitReason;
   std::vector<Launch> launches = splitGroups(
-      plan,
+      plan, original,
       [&](const Launch &launch) {
         DeviceLaunch whole = choose(plan, launch, original);
         if (whole.path != "host-fallback")

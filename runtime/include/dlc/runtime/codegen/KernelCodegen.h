@@ -103,6 +103,11 @@ std::string launchLabelWithOps(const Plan &plan, const Launch &launch);
 std::vector<Launch> splitGroups(const Plan &plan,
                                 const std::function<std::string(const Launch &)> &refusal,
                                 std::vector<std::string> &splitReason);
+/// The same over `original`, the plan's launches as a backend sees them
+/// (planLaunches, some groups' FusionKind recognised again: LaunchPaths.h).
+std::vector<Launch> splitGroups(const Plan &plan, std::vector<Launch> original,
+                                const std::function<std::string(const Launch &)> &refusal,
+                                std::vector<std::string> &splitReason);
 
 /// Each kernel's inputs with views resolved: a reshape is a buffer no
 /// kernel writes, sharing the bytes of the value it reshapes, which is the
