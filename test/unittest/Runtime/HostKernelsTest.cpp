@@ -149,6 +149,19 @@ Plan optimizerPlan() {
   p.kernel("sgd_update", {u, gu, mu},
            {p.buffer("u'", {300}, BufferRole::kUpdate), p.buffer("mu'", {300}, BufferRole::kUpdate)},
            1, {{"lr", 0.1}, {"momentum", 0.9}});
+  // AdamW with other betas, then the defaults again: the kernel keeps the
+  // bias corrections of the last betas it saw and must take them anew.
+  for (auto [name, beta1, beta2] : {std::tuple{"a", 0.8, 0.99}, {"b", 0.9, 0.999}}) {
+    std::string n = name;
+    int32_t a = p.buffer(n, {70}, BufferRole::kParam);
+    p.kernel("adamw_update",
+             {a, p.buffer("g" + n, {70}), p.buffer(n + "1", {70}, BufferRole::kOptimizerState),
+              p.buffer(n + "2", {70}, BufferRole::kOptimizerState)},
+             {p.buffer(n + "'", {70}, BufferRole::kUpdate),
+              p.buffer(n + "1'", {70}, BufferRole::kUpdate),
+              p.buffer(n + "2'", {70}, BufferRole::kUpdate)},
+             1, {{"lr", 1e-2}, {"beta1", beta1}, {"beta2", beta2}});
+  }
   for (PlanKernel &k : p.plan.kernels)
     k.fusionKind = FusionKind::kOptimizerHorizontal;
   // A lone update, outside groups: generated too.
