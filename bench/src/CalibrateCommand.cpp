@@ -175,9 +175,10 @@ double objective(const std::vector<Profile> &profiles, const rp::CostParams &par
 
 /// Each parameter's range: efficiencies are fractions of a peak; a DRAM
 /// load's latency is hundreds of nanoseconds on every GPU of the table.
-constexpr double kLow[] = {0.5e-6, 0.05, 0.01, 0.01,   0.01,   0.02,
-                           0.02,   0.1e-6, 300e-9, 0.3e-6, 0.1e-6};
-constexpr double kHigh[] = {50e-6, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 50e-6, 1500e-9, 20e-6, 20e-6};
+constexpr double kLow[] = {0.5e-6, 0.05, 0.01,   0.01,   0.01,   0.01,
+                           0.02,   0.02, 0.1e-6, 300e-9, 0.3e-6, 0.1e-6};
+constexpr double kHigh[] = {50e-6, 1.0,   1.0,     1.0,   1.0,   1.0,
+                            1.0,   1.0,   50e-6,   1500e-9, 20e-6, 20e-6};
 
 /// A parameter's index in CostParams::values().
 size_t paramIndex(const std::string &name) {
@@ -188,7 +189,7 @@ size_t paramIndex(const std::string &name) {
 rp::CostParams fit(const std::vector<Profile> &profiles) {
   const size_t stream = paramIndex("stream_mem_eff");
   const size_t bounded[] = {paramIndex("reduction_mem_eff"), paramIndex("norm_mem_eff"),
-                            paramIndex("gather_mem_eff")};
+                            paramIndex("legacy_norm_mem_eff"), paramIndex("gather_mem_eff")};
   rp::CostParams params;
   std::vector<double> v = params.values();
   double best = objective(profiles, params);
@@ -230,7 +231,8 @@ void printKinds(std::ostream &os, const Profile &p, const rp::CostParams &params
   std::map<std::string, std::string> access;
   for (const rp::LaunchCost &l : p.launches) {
     passBytes[kindKey(l.kind, l.path)] += std::max(l.passBytes, l.bytes);
-    access[kindKey(l.kind, l.path)] = rp::accessName(l.access);
+    access[kindKey(l.kind, l.path)] =
+        l.legacyLibraryNorm ? "legacy-norm" : rp::accessName(l.access);
   }
   std::vector<std::pair<double, std::string>> order;
   for (const auto &[key, ms] : p.msByKind)
@@ -275,12 +277,14 @@ void printSteps(std::ostream &os, const char *title, const std::vector<Profile> 
 } // namespace
 
 int runCalibrate(const std::vector<std::string> &args, std::ostream &os, std::ostream &errors) {
-  std::string out;
+  std::string out, paramsFile;
   std::vector<std::string> fitPaths, checkPaths;
   bool check = false, kinds = false;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "-o" && i + 1 < args.size())
       out = args[++i];
+    else if (args[i] == "--params" && i + 1 < args.size())
+      paramsFile = args[++i];
     else if (args[i] == "--check")
       check = true;
     else if (args[i] == "--kinds")
@@ -290,9 +294,15 @@ int runCalibrate(const std::vector<std::string> &args, std::ostream &os, std::os
     else
       (check ? checkPaths : fitPaths).push_back(args[i]);
   }
-  if (fitPaths.empty()) {
+  if (paramsFile.empty() ? fitPaths.empty() : !fitPaths.empty() || checkPaths.empty()) {
     errors << "usage: dlc-bench calibrate [-o OUT.json] [--kinds] PROFILE.json... [--check "
-              "PROFILE.json...]\n";
+              "PROFILE.json...]\n"
+              "       dlc-bench calibrate --params FIT.json [--kinds] --check PROFILE.json...\n";
+    return 1;
+  }
+  if (!paramsFile.empty() && !out.empty()) {
+    errors << "dlc-bench calibrate: error: --params evaluates " << paramsFile
+           << " and fits nothing: -o has nothing to write\n";
     return 1;
   }
   std::vector<Profile> fitted, checked;
@@ -306,14 +316,26 @@ int runCalibrate(const std::vector<std::string> &args, std::ostream &os, std::os
       }
       into->push_back(std::move(p));
     }
-  rp::CostParams params = fit(fitted);
-  os << "fitted on " << fitted.size() << " profiles (objective "
-     << objective(fitted, params) << "):\n";
+  rp::CostParams params;
+  if (!paramsFile.empty()) {
+    // Out of sample: the parameters a checked-in fit chose, against
+    // measurements it never saw.
+    if (rt::Status s = rp::readCostParams(paramsFile, params); !s.isOk()) {
+      errors << "dlc-bench calibrate: error: " << s.message() << "\n";
+      return 1;
+    }
+    os << "parameters of " << paramsFile << " (not fitted here):\n";
+  } else {
+    params = fit(fitted);
+    os << "fitted on " << fitted.size() << " profiles (objective "
+       << objective(fitted, params) << "):\n";
+  }
   std::vector<double> v = params.values();
   for (size_t i = 0; i < v.size(); ++i)
     os << "  " << rp::CostParams::names()[i] << " = " << std::setprecision(4)
        << std::defaultfloat << v[i] << "\n";
-  printSteps(os, "step time, profiles fitted on:", fitted, params);
+  if (!fitted.empty())
+    printSteps(os, "step time, profiles fitted on:", fitted, params);
   if (!checked.empty())
     printSteps(os, "step time, --check profiles (not fitted on):", checked, params);
   if (kinds)

@@ -17,21 +17,22 @@ namespace dlc::rt::perf {
 const std::vector<std::string> &CostParams::names() {
   static const std::vector<std::string> n = {
       "launch_overhead_s", "stream_mem_eff", "reduction_mem_eff", "norm_mem_eff",
-      "gather_mem_eff",    "tensor_max_eff", "cuda_core_max_eff", "contraction_latency_s",
-      "dram_latency_s",    "row_pass_latency_s", "profile_event_overhead_s"};
+      "legacy_norm_mem_eff", "gather_mem_eff", "tensor_max_eff", "cuda_core_max_eff",
+      "contraction_latency_s", "dram_latency_s", "row_pass_latency_s",
+      "profile_event_overhead_s"};
   return n;
 }
 
 std::vector<double> CostParams::values() const {
-  return {launchOverhead, streamMemEff,   reductionMemEff, normMemEff,  gatherMemEff,
-          tensorMaxEff,   cudaCoreMaxEff, contractionLatency, dramLatency, rowPassLatency,
-          profileEventOverhead};
+  return {launchOverhead,     streamMemEff,   reductionMemEff, normMemEff,
+          legacyNormMemEff,   gatherMemEff,   tensorMaxEff,    cudaCoreMaxEff,
+          contractionLatency, dramLatency,    rowPassLatency,  profileEventOverhead};
 }
 
 void CostParams::setValues(const std::vector<double> &v) {
-  double *fields[] = {&launchOverhead, &streamMemEff,   &reductionMemEff, &normMemEff,
-                      &gatherMemEff,   &tensorMaxEff,   &cudaCoreMaxEff,  &contractionLatency,
-                      &dramLatency,    &rowPassLatency, &profileEventOverhead};
+  double *fields[] = {&launchOverhead,     &streamMemEff, &reductionMemEff, &normMemEff,
+                      &legacyNormMemEff,   &gatherMemEff, &tensorMaxEff,    &cudaCoreMaxEff,
+                      &contractionLatency, &dramLatency,  &rowPassLatency,  &profileEventOverhead};
   for (size_t i = 0; i < v.size() && i < std::size(fields); ++i)
     *fields[i] = v[i];
 }
@@ -72,6 +73,7 @@ Access accessOf(const Plan &plan, const cuda::DeviceLaunch &d) {
 
 std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
   std::vector<cuda::DeviceLaunch> device = cuda::planDeviceLaunches(plan);
+  std::vector<cuda::Launch> launches = cuda::launchesOf(device);
   std::vector<int64_t> launchOf(plan.kernels.size(), 0);
   for (size_t l = 0; l < device.size(); ++l)
     for (size_t k : device[l].launch.kernels)
@@ -141,6 +143,8 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
         c.bytes += static_cast<double>(b.bytes);
     }
     c.passBytes += c.bytes - readBytes;
+    c.legacyLibraryNorm = d.path == "cudnn" && c.access == Access::kNormalization &&
+                          !cuda::fusedBatchNormFor(plan, d.launch, launches).isOk();
     if (d.path == "nccl") {
       const PlanKernel &kernel = plan.kernels[d.launch.kernels.front()];
       c.allReduceBytes = 0;
@@ -188,7 +192,8 @@ double predictSeconds(const LaunchCost &launch, const DeviceSpec &device,
                       const CostParams &params, bool tf32) {
   if (launch.allReduceBytes >= 0)
     return 0;
-  double memEff = launch.access == Access::kReduction       ? params.reductionMemEff
+  double memEff = launch.legacyLibraryNorm                  ? params.legacyNormMemEff
+                  : launch.access == Access::kReduction       ? params.reductionMemEff
                   : launch.access == Access::kNormalization ? params.normMemEff
                   : launch.access == Access::kGather        ? params.gatherMemEff
                                                             : params.streamMemEff;

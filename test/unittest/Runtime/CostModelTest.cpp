@@ -2,9 +2,13 @@
 
 #include "dlc/runtime/perf/CostModel.h"
 
+#include "TestPlan.h"
+
 #include <gtest/gtest.h>
 
 using namespace dlc::rt::perf;
+using dlc::rt::BufferRole;
+using dlc::rt::DType;
 
 namespace {
 
@@ -25,6 +29,7 @@ CostParams params() {
   p.streamMemEff = 0.8;
   p.reductionMemEff = 0.4;
   p.normMemEff = 0.25;
+  p.legacyNormMemEff = 0.1;
   p.gatherMemEff = 0.5;
   p.tensorMaxEff = 0.5;
   p.cudaCoreMaxEff = 0.8;
@@ -135,6 +140,39 @@ TEST(CostModel, NchwConvolutionsOnTensorCoresPayCudnnsLayoutConversions) {
   l.contractionType = "f32";
   EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
                    2e-6 + 1e10 / (10e12 * 0.8) + 3e-6);
+}
+
+TEST(CostModel, BatchNormsOffCudnnsNhwcHalfCallsRunAtTheLegacyFraction) {
+  // A batch norm and its gradient over one input, as the lowering writes them.
+  auto pair = [](DType data, const std::string &layout) {
+    dlc_test::PlanBuilder b;
+    std::vector<int64_t> shape = layout == "NHWC" ? std::vector<int64_t>{2, 4, 4, 8}
+                                                  : std::vector<int64_t>{2, 8, 4, 4};
+    const BufferRole in = BufferRole::kInput, tmp = BufferRole::kTemporary;
+    int32_t x = b.add("x", data, shape, in), y = b.add("y", data, shape, tmp);
+    int32_t dy = b.add("dy", data, shape, in), dx = b.add("dx", data, shape, tmp);
+    std::vector<int32_t> c;
+    for (const char *name :
+         {"scale", "bias", "mean", "var", "new_mean", "new_var", "dscale", "dbias"})
+      c.push_back(b.add(name, DType::kF32, {8}, in));
+    dlc::rt::PlanAttrs attrs = {{"layout", layout}};
+    b.kernel("batch_norm", {x, c[0], c[1], c[2], c[3]}, {y, c[4], c[5]}, attrs);
+    b.kernel("batch_norm_backward", {dy, x, c[0]}, {dx, c[6], c[7]}, attrs);
+    return planLaunchCosts(b.plan);
+  };
+  // FP16 NHWC: cuDNN's persistent calls (fusedBatchNormFor takes both).
+  for (const LaunchCost &l : pair(DType::kF16, "NHWC")) {
+    ASSERT_EQ(l.path, "cudnn");
+    EXPECT_FALSE(l.legacyLibraryNorm) << l.label;
+  }
+  // fp32, or NCHW: the plain calls, at their own fraction of DRAM bandwidth.
+  for (auto [data, layout] : {std::pair{DType::kF32, "NHWC"}, {DType::kF16, "NCHW"}})
+    for (const LaunchCost &l : pair(data, layout)) {
+      ASSERT_EQ(l.path, "cudnn");
+      ASSERT_TRUE(l.legacyLibraryNorm) << l.label << " " << layout;
+      EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
+                       2e-6 + l.passBytes / (1e12 * 0.1));
+    }
 }
 
 TEST(CostModel, AllReducesAreTheSimulatorsAndScaleMultipliesCompute) {

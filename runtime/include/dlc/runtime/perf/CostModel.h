@@ -10,7 +10,8 @@
 //   waves:   output tiles / (ceil(tiles / SMs) x SMs), the GEMM's or
 //            convolution's last wave's idle multiprocessors
 //   eff_m:   one fraction of DRAM bandwidth per access pattern (streaming,
-//            reductions, normalizations, gathers and windows)
+//            reductions, normalizations, gathers and windows), and one for
+//            the batch norms cuDNN runs on its plain (not NHWC FP16) calls
 //   inFlight: resident threads x the bytes each thread's loop iteration
 //            reads (Little's law: a small grid cannot keep enough loads in
 //            flight to cover DRAM's latency)
@@ -55,6 +56,10 @@ struct CostParams {
   double streamMemEff = 0.9;      ///< of DRAM bandwidth: element-wise streams, copies, updates
   double reductionMemEff = 0.5;   ///< generated reductions (bias gradients, pooling means)
   double normMemEff = 0.5;        ///< normalizations (batch, layer norm, softmax), per pass
+  /// A batch norm on cuDNN's plain calls (cudnnBatchNormalizationForwardTraining
+  /// and its backward: any batch norm but FP16 NHWC), per pass: other
+  /// kernels than the persistent NHWC ones normMemEff covers.
+  double legacyNormMemEff = 0.5;
   double gatherMemEff = 0.5;      ///< gathers and windows (embeddings, pooling, losses)
   double tensorMaxEff = 0.6;      ///< GEMM / convolution ceiling on tensor cores
   double cudaCoreMaxEff = 0.7;    ///< ... on the CUDA cores (fp32 without TF32)
@@ -108,6 +113,9 @@ struct LaunchCost {
   /// every operand to NHWC and the result back (cuDNN's "Tensor
   /// Transformations"), extra passes over the operands.
   bool nchwLibraryContraction = false;
+  /// A batch norm cuDNN runs on its plain calls, because fusedBatchNormFor
+  /// (LaunchPaths.h) refuses it the persistent FP16 NHWC ones.
+  bool legacyLibraryNorm = false;
   /// A normalization over rows whose kernel gives a block each row: the
   /// rows (0 otherwise).
   double rows = 0;
