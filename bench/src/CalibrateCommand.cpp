@@ -43,11 +43,20 @@ namespace rp = rt::perf;
 
 namespace {
 
+/// One of the slowest launches --profile lists: its device-launch index,
+/// its label as the run printed it, and its ms per step.
+struct SlowLaunch {
+  int64_t launch = 0;
+  std::string label;
+  double ms = 0;
+};
+
 struct Profile {
   std::string path, modelFile, precision, fusion, layout, gpu;
   int64_t batch = 0;
   double stepMs = 0;
   std::map<std::string, double> msByKind; // "kind [path]"
+  std::vector<SlowLaunch> slowest;
   std::vector<rp::LaunchCost> launches;
   rp::DeviceSpec device;
 };
@@ -90,6 +99,12 @@ bool readProfile(const std::string &path, Profile &p, std::string &error) {
         p.msByKind[kindKey(ko->getString("kind").value_or("").str(),
                            ko->getString("path").value_or("").str())] +=
             ko->getNumber("ms").value_or(0);
+  if (llvm::json::Array *slowest = o->getArray("slowest"))
+    for (llvm::json::Value &v : *slowest)
+      if (llvm::json::Object *so = v.getAsObject())
+        p.slowest.push_back({so->getInteger("launch").value_or(-1),
+                             so->getString("label").value_or("").str(),
+                             so->getNumber("ms").value_or(0)});
   const GpuPeak *gpu = findGpu(p.gpu);
   if (!gpu) {
     error = path + ": unknown gpu '" + p.gpu + "'";
@@ -175,10 +190,10 @@ double objective(const std::vector<Profile> &profiles, const rp::CostParams &par
 
 /// Each parameter's range: efficiencies are fractions of a peak; a DRAM
 /// load's latency is hundreds of nanoseconds on every GPU of the table.
-constexpr double kLow[] = {0.5e-6, 0.05, 0.01,   0.01,   0.01,   0.01,
-                           0.02,   0.02, 0.1e-6, 300e-9, 0.3e-6, 0.1e-6};
-constexpr double kHigh[] = {50e-6, 1.0,   1.0,     1.0,   1.0,   1.0,
-                            1.0,   1.0,   50e-6,   1500e-9, 20e-6, 20e-6};
+constexpr double kLow[] = {0.5e-6, 0.05, 0.01, 0.01,   0.01,   0.01,  0.02,
+                           0.02,   0.01, 0.1e-6, 300e-9, 0.3e-6, 0.1e-6};
+constexpr double kHigh[] = {50e-6, 1.0, 1.0, 1.0,   1.0,     1.0,   1.0,
+                            1.0,   1.0, 50e-6, 1500e-9, 20e-6, 20e-6};
 
 /// A parameter's index in CostParams::values().
 size_t paramIndex(const std::string &name) {
@@ -251,6 +266,27 @@ void printKinds(std::ostream &os, const Profile &p, const rp::CostParams &params
        << std::setprecision(3) << std::setw(10) << ms << std::setw(10) << pr << "  "
        << std::left << std::setw(14) << access[key] << std::right << std::setw(7)
        << std::setprecision(3) << fraction << "\n";
+  }
+  // The launches the run timed one by one: the model's figure for the same
+  // launch, found by index and checked by label (a plan of other code
+  // numbers its launches otherwise).
+  if (!p.slowest.empty())
+    os << "    slowest launches, measured / predicted ms:\n";
+  for (const SlowLaunch &s : p.slowest) {
+    os << "    " << std::right << std::fixed << std::setprecision(3) << std::setw(10) << s.ms;
+    // --profile labels a launch with its ops (launchLabelWithOps), the
+    // model without them (launchLabel): the latter, less its ")", opens it.
+    std::string printed = "launch #" + std::to_string(s.launch) + " (" + s.label + ")";
+    if (s.launch < 0 || s.launch >= static_cast<int64_t>(p.launches.size()) ||
+        printed.rfind(p.launches[s.launch].label.substr(
+                          0, p.launches[s.launch].label.size() - 1), 0) != 0) {
+      os << "  (not this plan's launch #" << s.launch << ": " << s.label << ")\n";
+      continue;
+    }
+    const rp::LaunchCost &l = p.launches[s.launch];
+    double ms = (rp::predictSeconds(l, p.device, params, /*tf32=*/false) +
+                 params.profileEventOverhead) * 1e3;
+    os << std::setw(10) << ms << "  #" << s.launch << " " << l.path << " " << s.label << "\n";
   }
 }
 

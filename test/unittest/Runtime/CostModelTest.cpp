@@ -33,6 +33,7 @@ CostParams params() {
   p.gatherMemEff = 0.5;
   p.tensorMaxEff = 0.5;
   p.cudaCoreMaxEff = 0.8;
+  p.misalignedTensorEff = 0.05;
   p.contractionLatency = 3e-6;
   p.dramLatency = 500e-9;
   p.rowPassLatency = 1e-6;
@@ -173,6 +174,42 @@ TEST(CostModel, BatchNormsOffCudnnsNhwcHalfCallsRunAtTheLegacyFraction) {
       EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
                        2e-6 + l.passBytes / (1e12 * 0.1));
     }
+}
+
+TEST(CostModel, GemmsWithoutSixteenByteRowsRunAtTheMisalignedCeiling) {
+  // x[64, 32] @ w[32, N] on cuBLASLt in f16: N = 8 gives 16-byte rows; N = 10
+  // 4-byte (20 bytes); N = 9 2-byte (18 bytes).
+  auto gemm = [](int64_t n) {
+    dlc_test::PlanBuilder b;
+    int32_t x = b.add("x", DType::kF16, {64, 32}, BufferRole::kInput);
+    int32_t w = b.add("w", DType::kF16, {32, n}, BufferRole::kInput);
+    int32_t y = b.add("y", DType::kF16, {64, n}, BufferRole::kTemporary);
+    b.kernel("matmul", {x, w}, {y});
+    std::vector<LaunchCost> costs = planLaunchCosts(b.plan);
+    EXPECT_EQ(costs.at(0).path, "cublaslt");
+    return costs.at(0);
+  };
+  EXPECT_EQ(gemm(8).operandAlignment, 16);
+  EXPECT_EQ(gemm(10).operandAlignment, 4);
+  EXPECT_EQ(gemm(9).operandAlignment, 2);
+  // The ceiling: misalignedTensorEff at 2 bytes, twice it at 4, never above
+  // tensorMaxEff.
+  LaunchCost l = contraction("cublaslt", "f16", 1);
+  l.operandAlignment = 2;
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
+                   2e-6 + 1e10 / (100e12 * 0.05) + 3e-6);
+  l.operandAlignment = 4;
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
+                   2e-6 + 1e10 / (100e12 * 0.1) + 3e-6);
+  l.operandAlignment = 8;
+  CostParams high = params();
+  high.misalignedTensorEff = 0.2; // 0.8 at 8 bytes: tensorMaxEff (0.5) bounds it
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), high, false),
+                   2e-6 + 1e10 / (100e12 * 0.5) + 3e-6);
+  // The CUDA cores (fp32) are not held to it.
+  l.contractionType = "f32";
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
+                   2e-6 + 1e10 / (10e12 * 0.8) + 3e-6);
 }
 
 TEST(CostModel, AllReducesAreTheSimulatorsAndScaleMultipliesCompute) {

@@ -63,6 +63,11 @@ struct CostParams {
   double gatherMemEff = 0.5;      ///< gathers and windows (embeddings, pooling, losses)
   double tensorMaxEff = 0.6;      ///< GEMM / convolution ceiling on tensor cores
   double cudaCoreMaxEff = 0.7;    ///< ... on the CUDA cores (fp32 without TF32)
+  /// The tensor-core ceiling of a cuBLASLt GEMM whose operand rows are only
+  /// 2-byte aligned (an odd dimension in a 16-bit type): without 16-byte
+  /// aligned rows it cannot take the kernels that load 16 bytes at once, and
+  /// its ceiling grows with the alignment (x2 at 4 bytes), up to tensorMaxEff.
+  double misalignedTensorEff = 0.075; ///< tensorMaxEff x 2 / 16: proportional to the alignment
   /// s a GEMM or convolution takes beyond its FLOPs (prologue, pipeline
   /// fill, epilogue): what makes small problems slow.
   double contractionLatency = 5e-6;
@@ -119,6 +124,9 @@ struct LaunchCost {
   /// A normalization over rows whose kernel gives a block each row: the
   /// rows (0 otherwise).
   double rows = 0;
+  /// A cuBLASLt GEMM's operand alignment: the largest power of two, up to
+  /// 16, of bytes that divides the row of each operand and of the result.
+  double operandAlignment = 16;
   /// The contraction's operand type (f32, f16, bf16); "" without one.
   std::string contractionType;
   /// An all-reduce: the bytes each rank sends, and the launch that waits for
