@@ -43,11 +43,20 @@ namespace rp = rt::perf;
 
 namespace {
 
+/// One of the slowest launches --profile lists: its device-launch index,
+/// its label as the run printed it, and its ms per step.
+struct SlowLaunch {
+  int64_t launch = 0;
+  std::string label;
+  double ms = 0;
+};
+
 struct Profile {
   std::string path, modelFile, precision, fusion, layout, gpu;
   int64_t batch = 0;
   double stepMs = 0;
   std::map<std::string, double> msByKind; // "kind [path]"
+  std::vector<SlowLaunch> slowest;
   std::vector<rp::LaunchCost> launches;
   rp::DeviceSpec device;
 };
@@ -90,6 +99,12 @@ bool readProfile(const std::string &path, Profile &p, std::string &error) {
         p.msByKind[kindKey(ko->getString("kind").value_or("").str(),
                            ko->getString("path").value_or("").str())] +=
             ko->getNumber("ms").value_or(0);
+  if (llvm::json::Array *slowest = o->getArray("slowest"))
+    for (llvm::json::Value &v : *slowest)
+      if (llvm::json::Object *so = v.getAsObject())
+        p.slowest.push_back({so->getInteger("launch").value_or(-1),
+                             so->getString("label").value_or("").str(),
+                             so->getNumber("ms").value_or(0)});
   const GpuPeak *gpu = findGpu(p.gpu);
   if (!gpu) {
     error = path + ": unknown gpu '" + p.gpu + "'";
@@ -175,9 +190,10 @@ double objective(const std::vector<Profile> &profiles, const rp::CostParams &par
 
 /// Each parameter's range: efficiencies are fractions of a peak; a DRAM
 /// load's latency is hundreds of nanoseconds on every GPU of the table.
-constexpr double kLow[] = {0.5e-6, 0.05, 0.01, 0.01,   0.01,   0.02,
-                           0.02,   0.1e-6, 300e-9, 0.3e-6, 0.1e-6};
-constexpr double kHigh[] = {50e-6, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 50e-6, 1500e-9, 20e-6, 20e-6};
+constexpr double kLow[] = {0.5e-6, 0.05, 0.01, 0.01,   0.01,   0.01,  0.02,
+                           0.02,   0.01, 0.1e-6, 300e-9, 0.3e-6, 0.1e-6};
+constexpr double kHigh[] = {50e-6, 1.0, 1.0, 1.0,   1.0,     1.0,   1.0,
+                            1.0,   1.0, 50e-6, 1500e-9, 20e-6, 20e-6};
 
 /// A parameter's index in CostParams::values().
 size_t paramIndex(const std::string &name) {
@@ -188,7 +204,7 @@ size_t paramIndex(const std::string &name) {
 rp::CostParams fit(const std::vector<Profile> &profiles) {
   const size_t stream = paramIndex("stream_mem_eff");
   const size_t bounded[] = {paramIndex("reduction_mem_eff"), paramIndex("norm_mem_eff"),
-                            paramIndex("gather_mem_eff")};
+                            paramIndex("legacy_norm_mem_eff"), paramIndex("gather_mem_eff")};
   rp::CostParams params;
   std::vector<double> v = params.values();
   double best = objective(profiles, params);
@@ -230,7 +246,8 @@ void printKinds(std::ostream &os, const Profile &p, const rp::CostParams &params
   std::map<std::string, std::string> access;
   for (const rp::LaunchCost &l : p.launches) {
     passBytes[kindKey(l.kind, l.path)] += std::max(l.passBytes, l.bytes);
-    access[kindKey(l.kind, l.path)] = rp::accessName(l.access);
+    access[kindKey(l.kind, l.path)] =
+        l.legacyLibraryNorm ? "legacy-norm" : rp::accessName(l.access);
   }
   std::vector<std::pair<double, std::string>> order;
   for (const auto &[key, ms] : p.msByKind)
@@ -249,6 +266,27 @@ void printKinds(std::ostream &os, const Profile &p, const rp::CostParams &params
        << std::setprecision(3) << std::setw(10) << ms << std::setw(10) << pr << "  "
        << std::left << std::setw(14) << access[key] << std::right << std::setw(7)
        << std::setprecision(3) << fraction << "\n";
+  }
+  // The launches the run timed one by one: the model's figure for the same
+  // launch, found by index and checked by label (a plan of other code
+  // numbers its launches otherwise).
+  if (!p.slowest.empty())
+    os << "    slowest launches, measured / predicted ms:\n";
+  for (const SlowLaunch &s : p.slowest) {
+    os << "    " << std::right << std::fixed << std::setprecision(3) << std::setw(10) << s.ms;
+    // --profile labels a launch with its ops (launchLabelWithOps), the
+    // model without them (launchLabel): the latter, less its ")", opens it.
+    std::string printed = "launch #" + std::to_string(s.launch) + " (" + s.label + ")";
+    if (s.launch < 0 || s.launch >= static_cast<int64_t>(p.launches.size()) ||
+        printed.rfind(p.launches[s.launch].label.substr(
+                          0, p.launches[s.launch].label.size() - 1), 0) != 0) {
+      os << "  (not this plan's launch #" << s.launch << ": " << s.label << ")\n";
+      continue;
+    }
+    const rp::LaunchCost &l = p.launches[s.launch];
+    double ms = (rp::predictSeconds(l, p.device, params, /*tf32=*/false) +
+                 params.profileEventOverhead) * 1e3;
+    os << std::setw(10) << ms << "  #" << s.launch << " " << l.path << " " << s.label << "\n";
   }
 }
 
@@ -275,12 +313,14 @@ void printSteps(std::ostream &os, const char *title, const std::vector<Profile> 
 } // namespace
 
 int runCalibrate(const std::vector<std::string> &args, std::ostream &os, std::ostream &errors) {
-  std::string out;
+  std::string out, paramsFile;
   std::vector<std::string> fitPaths, checkPaths;
   bool check = false, kinds = false;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "-o" && i + 1 < args.size())
       out = args[++i];
+    else if (args[i] == "--params" && i + 1 < args.size())
+      paramsFile = args[++i];
     else if (args[i] == "--check")
       check = true;
     else if (args[i] == "--kinds")
@@ -290,9 +330,15 @@ int runCalibrate(const std::vector<std::string> &args, std::ostream &os, std::os
     else
       (check ? checkPaths : fitPaths).push_back(args[i]);
   }
-  if (fitPaths.empty()) {
+  if (paramsFile.empty() ? fitPaths.empty() : !fitPaths.empty() || checkPaths.empty()) {
     errors << "usage: dlc-bench calibrate [-o OUT.json] [--kinds] PROFILE.json... [--check "
-              "PROFILE.json...]\n";
+              "PROFILE.json...]\n"
+              "       dlc-bench calibrate --params FIT.json [--kinds] --check PROFILE.json...\n";
+    return 1;
+  }
+  if (!paramsFile.empty() && !out.empty()) {
+    errors << "dlc-bench calibrate: error: --params evaluates " << paramsFile
+           << " and fits nothing: -o has nothing to write\n";
     return 1;
   }
   std::vector<Profile> fitted, checked;
@@ -306,14 +352,26 @@ int runCalibrate(const std::vector<std::string> &args, std::ostream &os, std::os
       }
       into->push_back(std::move(p));
     }
-  rp::CostParams params = fit(fitted);
-  os << "fitted on " << fitted.size() << " profiles (objective "
-     << objective(fitted, params) << "):\n";
+  rp::CostParams params;
+  if (!paramsFile.empty()) {
+    // Out of sample: the parameters a checked-in fit chose, against
+    // measurements it never saw.
+    if (rt::Status s = rp::readCostParams(paramsFile, params); !s.isOk()) {
+      errors << "dlc-bench calibrate: error: " << s.message() << "\n";
+      return 1;
+    }
+    os << "parameters of " << paramsFile << " (not fitted here):\n";
+  } else {
+    params = fit(fitted);
+    os << "fitted on " << fitted.size() << " profiles (objective "
+       << objective(fitted, params) << "):\n";
+  }
   std::vector<double> v = params.values();
   for (size_t i = 0; i < v.size(); ++i)
     os << "  " << rp::CostParams::names()[i] << " = " << std::setprecision(4)
        << std::defaultfloat << v[i] << "\n";
-  printSteps(os, "step time, profiles fitted on:", fitted, params);
+  if (!fitted.empty())
+    printSteps(os, "step time, profiles fitted on:", fitted, params);
   if (!checked.empty())
     printSteps(os, "step time, --check profiles (not fitted on):", checked, params);
   if (kinds)

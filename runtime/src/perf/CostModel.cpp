@@ -17,21 +17,25 @@ namespace dlc::rt::perf {
 const std::vector<std::string> &CostParams::names() {
   static const std::vector<std::string> n = {
       "launch_overhead_s", "stream_mem_eff", "reduction_mem_eff", "norm_mem_eff",
-      "gather_mem_eff",    "tensor_max_eff", "cuda_core_max_eff", "contraction_latency_s",
-      "dram_latency_s",    "row_pass_latency_s", "profile_event_overhead_s"};
+      "legacy_norm_mem_eff", "gather_mem_eff", "tensor_max_eff", "cuda_core_max_eff",
+      "misaligned_tensor_eff", "contraction_latency_s", "dram_latency_s",
+      "row_pass_latency_s", "profile_event_overhead_s"};
   return n;
 }
 
 std::vector<double> CostParams::values() const {
-  return {launchOverhead, streamMemEff,   reductionMemEff, normMemEff,  gatherMemEff,
-          tensorMaxEff,   cudaCoreMaxEff, contractionLatency, dramLatency, rowPassLatency,
+  return {launchOverhead,      streamMemEff,       reductionMemEff, normMemEff,
+          legacyNormMemEff,    gatherMemEff,       tensorMaxEff,    cudaCoreMaxEff,
+          misalignedTensorEff, contractionLatency, dramLatency,     rowPassLatency,
           profileEventOverhead};
 }
 
 void CostParams::setValues(const std::vector<double> &v) {
-  double *fields[] = {&launchOverhead, &streamMemEff,   &reductionMemEff, &normMemEff,
-                      &gatherMemEff,   &tensorMaxEff,   &cudaCoreMaxEff,  &contractionLatency,
-                      &dramLatency,    &rowPassLatency, &profileEventOverhead};
+  double *fields[] = {&launchOverhead,      &streamMemEff,       &reductionMemEff,
+                      &normMemEff,          &legacyNormMemEff,   &gatherMemEff,
+                      &tensorMaxEff,        &cudaCoreMaxEff,     &misalignedTensorEff,
+                      &contractionLatency,  &dramLatency,        &rowPassLatency,
+                      &profileEventOverhead};
   for (size_t i = 0; i < v.size() && i < std::size(fields); ++i)
     *fields[i] = v[i];
 }
@@ -64,6 +68,7 @@ Access accessOf(const Plan &plan, const cuda::DeviceLaunch &d) {
       access = Access::kGather;
     else if (c == OpClass::kReduction && access == Access::kStream)
       access = Access::kReduction;
+
   }
   return access;
 }
@@ -72,6 +77,7 @@ Access accessOf(const Plan &plan, const cuda::DeviceLaunch &d) {
 
 std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
   std::vector<cuda::DeviceLaunch> device = cuda::planDeviceLaunches(plan);
+  std::vector<cuda::Launch> launches = cuda::launchesOf(device);
   std::vector<int64_t> launchOf(plan.kernels.size(), 0);
   for (size_t l = 0; l < device.size(); ++l)
     for (size_t k : device[l].launch.kernels)
@@ -105,6 +111,15 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
         c.contractionType = dtypeName(plan.buffers[kernel.inputs[0]].dtype);
         c.outputElements += static_cast<double>(plan.buffers[kernel.outputs[0]].numElements());
         c.nchwLibraryContraction = d.path == "cudnn" && kernelLayout(kernel) == "NCHW";
+        // cuDNN's NHWC convolutions read channels-last rows the same way
+        // (ResNet's stem: 3 channels, 6-byte rows).
+        if (d.path == "cublaslt" || (d.path == "cudnn" && kernelLayout(kernel) == "NHWC"))
+          for (int32_t id : {kernel.inputs[0], kernel.inputs[1], kernel.outputs[0]}) {
+            const PlanBuffer &b = plan.buffers[id];
+            int64_t row = b.shape.empty() ? 1 : b.shape.back() * dtypeBytes(b.dtype);
+            c.operandAlignment = std::min(
+                c.operandAlignment, static_cast<double>(std::min<int64_t>(row & -row, 16)));
+          }
       }
       // Statistics along the last axis (OpKinds.h): one row per line of it.
       if (kernel.opClass == OpClass::kRowNormalization && d.blocks > 0) {
@@ -141,6 +156,8 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
         c.bytes += static_cast<double>(b.bytes);
     }
     c.passBytes += c.bytes - readBytes;
+    c.legacyLibraryNorm = d.path == "cudnn" && c.access == Access::kNormalization &&
+                          !cuda::fusedBatchNormFor(plan, d.launch, launches).isOk();
     if (d.path == "nccl") {
       const PlanKernel &kernel = plan.kernels[d.launch.kernels.front()];
       c.allReduceBytes = 0;
@@ -188,7 +205,8 @@ double predictSeconds(const LaunchCost &launch, const DeviceSpec &device,
                       const CostParams &params, bool tf32) {
   if (launch.allReduceBytes >= 0)
     return 0;
-  double memEff = launch.access == Access::kReduction       ? params.reductionMemEff
+  double memEff = launch.legacyLibraryNorm                  ? params.legacyNormMemEff
+                  : launch.access == Access::kReduction       ? params.reductionMemEff
                   : launch.access == Access::kNormalization ? params.normMemEff
                   : launch.access == Access::kGather        ? params.gatherMemEff
                                                             : params.streamMemEff;
@@ -224,6 +242,8 @@ double predictSeconds(const LaunchCost &launch, const DeviceSpec &device,
       peak = device.fp32Flops;
     bool tensor = peak != device.fp32Flops;
     double ceiling = tensor ? params.tensorMaxEff : params.cudaCoreMaxEff;
+    if (tensor && launch.operandAlignment < 16)
+      ceiling = std::min(ceiling, params.misalignedTensorEff * launch.operandAlignment / 2);
     compute = launch.flops / (peak * ceiling * waveEfficiency(launch, device)) +
               params.contractionLatency;
     // cuDNN's layout conversions run before and after the tensor-core

@@ -2,9 +2,13 @@
 
 #include "dlc/runtime/perf/CostModel.h"
 
+#include "TestPlan.h"
+
 #include <gtest/gtest.h>
 
 using namespace dlc::rt::perf;
+using dlc::rt::BufferRole;
+using dlc::rt::DType;
 
 namespace {
 
@@ -25,9 +29,11 @@ CostParams params() {
   p.streamMemEff = 0.8;
   p.reductionMemEff = 0.4;
   p.normMemEff = 0.25;
+  p.legacyNormMemEff = 0.1;
   p.gatherMemEff = 0.5;
   p.tensorMaxEff = 0.5;
   p.cudaCoreMaxEff = 0.8;
+  p.misalignedTensorEff = 0.05;
   p.contractionLatency = 3e-6;
   p.dramLatency = 500e-9;
   p.rowPassLatency = 1e-6;
@@ -132,6 +138,75 @@ TEST(CostModel, NchwConvolutionsOnTensorCoresPayCudnnsLayoutConversions) {
   EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
                    2e-6 + 1e10 / (100e12 * 0.5) + 3e-6 + 2e8 / (1e12 * 0.8));
   // On the CUDA cores (fp32 without TF32) cuDNN reads NCHW as it is.
+  l.contractionType = "f32";
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
+                   2e-6 + 1e10 / (10e12 * 0.8) + 3e-6);
+}
+
+TEST(CostModel, BatchNormsOffCudnnsNhwcHalfCallsRunAtTheLegacyFraction) {
+  // A batch norm and its gradient over one input, as the lowering writes them.
+  auto pair = [](DType data, const std::string &layout) {
+    dlc_test::PlanBuilder b;
+    std::vector<int64_t> shape = layout == "NHWC" ? std::vector<int64_t>{2, 4, 4, 8}
+                                                  : std::vector<int64_t>{2, 8, 4, 4};
+    const BufferRole in = BufferRole::kInput, tmp = BufferRole::kTemporary;
+    int32_t x = b.add("x", data, shape, in), y = b.add("y", data, shape, tmp);
+    int32_t dy = b.add("dy", data, shape, in), dx = b.add("dx", data, shape, tmp);
+    std::vector<int32_t> c;
+    for (const char *name :
+         {"scale", "bias", "mean", "var", "new_mean", "new_var", "dscale", "dbias"})
+      c.push_back(b.add(name, DType::kF32, {8}, in));
+    dlc::rt::PlanAttrs attrs = {{"layout", layout}};
+    b.kernel("batch_norm", {x, c[0], c[1], c[2], c[3]}, {y, c[4], c[5]}, attrs);
+    b.kernel("batch_norm_backward", {dy, x, c[0]}, {dx, c[6], c[7]}, attrs);
+    return planLaunchCosts(b.plan);
+  };
+  // FP16 NHWC: cuDNN's persistent calls (fusedBatchNormFor takes both).
+  for (const LaunchCost &l : pair(DType::kF16, "NHWC")) {
+    ASSERT_EQ(l.path, "cudnn");
+    EXPECT_FALSE(l.legacyLibraryNorm) << l.label;
+  }
+  // fp32, or NCHW: the plain calls, at their own fraction of DRAM bandwidth.
+  for (auto [data, layout] : {std::pair{DType::kF32, "NHWC"}, {DType::kF16, "NCHW"}})
+    for (const LaunchCost &l : pair(data, layout)) {
+      ASSERT_EQ(l.path, "cudnn");
+      ASSERT_TRUE(l.legacyLibraryNorm) << l.label << " " << layout;
+      EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
+                       2e-6 + l.passBytes / (1e12 * 0.1));
+    }
+}
+
+TEST(CostModel, GemmsWithoutSixteenByteRowsRunAtTheMisalignedCeiling) {
+  // x[64, 32] @ w[32, N] on cuBLASLt in f16: N = 8 gives 16-byte rows; N = 10
+  // 4-byte (20 bytes); N = 9 2-byte (18 bytes).
+  auto gemm = [](int64_t n) {
+    dlc_test::PlanBuilder b;
+    int32_t x = b.add("x", DType::kF16, {64, 32}, BufferRole::kInput);
+    int32_t w = b.add("w", DType::kF16, {32, n}, BufferRole::kInput);
+    int32_t y = b.add("y", DType::kF16, {64, n}, BufferRole::kTemporary);
+    b.kernel("matmul", {x, w}, {y});
+    std::vector<LaunchCost> costs = planLaunchCosts(b.plan);
+    EXPECT_EQ(costs.at(0).path, "cublaslt");
+    return costs.at(0);
+  };
+  EXPECT_EQ(gemm(8).operandAlignment, 16);
+  EXPECT_EQ(gemm(10).operandAlignment, 4);
+  EXPECT_EQ(gemm(9).operandAlignment, 2);
+  // The ceiling: misalignedTensorEff at 2 bytes, twice it at 4, never above
+  // tensorMaxEff.
+  LaunchCost l = contraction("cublaslt", "f16", 1);
+  l.operandAlignment = 2;
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
+                   2e-6 + 1e10 / (100e12 * 0.05) + 3e-6);
+  l.operandAlignment = 4;
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
+                   2e-6 + 1e10 / (100e12 * 0.1) + 3e-6);
+  l.operandAlignment = 8;
+  CostParams high = params();
+  high.misalignedTensorEff = 0.2; // 0.8 at 8 bytes: tensorMaxEff (0.5) bounds it
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), high, false),
+                   2e-6 + 1e10 / (100e12 * 0.5) + 3e-6);
+  // The CUDA cores (fp32) are not held to it.
   l.contractionType = "f32";
   EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
                    2e-6 + 1e10 / (10e12 * 0.8) + 3e-6);

@@ -10,7 +10,8 @@
 //   waves:   output tiles / (ceil(tiles / SMs) x SMs), the GEMM's or
 //            convolution's last wave's idle multiprocessors
 //   eff_m:   one fraction of DRAM bandwidth per access pattern (streaming,
-//            reductions, normalizations, gathers and windows)
+//            reductions, normalizations, gathers and windows), and one for
+//            the batch norms cuDNN runs on its plain (not NHWC FP16) calls
 //   inFlight: resident threads x the bytes each thread's loop iteration
 //            reads (Little's law: a small grid cannot keep enough loads in
 //            flight to cover DRAM's latency)
@@ -55,9 +56,18 @@ struct CostParams {
   double streamMemEff = 0.9;      ///< of DRAM bandwidth: element-wise streams, copies, updates
   double reductionMemEff = 0.5;   ///< generated reductions (bias gradients, pooling means)
   double normMemEff = 0.5;        ///< normalizations (batch, layer norm, softmax), per pass
+  /// A batch norm on cuDNN's plain calls (cudnnBatchNormalizationForwardTraining
+  /// and its backward: any batch norm but FP16 NHWC), per pass: other
+  /// kernels than the persistent NHWC ones normMemEff covers.
+  double legacyNormMemEff = 0.5;
   double gatherMemEff = 0.5;      ///< gathers and windows (embeddings, pooling, losses)
   double tensorMaxEff = 0.6;      ///< GEMM / convolution ceiling on tensor cores
   double cudaCoreMaxEff = 0.7;    ///< ... on the CUDA cores (fp32 without TF32)
+  /// The tensor-core ceiling of a cuBLASLt GEMM whose operand rows are only
+  /// 2-byte aligned (an odd dimension in a 16-bit type): without 16-byte
+  /// aligned rows it cannot take the kernels that load 16 bytes at once, and
+  /// its ceiling grows with the alignment (x2 at 4 bytes), up to tensorMaxEff.
+  double misalignedTensorEff = 0.075; ///< tensorMaxEff x 2 / 16: proportional to the alignment
   /// s a GEMM or convolution takes beyond its FLOPs (prologue, pipeline
   /// fill, epilogue): what makes small problems slow.
   double contractionLatency = 5e-6;
@@ -108,9 +118,15 @@ struct LaunchCost {
   /// every operand to NHWC and the result back (cuDNN's "Tensor
   /// Transformations"), extra passes over the operands.
   bool nchwLibraryContraction = false;
+  /// A batch norm cuDNN runs on its plain calls, because fusedBatchNormFor
+  /// (LaunchPaths.h) refuses it the persistent FP16 NHWC ones.
+  bool legacyLibraryNorm = false;
   /// A normalization over rows whose kernel gives a block each row: the
   /// rows (0 otherwise).
   double rows = 0;
+  /// A cuBLASLt GEMM's operand alignment: the largest power of two, up to
+  /// 16, of bytes that divides the row of each operand and of the result.
+  double operandAlignment = 16;
   /// The contraction's operand type (f32, f16, bf16); "" without one.
   std::string contractionType;
   /// An all-reduce: the bytes each rank sends, and the launch that waits for
