@@ -415,14 +415,13 @@ StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch) {
   return e;
 }
 
-std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan) {
+namespace {
+
+/// The launches `original` routes to, groups no device kernel computes
+/// split.
+std::vector<DeviceLaunch> route(const Plan &plan, const std::vector<Launch> &original) {
   // Each launch is decided against the plan's own launches; a group no
   // device kernel computes (whose whole path would be the host) is split.
-  std::vector<Launch> original = planLaunches(plan);
-  // In plan order: a gradient group finds its forward group among the
-  // launches before it, recognised already.
-  for (Launch &launch : original)
-    recogniseFusedBatchNorm(plan, launch, original);
   std::vector<std::string> splitReason;
   std::vector<Launch> launches = splitGroups(
       plan, original,
@@ -444,6 +443,51 @@ std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan) {
     device.push_back(std::move(d));
   }
   return device;
+}
+
+/// The normalized input of a batch norm or of its gradient.
+int32_t batchNormInput(const PlanKernel &k) {
+  return k.op == "batch_norm_backward" ? k.inputs.at(1) : k.inputs.at(0);
+}
+
+} // namespace
+
+std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan) {
+  std::vector<Launch> original = planLaunches(plan);
+  std::vector<FusionKind> planned;
+  for (const Launch &launch : original)
+    planned.push_back(launch.fusion);
+  // In plan order: a gradient group finds its forward group among the
+  // launches before it, recognised already.
+  for (Launch &launch : original)
+    recogniseFusedBatchNorm(plan, launch, original);
+  for (;;) {
+    std::vector<DeviceLaunch> device = route(plan, original);
+    // A recognised forward group whose gradient group is not the pattern
+    // (xla's add -> relu_backward -> batch_norm_backward) leaves that
+    // gradient's batch norm alone, without the lone forward whose saved
+    // statistics the fused calls read: on the plain calls, which are
+    // 10-60x slower over NHWC half data (2026-11-25). Such an input's
+    // groups keep the strategy's split instead.
+    std::vector<Launch> all = launchesOf(device);
+    std::set<int32_t> plainInputs;
+    for (const DeviceLaunch &d : device)
+      if (d.path == "cudnn" && d.launch.kernels.size() == 1 &&
+          plan.kernels[d.launch.kernels[0]].opClass == OpClass::kBatchNormalization &&
+          !fusedBatchNormFor(plan, d.launch, all).isOk())
+        plainInputs.insert(batchNormInput(plan.kernels[d.launch.kernels[0]]));
+    bool reverted = false;
+    for (Launch &launch : original)
+      if (launch.fusion != planned[launch.index])
+        for (size_t k : launch.kernels)
+          if (plan.kernels[k].opClass == OpClass::kBatchNormalization &&
+              plainInputs.count(batchNormInput(plan.kernels[k]))) {
+            launch.fusion = planned[launch.index];
+            reverted = true;
+          }
+    if (!reverted)
+      return device;
+  }
 }
 
 std::vector<Launch> launchesOf(const std::vector<DeviceLaunch> &device) {
@@ -507,6 +551,30 @@ void printLaunchPaths(std::ostream &os, const std::string &name, const Plan &pla
   }
   for (const auto &[kind, entry] : splitKinds)
     os << "  split groups: " << kind << " x" << entry.first << ": " << entry.second << "\n";
+  // cuDNN's batch norms by the calls they take: over NHWC half data the
+  // plain calls are 10-60x slower than the fused ones (2026-11-25).
+  std::vector<Launch> all = launchesOf(device);
+  int64_t grouped = 0, lone = 0;
+  std::vector<const DeviceLaunch *> plain;
+  for (const DeviceLaunch &d : device) {
+    if (d.path != "cudnn" ||
+        std::none_of(d.launch.kernels.begin(), d.launch.kernels.end(), [&](size_t k) {
+          return plan.kernels[k].opClass == OpClass::kBatchNormalization;
+        }))
+      continue;
+    if (!fusedBatchNormFor(plan, d.launch, all).isOk())
+      plain.push_back(&d);
+    else
+      ++(d.launch.kernels.size() > 1 ? grouped : lone);
+  }
+  if (grouped + lone + static_cast<int64_t>(plain.size()) > 0) {
+    os << "  cudnn batch norms: " << grouped << " fused with their activation, " << lone
+       << " alone on the fused calls, " << plain.size() << " on the plain calls";
+    if (!plain.empty())
+      os << " (first: launch #" << plain.front()->launch.index << ", "
+         << fusedBatchNormFor(plan, plain.front()->launch, all).status().message() << ")";
+    os << "\n";
+  }
   for (const auto &[op, entry] : fallbacks)
     os << "  host-fallback: " << op << " x" << entry.first << ": " << entry.second << "\n";
   if (!verbose)

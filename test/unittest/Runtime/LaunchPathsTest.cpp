@@ -280,6 +280,12 @@ TEST(LaunchPaths, BatchNormActGroupsAreOneCudnnCallInFp16Nhwc) {
       << d.back().splitReason;
 }
 
+bool holdsBatchNorm(const Plan &plan, const Launch &launch) {
+  return std::any_of(launch.kernels.begin(), launch.kernels.end(), [&](size_t k) {
+    return plan.kernels[k].opClass == OpClass::kBatchNormalization;
+  });
+}
+
 // xla's input groups of exactly batch_norm -> relu and relu_backward ->
 // batch_norm_backward are the same patterns: they run as cuDNN's fused calls
 // too, not split into a lone batch norm and a generated relu (ResNet-50 AMP
@@ -319,6 +325,35 @@ TEST(LaunchPaths, XlaInputGroupsOfTheBatchNormPatternsRunAsCudnnFusedCalls) {
   device = planDeviceLaunches(more);
   EXPECT_NE(device[0].launch.fusion, FusionKind::kBnAct);
   EXPECT_TRUE(device[0].splitFromGroup);
+
+  // A gradient group with more than the pattern (xla's add -> relu_backward
+  // -> batch_norm_backward) splits, and its lone batch-norm gradient needs
+  // a lone forward for the saved statistics: the forward group is then not
+  // recognised either, so that no batch norm lands on the plain calls.
+  Plan unpaired = bnActPair(DType::kF16, "NHWC", 8, "input", "input");
+  size_t dact = 2; // relu_backward(dr, r)
+  int32_t dr = unpaired.kernels[dact].inputs[0];
+  unpaired.buffers.push_back(unpaired.buffers[dr]);
+  unpaired.buffers.back().name = "dr2";
+  unpaired.buffers.back().role = kTmp;
+  int32_t dr2 = static_cast<int32_t>(unpaired.buffers.size()) - 1;
+  PlanKernel before = unpaired.kernels[1]; // a relu, in the gradient's group
+  before.inputs = {dr};
+  before.outputs = {dr2};
+  before.attrs = group(1, "input");
+  unpaired.kernels[dact].inputs[0] = dr2;
+  unpaired.kernels.insert(unpaired.kernels.begin() + dact, before);
+  device = planDeviceLaunches(unpaired);
+  std::vector<Launch> all = launchesOf(device);
+  for (const DeviceLaunch &d : device) {
+    bool batchNorm = holdsBatchNorm(unpaired, d.launch);
+    if (!batchNorm)
+      continue;
+    EXPECT_EQ(d.path, "cudnn") << d.reason;
+    EXPECT_TRUE(fusedBatchNormFor(unpaired, d.launch, all).isOk())
+        << "launch #" << d.launch.index << " would take cuDNN's plain calls";
+  }
+  EXPECT_EQ(device[0].launch.fusion, FusionKind::kInput) << "the forward group stays split";
 }
 
 // A lone FP16 NHWC batch norm runs on the same cuDNN calls without the
