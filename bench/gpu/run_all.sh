@@ -145,7 +145,8 @@ lease)
       # have reached them).
       if [[ " ${PROFILE:-} " == *" $name "* ]]; then
         timeout -k 5 $(limit) $BENCH $G/plans/$name.plan --backend cuda --warmup 1 --steps 2 --repeats 1 \
-          --profile > /dev/null 2> "$RESULTS/$name.profile.txt" || status=1
+          --profile --format json -o "$RESULTS/$name.profile.json" \
+          2> "$RESULTS/$name.profile.txt" > /dev/null || status=1
         head -12 "$RESULTS/$name.profile.txt"
       fi
     done

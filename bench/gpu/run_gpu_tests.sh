@@ -236,8 +236,10 @@ PY
       --gpu "${DLC_GPU:-H100-SXM}" -o "$OUT/$name.json" || status=1
     "$BENCH" "$plan" --backend cuda --warmup 2 --steps 5 --repeats 1 --no-cuda-graph --format json \
       -o "$OUT/$name.nograph.json" || status=1
-    "$BENCH" "$plan" --backend cuda --warmup 1 --steps 2 --repeats 1 --profile \
-      > /dev/null 2> "$OUT/$name.profile.txt" || status=1
+    # Per launch in the JSON (what `dlc-bench calibrate` wants), by kind on
+    # stderr.
+    "$BENCH" "$plan" --backend cuda --warmup 1 --steps 2 --repeats 1 --profile --format json \
+      -o "$OUT/$name.profile.json" > /dev/null 2> "$OUT/$name.profile.txt" || status=1
     head -25 "$OUT/$name.profile.txt"
     # Batch norm on cuDNN against the hand-written kernel, same call (only
     # ratios within one run compare): a plan with cuDNN batch norms is
