@@ -28,8 +28,13 @@
 #include <sstream>
 
 #include <dlfcn.h>
+#include <filesystem>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 namespace dlc::rt::cpu {
 
@@ -46,6 +51,23 @@ std::string shellQuote(const std::string &s) {
 std::string readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+/// `command` run by /bin/sh: its exit status, or -1 when it could not run
+/// or was killed. Unlike std::system, the caller keeps its SIGINT and
+/// SIGTERM handlers while it waits: std::system ignores SIGINT, so a
+/// dlc-bench sweep sent one while it compiled a configuration's kernels
+/// lost it and ran on to the end (interrupt.test, under load).
+int runShell(const std::string &command) {
+  const char *argv[] = {"sh", "-c", command.c_str(), nullptr};
+  pid_t pid;
+  if (posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char **>(argv), environ) != 0)
+    return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 /// What `command` prints (stdout), or "" when it cannot run.
@@ -223,7 +245,7 @@ HostKernelLibrary::build(const std::vector<const codegen::GeneratedKernel *> &al
                           shellQuote(dir + "/kernels.cpp") + " > " +
                           shellQuote(dir + "/log.txt") + " 2>&1";
     auto start = std::chrono::steady_clock::now();
-    int rc = std::system(command.c_str());
+    int rc = runShell(command);
     lib->compileSeconds_ =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (rc != 0) {
@@ -247,7 +269,8 @@ HostKernelLibrary::build(const std::vector<const codegen::GeneratedKernel *> &al
       const char *why = dlerror();
       return compileError("cannot load " + built + ": " + (why ? why : "its key does not match"));
     }
-    std::system(("rm -rf " + shellQuote(dir)).c_str());
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
     if (!cached)
       lib->path_ = "(not cached)";
   }
