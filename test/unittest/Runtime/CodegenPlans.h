@@ -286,6 +286,10 @@ inline Plan transposePlan() {
   int32_t a = p.buffer("a", {2, 3, 4, 5, 6}, kIn);
   p.kernel("transpose", {a}, {p.buffer("a_t", {2, 4, 3, 6, 5}, kOut)}, -1,
            {{"permutation", std::vector<int64_t>{0, 2, 1, 4, 3}}});
+  // An image's 3 channels to NHWC: too narrow for tiles, the loop form.
+  int32_t image = p.buffer("image", {2, 3, 11, 13}, kIn, DType::kF16);
+  p.kernel("transpose", {image}, {p.buffer("image_t", {2, 11, 13, 3}, kOut, DType::kF16)}, -1,
+           {{"permutation", toNhwc}});
   return p.plan;
 }
 
