@@ -405,6 +405,39 @@ std::vector<Case> allCases() {
     c.tol = n <= 256 ? 0 : 2e-4;
     c.kernel("embedding_backward", {dy, ids}, {c.buffer("dt", F, {70, 20}, kOut)});
   }
+  // The gradient's hit list (DLC_HW_EMBEDDING_HITS, 1024 entries): 4200
+  // rows (132 row groups, the last partial) keep one split, and 1200 of
+  // 1500 indices are row 0, so its group's hits overflow the list and each
+  // column chunk lists them again a tile at a time (two tiles, the last
+  // partial); rows 0 and 4199 are hit, and d = 300 makes two column chunks
+  // of 256 threads on a GPU (19 of the threaded host's 16).
+  {
+    Case &c = add("embedding_backward 4200 rows, row 0 hit 1200 times");
+    int32_t dy = c.buffer("dy", F, {1500, 300}, kIn), ids = c.buffer("ids", DType::kI64, {1500}, kIn);
+    std::vector<double> idv(1500);
+    for (int64_t i = 0; i < 1500; ++i)
+      idv[i] = i % 5 != 4 ? 0 : i % 3 == 0 ? 4199 : (i * 677) % 4200;
+    c.fixed[ids] = idv;
+    c.exact = true;
+    c.kernel("embedding_backward", {dy, ids}, {c.buffer("dt", F, {4200, 300}, kOut)});
+  }
+  // A 2-row table (BERT's token types) splits 70,000 indices 64 ways:
+  // every position of a split (1093 or 1094) hits its group, more than the
+  // list holds. Integer dy keeps every float sum exact, whatever the split
+  // points, so the result is the CPU's bit for bit.
+  {
+    Case &c = add("embedding_backward 2 rows, splits over the hit list");
+    int32_t dy = c.buffer("dy", F, {70000, 3}, kIn), ids = c.buffer("ids", DType::kI32, {70000}, kIn);
+    std::vector<double> dyv(70000 * 3), idv(70000);
+    for (size_t i = 0; i < dyv.size(); ++i)
+      dyv[i] = double(int64_t(i * 7 % 5) - 2);
+    for (size_t i = 0; i < idv.size(); ++i)
+      idv[i] = double(i * 13 % 7 < 3);
+    c.fixed[dy] = dyv;
+    c.fixed[ids] = idv;
+    c.exact = true;
+    c.kernel("embedding_backward", {dy, ids}, {c.buffer("dt", F, {2, 3}, kOut)});
+  }
   // dropout: the mask bit for bit, two steps.
   for (int64_t step : {0, 3}) {
     Case &c = add("dropout step " + std::to_string(step));
