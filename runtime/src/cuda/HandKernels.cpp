@@ -35,9 +35,13 @@ constexpr int64_t kLossBlocks = 32768;
 /// kernel that splits one unit of work (a channel) over blocks aims here.
 constexpr int64_t kSpreadBlocks = 512;
 /// max_pool2d_backward's input tile (DLC_HW_POOL_TILE_H, DLC_HW_POOL_TILE_W),
-/// and under NHWC its pixels and channels (DLC_HW_POOL_TILE_NHWC_*).
+/// and under NHWC its pixels and channels (DLC_HW_POOL_TILE_NHWC_*); the
+/// 32-bit NHWC kernel's pixels (DLC_HW_POOL_NHWC32_ROWS, _COLS).
 constexpr int64_t kPoolTileH = 16, kPoolTileW = 32;
 constexpr int64_t kPoolTileNhwcH = 4, kPoolTileNhwcW = 8, kPoolTileNhwcC = 32;
+constexpr int64_t kPoolNhwc32Rows = 16, kPoolNhwc32Cols = 8;
+/// Elements a tensor holds under 32-bit indices.
+constexpr int64_t kIndex32Elements = int64_t(1) << 31;
 /// Table rows one embedding_backward block owns (DLC_HW_EMBEDDING_ROWS).
 constexpr int64_t kEmbeddingRowsPerBlock = 32;
 
@@ -454,7 +458,20 @@ StatusOr<HandKernel> pool(Builder &b) {
     b.floating(DLC_AVG_POOL_BACKWARD_DY, k.inputs[0]);
     b.floating(DLC_AVG_POOL_BACKWARD_DX, k.outputs[0]);
   }
-  if (backward && max) // one block per input tile (DLC_HW_POOL_TILE_*)
+  // max_pool2d_backward: one block per input tile. NHWC tensors under
+  // 2^31 elements take the kernel with 32-bit indices (its name's
+  // "_nhwc"); NCHW and larger ones the general kernel.
+  if (backward && max && *nhwc &&
+      std::max(b.buf(k.inputs[0]).numElements(), b.buf(k.inputs[1]).numElements()) <
+          kIndex32Elements) {
+    StatusOr<HandKernel> hand =
+        b.done("pool", in[0] * ceilDiv(in[1], kPoolTileNhwcC) * ceilDiv(in[2], kPoolNhwc32Rows) *
+                           ceilDiv(in[3], kPoolNhwc32Cols));
+    if (hand.isOk())
+      hand->name += "_nhwc";
+    return hand;
+  }
+  if (backward && max)
     return b.done("pool", *nhwc ? in[0] * ceilDiv(in[1], kPoolTileNhwcC) *
                                       ceilDiv(in[2], kPoolTileNhwcH) *
                                       ceilDiv(in[3], kPoolTileNhwcW)

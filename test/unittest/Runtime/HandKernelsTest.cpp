@@ -405,6 +405,39 @@ std::vector<Case> allCases() {
     c.tol = n <= 256 ? 0 : 2e-4;
     c.kernel("embedding_backward", {dy, ids}, {c.buffer("dt", F, {70, 20}, kOut)});
   }
+  // The gradient's hit list (DLC_HW_EMBEDDING_HITS, 1024 entries): 4200
+  // rows (132 row groups, the last partial) keep one split, and 1200 of
+  // 1500 indices are row 0, so its group's hits overflow the list and each
+  // column chunk lists them again a tile at a time (two tiles, the last
+  // partial); rows 0 and 4199 are hit, and d = 300 makes two column chunks
+  // of 256 threads on a GPU (19 of the threaded host's 16).
+  {
+    Case &c = add("embedding_backward 4200 rows, row 0 hit 1200 times");
+    int32_t dy = c.buffer("dy", F, {1500, 300}, kIn), ids = c.buffer("ids", DType::kI64, {1500}, kIn);
+    std::vector<double> idv(1500);
+    for (int64_t i = 0; i < 1500; ++i)
+      idv[i] = i % 5 != 4 ? 0 : i % 3 == 0 ? 4199 : (i * 677) % 4200;
+    c.fixed[ids] = idv;
+    c.exact = true;
+    c.kernel("embedding_backward", {dy, ids}, {c.buffer("dt", F, {4200, 300}, kOut)});
+  }
+  // A 2-row table (BERT's token types) splits 70,000 indices 64 ways:
+  // every position of a split (1093 or 1094) hits its group, more than the
+  // list holds. Integer dy keeps every float sum exact, whatever the split
+  // points, so the result is the CPU's bit for bit.
+  {
+    Case &c = add("embedding_backward 2 rows, splits over the hit list");
+    int32_t dy = c.buffer("dy", F, {70000, 3}, kIn), ids = c.buffer("ids", DType::kI32, {70000}, kIn);
+    std::vector<double> dyv(70000 * 3), idv(70000);
+    for (size_t i = 0; i < dyv.size(); ++i)
+      dyv[i] = double(int64_t(i * 7 % 5) - 2);
+    for (size_t i = 0; i < idv.size(); ++i)
+      idv[i] = double(i * 13 % 7 < 3);
+    c.fixed[dy] = dyv;
+    c.fixed[ids] = idv;
+    c.exact = true;
+    c.kernel("embedding_backward", {dy, ids}, {c.buffer("dt", F, {2, 3}, kOut)});
+  }
   // dropout: the mask bit for bit, two steps.
   for (int64_t step : {0, 3}) {
     Case &c = add("dropout step " + std::to_string(step));
@@ -496,8 +529,8 @@ std::vector<Case> allCases() {
   }
   {
     // Channels last with more channels than a tile's 32: two images, a
-    // partial channel tile (37 = 32 + 5) and partial 4 x 8 pixel tiles;
-    // ties.
+    // partial channel tile (37 = 32 + 5) and partial pixel tiles (4 x 8,
+    // and 16 x 8 in the 32-bit kernel); ties.
     Case &c = add("max_pool2d_backward NHWC channel tiles of 37 channels, ties");
     int32_t dy = c.buffer("dy", F, {2, 7, 6, 37}, kIn), x = c.buffer("x", F, {2, 13, 11, 37}, kIn);
     std::vector<double> xs(2 * 13 * 11 * 37);
@@ -508,9 +541,42 @@ std::vector<Case> allCases() {
     attrs["layout"] = std::string("NHWC");
     c.kernel("max_pool2d_backward", {dy, x}, {c.buffer("dx", F, {2, 13, 11, 37}, kOut)}, attrs);
   }
+  // The 32-bit NHWC gradient (dlc_hw_max_pool2d_backward_nhwc), ResNet's
+  // 3x3 windows of stride 2: 37 x 21 pixels in 16 x 8 tiles, partial at
+  // both edges, 40 channels (a full and a partial channel tile), two
+  // images, ties, NaN (the CPU's rule: it wins, the last of several in a
+  // window) and -inf in some windows; amp's data, f16 with 64 channels
+  // (two channel tiles), ties.
+  struct NhwcPool {
+    std::string label;
+    DType t;
+    std::vector<int64_t> dy, x;
+    std::function<double(size_t)> value; // x's element i
+  };
+  for (const NhwcPool &s :
+       {NhwcPool{"16x8 tiles of 40 channels, ties, NaN, -inf", F, {2, 19, 11, 40}, {2, 37, 21, 40},
+                 [](size_t i) {
+                   return i % 131 == 0 || i % 131 == 40 ? NAN
+                          : i % 97 == 0                 ? -INFINITY
+                                                        : double((i * 13) % 4);
+                 }},
+        NhwcPool{"f16, 64 channels, ties", H, {1, 10, 9, 64}, {1, 20, 17, 64},
+                 [](size_t i) { return double((i * 5) % 3); }}}) {
+    Case &c = add("max_pool2d_backward NHWC " + s.label);
+    int32_t dy = c.buffer("dy", s.t, s.dy, kIn), x = c.buffer("x", s.t, s.x, kIn);
+    std::vector<double> xs(s.x[0] * s.x[1] * s.x[2] * s.x[3]);
+    for (size_t i = 0; i < xs.size(); ++i)
+      xs[i] = s.value(i);
+    c.fixed[x] = xs;
+    c.exact = true;
+    PlanAttrs attrs = pool({3, 3}, {2, 2}, {1, 1}, 0);
+    attrs["layout"] = std::string("NHWC");
+    c.kernel("max_pool2d_backward", {dy, x}, {c.buffer("dx", s.t, s.x, kOut)}, attrs);
+  }
   {
     // Channels last, windows beyond shared memory: 13 x 17 windows of 5
-    // channels cover a 4 x 8 tile.
+    // channels cover a 4 x 8 tile of the general kernel, 25 x 17 a 16 x 8
+    // tile of the 32-bit one.
     Case &c = add("max_pool2d_backward NHWC windows beyond shared memory");
     int32_t dy = c.buffer("dy", F, {1, 11, 31, 5}, kIn), x = c.buffer("x", F, {1, 20, 40, 5}, kIn);
     PlanAttrs attrs = pool({10, 10}, {1, 1}, {0, 0}, 0);
@@ -815,6 +881,33 @@ TEST(HandKernels, SmallEmbeddingTablesSplitTheirIndices) {
   }
 }
 
+TEST(HandKernels, NhwcMaxPoolGradientsUnder2To31ElementsTakeTheNarrowKernel) {
+  // ResNet-50's stem at batch 256 (x [256, 112, 112, 64] NHWC, 206 M
+  // elements): the 32-bit kernel, one block per 16 x 8 pixels of 32
+  // channels. The same stem NCHW, and NHWC at batch 4096 (3.3 G elements,
+  // past 32-bit indices): the general kernel and its tiles (16 x 32 pixels
+  // of a plane; 4 x 8 pixels of 32 channels).
+  for (auto [batch, nhwc, name, blocks] :
+       {std::tuple<int64_t, bool, const char *, int64_t>{
+            256, true, "dlc_hw_max_pool2d_backward_nhwc", 256 * 2 * 7 * 14},
+        {256, false, "dlc_hw_max_pool2d_backward", 256 * 64 * 7 * 4},
+        {4096, true, "dlc_hw_max_pool2d_backward", 4096 * 2 * 28 * 14}}) {
+    Case c;
+    auto shape = [&](int64_t hw) {
+      return nhwc ? std::vector<int64_t>{batch, hw, hw, 64} : std::vector<int64_t>{batch, 64, hw, hw};
+    };
+    PlanAttrs attrs = pool({3, 3}, {2, 2}, {1, 1}, 0);
+    if (nhwc)
+      attrs["layout"] = std::string("NHWC");
+    int32_t dy = c.buffer("dy", DType::kF16, shape(56), kIn), x = c.buffer("x", DType::kF16, shape(112), kIn);
+    c.kernel("max_pool2d_backward", {dy, x}, {c.buffer("dx", DType::kF16, shape(112), kOut)}, attrs);
+    auto hand = planHandKernel(c.plan, c.theKernel());
+    ASSERT_TRUE(hand.isOk()) << hand.status().toString();
+    EXPECT_EQ(hand->name, name) << batch << (nhwc ? " NHWC" : " NCHW");
+    EXPECT_EQ(hand->blocks, blocks) << batch << (nhwc ? " NHWC" : " NCHW");
+  }
+}
+
 TEST(HandKernels, SoftmaxLinesTakeTheThreadsTheyNeed) {
   // BERT's attention scores: lines of 128 keys get 128 threads; a 1000-
   // class line 256; a 5-element line one warp.
@@ -965,53 +1058,62 @@ void checkEveryCase(void *library, const char *label, unsigned seed,
   for (const Case &c : allCases()) {
     auto hand = planHandKernel(c.plan, c.theKernel());
     ASSERT_TRUE(hand.isOk()) << c.label << ": " << hand.status().toString();
-    auto kernel = reinterpret_cast<HostKernel>(dlsym(library, hand->name.c_str()));
-    ASSERT_NE(kernel, nullptr) << hand->name;
-    Values v = makeInputs(c, seed);
-    std::vector<std::vector<float>> want = reference(c, v);
-    HandKernelArgs args = hand->args;
-    for (size_t i = 0; i < hand->buffers.size(); ++i)
-      args.p[i] = hand->buffers[i] < 0 ? nullptr : v.bytes[hand->buffers[i]].data();
-    std::vector<HandOperand> table = hand->table;
-    if (hand->tableSlot >= 0) {
-      for (size_t i = 0; i < table.size(); ++i)
-        table[i].p = v.bytes[hand->tableBuffers[i]].data();
-      args.p[hand->tableSlot] = table.data();
-    }
-    std::vector<double> scratch((hand->scratchBytes + 7) / 8, 0.0);
-    if (hand->scratchSlot >= 0)
-      args.p[hand->scratchSlot] = scratch.data();
-    auto launchAll = [&] {
-      for (int phase = 0; phase < hand->phases; ++phase) {
-        args.i[HandKernel::kPhaseSlot] = phase;
-        run(kernel, args, c, *hand);
+    std::vector<std::vector<float>> want = reference(c, makeInputs(c, seed));
+    // A kernel the planner routes to a narrower entry point (the NHWC max
+    // pooling gradient's 32-bit one) runs through the general one too,
+    // which the planner keeps for tensors past 2^31 elements.
+    std::vector<std::string> entries = {hand->name};
+    if (hand->name != "dlc_hw_" + c.theKernel().op)
+      entries.push_back("dlc_hw_" + c.theKernel().op);
+    for (const std::string &entry : entries) {
+      auto kernel = reinterpret_cast<HostKernel>(dlsym(library, entry.c_str()));
+      ASSERT_NE(kernel, nullptr) << entry;
+      Values v = makeInputs(c, seed);
+      HandKernelArgs args = hand->args;
+      for (size_t i = 0; i < hand->buffers.size(); ++i)
+        args.p[i] = hand->buffers[i] < 0 ? nullptr : v.bytes[hand->buffers[i]].data();
+      std::vector<HandOperand> table = hand->table;
+      if (hand->tableSlot >= 0) {
+        for (size_t i = 0; i < table.size(); ++i)
+          table[i].p = v.bytes[hand->tableBuffers[i]].data();
+        args.p[hand->tableSlot] = table.data();
       }
-    };
-    launchAll();
-    if (hand->scratchSlot >= 0) {
-      // The kernel left its arrival counters at zero (wherever its layout
-      // puts them): launched again on the same scratch, as the next step
-      // or graph replay would, it writes the same outputs.
-      std::map<int32_t, std::string> first;
-      for (int32_t id : c.theKernel().outputs) {
-        first[id] = v.bytes[id];
-        std::fill(v.bytes[id].begin(), v.bytes[id].end(), '\xff'); // NaN: written again?
-      }
+      std::vector<double> scratch((hand->scratchBytes + 7) / 8, 0.0);
+      if (hand->scratchSlot >= 0)
+        args.p[hand->scratchSlot] = scratch.data();
+      auto launchAll = [&] {
+        for (int phase = 0; phase < hand->phases; ++phase) {
+          args.i[HandKernel::kPhaseSlot] = phase;
+          run(kernel, args, c, *hand);
+        }
+      };
       launchAll();
+      if (hand->scratchSlot >= 0) {
+        // The kernel left its arrival counters at zero (wherever its layout
+        // puts them): launched again on the same scratch, as the next step
+        // or graph replay would, it writes the same outputs.
+        std::map<int32_t, std::string> first;
+        for (int32_t id : c.theKernel().outputs) {
+          first[id] = v.bytes[id];
+          std::fill(v.bytes[id].begin(), v.bytes[id].end(), '\xff'); // NaN: written again?
+        }
+        launchAll();
+        for (int32_t id : c.theKernel().outputs)
+          EXPECT_TRUE(v.bytes[id] == first[id])
+              << c.label << ": a second launch on the same scratch changed '"
+              << c.plan.buffers[id].name << "'";
+      }
+      std::vector<std::vector<float>> have(c.plan.buffers.size());
       for (int32_t id : c.theKernel().outputs)
-        EXPECT_TRUE(v.bytes[id] == first[id])
-            << c.label << ": a second launch on the same scratch changed '"
-            << c.plan.buffers[id].name << "'";
+        have[id] = decode(c.plan.buffers[id], v.bytes[id]);
+      double error = maxError(c, want, have);
+      std::string where = c.label + (entry == hand->name ? "" : " [" + entry + "]");
+      std::cout << "[ " << label << " ] " << where << ": max error " << error
+                << (c.exact ? " (bitwise)" : "") << "\n";
+      EXPECT_LE(error, c.exact ? 0.0 : tolerance(c)) << where;
+      double &worst = worstByOp[c.theKernel().op];
+      worst = std::max(worst, error);
     }
-    std::vector<std::vector<float>> have(c.plan.buffers.size());
-    for (int32_t id : c.theKernel().outputs)
-      have[id] = decode(c.plan.buffers[id], v.bytes[id]);
-    double error = maxError(c, want, have);
-    std::cout << "[ " << label << " ] " << c.label << ": max error " << error
-              << (c.exact ? " (bitwise)" : "") << "\n";
-    EXPECT_LE(error, c.exact ? 0.0 : tolerance(c)) << c.label;
-    double &worst = worstByOp[c.theKernel().op];
-    worst = std::max(worst, error);
   }
   for (const auto &[op, worst] : worstByOp)
     std::cout << "[ worst    ] " << op << ": " << worst << "\n";

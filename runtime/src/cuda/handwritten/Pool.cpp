@@ -13,6 +13,15 @@
 // NHWC. Windows, maxima and the order of the sums do not depend on the
 // layout, so NHWC gives NCHW's values.
 //
+// The NHWC max pooling gradient has a second kernel with 32-bit indices,
+// which its planner picks under 2^31 elements. Measured before it (H100,
+// 2026-11-26, CUDA events, no graph): ResNet-50 b256 amp's one launch
+// ([256, 64, 112, 112] stored NHWC, f16) 10.5 ms, 33x the 0.32 ms its
+// bytes take at a copy's 2.9 TB/s; about 14 divisions or moduli of 64-bit
+// integers per element, 92 registers (2 blocks an SM). Predicted, not yet
+// run on a GPU: about 0.9 ms, issue-bound at about 150 instructions an
+// element (one 32-bit division left), 40 registers (6 blocks an SM).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Sources.h"
@@ -21,10 +30,14 @@ namespace dlc::rt::cuda::handwritten {
 
 const char *poolBody() {
   return R"src(
-struct DlcWindow { long long begin, end, padded; };
-DLC_DEVICE DlcWindow dlc_hw_window(long long o, long long in, long long k, long long s, long long pad) {
-  long long b = o * s - pad, e = b + k < in + pad ? b + k : in + pad;
-  DlcWindow w;
+// The index type I: long long, or int in the NHWC gradient (its planner
+// picks it for tensors under 2^31 elements).
+template <typename I> struct DlcWindowOf { I begin, end, padded; };
+typedef DlcWindowOf<long long> DlcWindow;
+template <typename I>
+DLC_DEVICE DlcWindowOf<I> dlc_hw_window(I o, I in, I k, I s, I pad) {
+  I b = o * s - pad, e = b + k < in + pad ? b + k : in + pad;
+  DlcWindowOf<I> w;
   w.padded = e - b;
   w.begin = b > 0 ? b : 0;
   w.end = e < in ? e : in;
@@ -44,13 +57,14 @@ DLC_DEVICE void dlc_hw_pixel_of(bool nhwc, long long e, long long ch, long long 
     x = e % w, y = e / w % h, nc = e / (w * h);
   }
 }
-/// The window's first maximum, as a pixel index (y * w + x).
-DLC_DEVICE long long dlc_hw_argmax(const DlcHandArgs &a, int k, long long plane, long long ps,
-                                   long long w, DlcWindow wy, DlcWindow wx) {
-  long long best = wy.begin * w + wx.begin;
+/// The window's first maximum (a NaN wins), as a pixel index (y * w + x).
+template <typename I>
+DLC_DEVICE I dlc_hw_argmax(const DlcHandArgs &a, int k, I plane, I ps, I w, DlcWindowOf<I> wy,
+                           DlcWindowOf<I> wx) {
+  I best = wy.begin * w + wx.begin;
   float bestValue = DLC_NEG_INF;
-  for (long long iy = wy.begin; iy < wy.end; ++iy)
-    for (long long ix = wx.begin; ix < wx.end; ++ix) {
+  for (I iy = wy.begin; iy < wy.end; ++iy)
+    for (I ix = wx.begin; ix < wx.end; ++ix) {
       float v = dlc_hw_ld(a, k, plane + (iy * w + ix) * ps);
       if (v > bestValue || dlc_hw_isnan(v)) { bestValue = v; best = iy * w + ix; }
     }
@@ -61,9 +75,9 @@ DLC_DEVICE double dlc_hw_divisor(const DlcHandArgs &a, DlcWindow wy, DlcWindow w
                  : double((wy.end - wy.begin) * (wx.end - wx.begin));
 }
 /// The outputs along one axis whose windows contain input position i.
-DLC_DEVICE void dlc_hw_covering(long long i, long long k, long long s, long long pad,
-                                long long out, long long &lo, long long &hi) {
-  long long first = i + pad - k + 1;
+template <typename I>
+DLC_DEVICE void dlc_hw_covering(I i, I k, I s, I pad, I out, I &lo, I &hi) {
+  I first = i + pad - k + 1;
   lo = first <= 0 ? 0 : (first + s - 1) / s;
   hi = (i + pad) / s;
   if (hi > out - 1) hi = out - 1;
@@ -183,6 +197,92 @@ dlc_hw_max_pool2d_backward(const DlcHandArgs a, const long long *step) {
                           dlc_hw_window(oy, h, kh, sh, ph), dlc_hw_window(ox, w, kw, sw, pw)),
             dlc_hw_ld(a, DLC_MAX_POOL_BACKWARD_DY, dyPlane + (oy * ow + ox) * ps))
     }
+  }
+}
+
+// NHWC with 32-bit indices (HandKernels.cpp routes NHWC tensors under
+// 2^31 elements here; the kernel above keeps 64-bit ones): a tile is
+// DLC_HW_POOL_NHWC32_ROWS x _COLS pixels of DLC_HW_POOL_TILE_NHWC_C
+// channels. Thread (channel, column) walks the column's rows, so that a
+// warp's loads and stores are 32 neighbouring channels of one pixel and
+// the per-element loop divides nothing: a column's covering windows are
+// found once, a row's once per tile in shared memory. Each covering
+// window's maximum is found once per tile, as above.
+#define DLC_HW_POOL_NHWC32_ROWS 16
+#define DLC_HW_POOL_NHWC32_COLS 8
+#define DLC_HW_POOL_NHWC32_WINDOWS 2048
+/// The tile's dx: each (channel ci, column) of the tile walks the
+/// column's rows; each element gathers the dy of every window covering it
+/// whose first maximum it is, in the CPU's (oy, ox) order, in double.
+/// argmaxOf and dyOf read window (oy, ox) of channel c = c0 + ci. (Two
+/// expansions, not a branch in the innermost loop: with the branch, ptxas
+/// spilled 28 bytes.)
+#define DLC_HW_NHWC32_GATHER(argmaxOf, dyOf)                                   \
+  for (int e = threadIdx.x; e < tw * tc; e += blockDim.x) {                   \
+    const int ci = e % tc, ix = x0 + e / tc, c = c0 + ci;                      \
+    if (ci >= cw || ix >= x1) continue;                                        \
+    int xlo, xhi;                                                              \
+    dlc_hw_covering(ix, kw, sw, pw, ow, xlo, xhi);                             \
+    for (int iy = y0; iy < y1; ++iy) {                                         \
+      const int pixel = iy * w + ix;                                           \
+      double acc = 0;                                                          \
+      for (int oy = rowLo[iy - y0]; oy <= rowHi[iy - y0]; ++oy)                \
+        for (int ox = xlo; ox <= xhi; ++ox)                                    \
+          if ((argmaxOf) == pixel) acc += (dyOf);                              \
+      dlc_hw_st(a, DLC_MAX_POOL_BACKWARD_DX, image + pixel * ch + c, (float)acc); \
+    }                                                                          \
+  }
+extern "C" __global__ void __launch_bounds__(256)
+dlc_hw_max_pool2d_backward_nhwc(const DlcHandArgs a, const long long *step) {
+  const DlcPoolArgs &g = a.pool;
+  const int ch = (int)g.c, h = (int)g.h, w = (int)g.w, oh = (int)g.outH, ow = (int)g.outW;
+  const int kh = (int)g.kernelH, kw = (int)g.kernelW, sh = (int)g.strideH, sw = (int)g.strideW;
+  const int ph = (int)g.padH, pw = (int)g.padW;
+  const int tc = DLC_HW_POOL_TILE_NHWC_C, th = DLC_HW_POOL_NHWC32_ROWS,
+            tw = DLC_HW_POOL_NHWC32_COLS;
+  __shared__ int argmax[DLC_HW_POOL_NHWC32_WINDOWS];
+  __shared__ float grad[DLC_HW_POOL_NHWC32_WINDOWS];
+  __shared__ int rowLo[DLC_HW_POOL_NHWC32_ROWS], rowHi[DLC_HW_POOL_NHWC32_ROWS];
+  const int tilesC = (ch + tc - 1) / tc, tilesX = (w + tw - 1) / tw, tilesY = (h + th - 1) / th;
+  for (int t = blockIdx.x; t < (int)g.n * tilesY * tilesX * tilesC; t += gridDim.x) {
+    // Image b, pixels [y0, y1) x [x0, x1), channels [c0, c0 + cw): a
+    // pixel's channel tiles in neighbouring blocks, then its row's pixels.
+    const int c0 = t % tilesC * tc, x0 = t / tilesC % tilesX * tw;
+    const int y0 = t / (tilesC * tilesX) % tilesY * th, b = t / (tilesC * tilesX * tilesY);
+    const int cw = c0 + tc < ch ? tc : ch - c0;
+    const int y1 = y0 + th < h ? y0 + th : h, x1 = x0 + tw < w ? x0 + tw : w;
+    const int image = b * h * w * ch, dyImage = b * oh * ow * ch;
+    int oy0, oyEnd, ox0, oxEnd, unused;
+    dlc_hw_covering(y0, kh, sh, ph, oh, oy0, unused);
+    dlc_hw_covering(y1 - 1, kh, sh, ph, oh, unused, oyEnd);
+    dlc_hw_covering(x0, kw, sw, pw, ow, ox0, unused);
+    dlc_hw_covering(x1 - 1, kw, sw, pw, ow, unused, oxEnd);
+    const int wh = oyEnd - oy0 + 1 > 0 ? oyEnd - oy0 + 1 : 0;
+    const int ww = oxEnd - ox0 + 1 > 0 ? oxEnd - ox0 + 1 : 0;
+    const bool shared = (long long)wh * ww * tc <= DLC_HW_POOL_NHWC32_WINDOWS;
+    __syncthreads(); // the last tile's windows and rows are read
+    // Shared entry (window, channel of the tile) at window * tc + channel.
+    if (shared)
+      for (int e = threadIdx.x; e < wh * ww * tc; e += blockDim.x) {
+        const int ci = e % tc, win = e / tc;
+        if (ci >= cw) continue;
+        const int oy = oy0 + win / ww, ox = ox0 + win % ww;
+        argmax[e] = dlc_hw_argmax(a, DLC_MAX_POOL_BACKWARD_X, image + c0 + ci, ch, w,
+                                  dlc_hw_window(oy, h, kh, sh, ph),
+                                  dlc_hw_window(ox, w, kw, sw, pw));
+        grad[e] = dlc_hw_ld(a, DLC_MAX_POOL_BACKWARD_DY, dyImage + (oy * ow + ox) * ch + c0 + ci);
+      }
+    for (int r = threadIdx.x; r < y1 - y0; r += blockDim.x)
+      dlc_hw_covering(y0 + r, kh, sh, ph, oh, rowLo[r], rowHi[r]);
+    __syncthreads();
+    if (shared)
+      DLC_HW_NHWC32_GATHER(argmax[((oy - oy0) * ww + ox - ox0) * tc + ci],
+                           grad[((oy - oy0) * ww + ox - ox0) * tc + ci])
+    else
+      DLC_HW_NHWC32_GATHER(
+          dlc_hw_argmax(a, DLC_MAX_POOL_BACKWARD_X, image + c, ch, w,
+                        dlc_hw_window(oy, h, kh, sh, ph), dlc_hw_window(ox, w, kw, sw, pw)),
+          dlc_hw_ld(a, DLC_MAX_POOL_BACKWARD_DY, dyImage + (oy * ow + ox) * ch + c))
   }
 }
 
