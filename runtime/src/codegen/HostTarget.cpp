@@ -74,8 +74,6 @@ public:
          "const long long *__restrict__ step, int dlc_part, int dlc_parts) {"},
         {"  const long long stride = (long long)gridDim.x * blockDim.x;\n", ""},
         {"  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n", ""},
-        // A part's range of a segment may be empty: the loops check.
-        {"    if (first >= seg.n)\n      continue; // this thread has no element of it\n", ""},
         {"first, seg.n, stride", nullptr},
         {"for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total; "
          "q += stride)",
@@ -88,7 +86,7 @@ public:
       for (size_t at; (at = body.find(from)) != std::string::npos;)
         body.replace(at, std::strlen(from), replacement);
     }
-    for (const char *device : {"gridDim", "blockIdx", "+= stride", "= first", "(first"})
+    for (const char *device : {"gridDim", "blockIdx", "+= stride", "= first"})
       if (body.find(device) != std::string::npos) {
         std::fprintf(stderr, "dlc: a table kernel's host body still reads %s\n", device);
         std::abort();

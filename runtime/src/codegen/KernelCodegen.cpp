@@ -1653,8 +1653,6 @@ DLC_KERNEL_NAME(const DlcSegment *__restrict__ table, int segments,
   float beta1 = -1.f, beta2 = -1.f, c1 = 0.f, rc2 = 0.f;
   for (int s = 0; s < segments; ++s) {
     const DlcSegment seg = table[s];
-    if (first >= seg.n)
-      continue; // this thread has no element of it
     const float factor = seg.status ? seg.status[0] : 1.f;
     if (seg.status && seg.status[1] != 0.f) {
       // A gradient overflowed: the step is skipped, the values kept.

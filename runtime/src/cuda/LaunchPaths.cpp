@@ -42,10 +42,8 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
   }
   // A whole paddle batch-norm group (a part split from one, such as its add
   // and relu, takes the paths below).
-  bool holdsBatchNorm = std::any_of(launch.kernels.begin(), launch.kernels.end(), [&](size_t k) {
-    return plan.kernels[k].opClass == OpClass::kBatchNormalization;
-  });
-  if (launch.kernels.size() > 1 && holdsBatchNorm && isFusedBatchNorm(launch.fusion)) {
+  if (launch.kernels.size() > 1 && holdsBatchNorm(plan, launch) &&
+      isFusedBatchNorm(launch.fusion)) {
     auto fused = fusedBatchNormFor(plan, launch, launches);
     if (fused.isOk()) {
       d.path = "cudnn";
@@ -321,11 +319,15 @@ StatusOr<FusedBatchNormGroup> fusedBatchNormFor(const Plan &plan, const Launch &
   return g;
 }
 
+bool holdsBatchNorm(const Plan &plan, const Launch &launch) {
+  return std::any_of(launch.kernels.begin(), launch.kernels.end(), [&](size_t k) {
+    return plan.kernels[k].opClass == OpClass::kBatchNormalization;
+  });
+}
+
 void recogniseFusedBatchNorm(const Plan &plan, Launch &launch, const std::vector<Launch> &launches) {
   if (launch.kernels.size() < 2 || isFusedBatchNorm(launch.fusion) ||
-      std::none_of(launch.kernels.begin(), launch.kernels.end(), [&](size_t k) {
-        return plan.kernels[k].opClass == OpClass::kBatchNormalization;
-      }))
+      !holdsBatchNorm(plan, launch))
     return;
   for (FusionKind kind : {FusionKind::kBnAct, FusionKind::kBnAddAct, FusionKind::kBnActGrad,
                           FusionKind::kBnAddActGrad}) {
@@ -557,10 +559,7 @@ void printLaunchPaths(std::ostream &os, const std::string &name, const Plan &pla
   int64_t grouped = 0, lone = 0;
   std::vector<const DeviceLaunch *> plain;
   for (const DeviceLaunch &d : device) {
-    if (d.path != "cudnn" ||
-        std::none_of(d.launch.kernels.begin(), d.launch.kernels.end(), [&](size_t k) {
-          return plan.kernels[k].opClass == OpClass::kBatchNormalization;
-        }))
+    if (d.path != "cudnn" || !holdsBatchNorm(plan, d.launch))
       continue;
     if (!fusedBatchNormFor(plan, d.launch, all).isOk())
       plain.push_back(&d);

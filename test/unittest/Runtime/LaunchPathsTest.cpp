@@ -280,12 +280,6 @@ TEST(LaunchPaths, BatchNormActGroupsAreOneCudnnCallInFp16Nhwc) {
       << d.back().splitReason;
 }
 
-bool holdsBatchNorm(const Plan &plan, const Launch &launch) {
-  return std::any_of(launch.kernels.begin(), launch.kernels.end(), [&](size_t k) {
-    return plan.kernels[k].opClass == OpClass::kBatchNormalization;
-  });
-}
-
 // xla's input groups of exactly batch_norm -> relu and relu_backward ->
 // batch_norm_backward are the same patterns: they run as cuDNN's fused calls
 // too, not split into a lone batch norm and a generated relu (ResNet-50 AMP
@@ -346,8 +340,7 @@ TEST(LaunchPaths, XlaInputGroupsOfTheBatchNormPatternsRunAsCudnnFusedCalls) {
   device = planDeviceLaunches(unpaired);
   std::vector<Launch> all = launchesOf(device);
   for (const DeviceLaunch &d : device) {
-    bool batchNorm = holdsBatchNorm(unpaired, d.launch);
-    if (!batchNorm)
+    if (!holdsBatchNorm(unpaired, d.launch))
       continue;
     EXPECT_EQ(d.path, "cudnn") << d.reason;
     EXPECT_TRUE(fusedBatchNormFor(unpaired, d.launch, all).isOk())

@@ -137,6 +137,9 @@ StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch);
 StatusOr<FusedBatchNormGroup> fusedBatchNormFor(const Plan &plan, const Launch &launch,
                                                 const std::vector<Launch> &launches);
 
+/// Whether one of the launch's kernels is a batch norm or its gradient.
+bool holdsBatchNorm(const Plan &plan, const Launch &launch);
+
 /// Gives `launch` the batch-norm FusionKind whose pattern it is, where it is
 /// another strategy's group of exactly those ops and fusedBatchNormFor takes
 /// it as one: xla's input group batch_norm -> relu runs as cuDNN's fused
