@@ -356,14 +356,18 @@ std::vector<Case> allCases() {
     // logits, and logits rising along every line (a new maximum at every
     // step of every thread) spanning 60, so that exp of the gaps underflows
     // float but not double.
-    for (bool rising : {false, true}) {
-      Case &c = add(op + (rising ? " rising logits, 300 classes" : " 300 classes"));
+    // And masked logits: -inf over each line's first 40 classes, so that
+    // every thread's first values are -inf (they add 0, as on the CPU).
+    for (const char *kind : {"", "rising logits, ", "masked logits, "}) {
+      const std::string k0 = kind;
+      Case &c = add(op + " " + k0 + "300 classes");
       int32_t l = c.buffer("logits", F, {4, 300}, kIn), y = c.buffer("labels", DType::kI64, {4}, kIn);
-      c.fixed[y] = {0, 299, 17, 150};
-      if (rising)
+      c.fixed[y] = {60, 299, 217, 150};
+      if (!k0.empty())
         for (int row = 0; row < 4; ++row)
           for (int k = 0; k < 300; ++k)
-            c.fixed[l].push_back(-30.0 + 0.2 * k + row);
+            c.fixed[l].push_back(k0[0] == 'm' && k < 40 ? -INFINITY
+                                                        : -30.0 + 0.2 * k + row);
       c.kernel(op, inputs(c, l, y),
                {c.buffer("out", F, backward ? std::vector<int64_t>{4, 300} : std::vector<int64_t>{}, kOut)});
     }

@@ -40,7 +40,9 @@ DLC_DEVICE void dlc_hw_logsumexp(const DlcHandArgs &a, int k, long long o, long 
   for (long long c = threadIdx.x; c < classes; c += blockDim.x) {
     const double v = dlc_hw_ld(a, k, (o * classes + c) * inner + in);
     if (v > m) { s = s * exp(m - v) + 1.0; m = v; }
-    else s += exp(v - m);
+    // A -inf logit adds exp(-inf - max) = 0, also before this thread has
+    // seen a finite one (where exp(-inf - -inf) would be NaN); a NaN adds NaN.
+    else if (m != DLC_NEG_INF || v != v) s += exp(v - m);
   }
   mx = dlc_hw_block_max(m, smem);
   // A thread that saw no logit, or only smaller ones, adds its sum scaled to
