@@ -3,8 +3,9 @@
 // batch_norm (x, scale, bias, running_mean, running_var) -> (y,
 // running_mean', running_var') and batch_norm_backward (dy, x, scale) ->
 // (dx, dscale, dbias), as the reference (OpsSpatial.cpp, BatchNorm.cpp).
-// The batch statistics are dlc's, summed in double and in a fixed order as
-// the reference and PyTorch's CPU batch norm sum them; oneDNN normalizes
+// The batch statistics are dlc's, summed in double as the reference and
+// PyTorch's CPU batch norm sum them (one pass, shifted; in an order fixed
+// by the shape, whatever the thread count); oneDNN normalizes
 // with them (use_global_stats) and computes the gradients. Its own float
 // statistics put models with few values a channel (ShuffleNet, DenseNet,
 // RegNet at 64x64) several times further from PyTorch's float64 step than
@@ -129,77 +130,107 @@ Status batchNorm(const KernelContext &c) {
   });
 }
 
-/// Channels a task of channelStats owns in channels-last data: 16 floats,
-/// one cache line, so tasks never share a line.
-constexpr int64_t kChannelBlock = 16;
-
-/// The mean and biased variance of one channel's `count` values, `spatial`
-/// contiguous ones in each of `planes` planes `stride` apart: two passes in
-/// double like the reference, in a fixed order.
-DLC_HOST_CLONES void planeStats(const float *x, int64_t planes, int64_t spatial, int64_t stride,
-                                float &mean, float &var) {
+/// Shifted sums of one channel's values, `d = x - shift`: the mean is
+/// shift + sum / count and the biased variance (sq - sum^2 / count) / count,
+/// in double. The shift (the channel's first value) keeps the subtraction
+/// from cancelling when the mean is large against the spread, so one pass
+/// gives what the reference's two passes give, to float precision.
+struct ShiftedSums {
   double sum = 0, sq = 0;
-  for (int64_t i = 0; i < planes; ++i)
-    for (int64_t j = 0; j < spatial; ++j)
-      sum += x[i * stride + j];
-  const double m = sum / double(planes * spatial);
-  for (int64_t i = 0; i < planes; ++i)
-    for (int64_t j = 0; j < spatial; ++j)
-      sq += (x[i * stride + j] - m) * (x[i * stride + j] - m);
-  mean = static_cast<float>(m);
-  var = static_cast<float>(sq / double(planes * spatial));
-}
+};
 
-/// The same for `width` adjacent channels of channels-last data (`count`
-/// rows `stride` apart), each channel summed down its rows.
-/// Inlined into each clone of blockStats, so that each vectorizes it for
-/// its own ISA.
-template <int64_t kWidth>
-[[gnu::always_inline]] inline void blockStatsOf(const float *x, int64_t count, int64_t stride, int64_t width, float *mean,
-                  float *var) {
-  const int64_t w = kWidth ? kWidth : width;
-  double sum[kChannelBlock] = {}, sq[kChannelBlock] = {}, m[kChannelBlock];
-  for (int64_t r = 0; r < count; ++r)
-    for (int64_t j = 0; j < w; ++j)
-      sum[j] += x[r * stride + j];
-  for (int64_t j = 0; j < w; ++j)
-    m[j] = sum[j] / count;
-  for (int64_t r = 0; r < count; ++r)
-    for (int64_t j = 0; j < w; ++j) {
-      double d = x[r * stride + j] - m[j];
-      sq[j] += d * d;
+/// Lanes of the contiguous (channels-first) sums: each lane sums every
+/// kLanes-th value, so the loop vectorizes without reassociating, and the
+/// lanes are added in a fixed order.
+constexpr int64_t kLanes = 16;
+
+/// One channel of channels-first data: `spatial` contiguous values in each
+/// of `planes` planes `stride` apart.
+DLC_HOST_CLONES void planeSums(const float *x, int64_t planes, int64_t spatial, int64_t stride,
+                               double shift, ShiftedSums &out) {
+  double sum[kLanes] = {}, sq[kLanes] = {};
+  for (int64_t i = 0; i < planes; ++i) {
+    const float *p = x + i * stride;
+    int64_t j = 0;
+    for (; j + kLanes <= spatial; j += kLanes)
+      for (int64_t l = 0; l < kLanes; ++l) {
+        const double d = double(p[j + l]) - shift;
+        sum[l] += d;
+        sq[l] += d * d;
+      }
+    for (int64_t l = 0; j < spatial; ++j, ++l) {
+      const double d = double(p[j]) - shift;
+      sum[l] += d;
+      sq[l] += d * d;
     }
-  for (int64_t j = 0; j < w; ++j) {
-    mean[j] = static_cast<float>(m[j]);
-    var[j] = static_cast<float>(sq[j] / count);
+  }
+  for (int64_t l = 0; l < kLanes; ++l) {
+    out.sum += sum[l];
+    out.sq += sq[l];
   }
 }
 
-/// A whole block has a constant width, which the compiler vectorizes.
-DLC_HOST_CLONES void blockStats(const float *x, int64_t count, int64_t stride, int64_t width,
-                                float *mean, float *var) {
-  if (width == kChannelBlock)
-    blockStatsOf<kChannelBlock>(x, count, stride, width, mean, var);
-  else
-    blockStatsOf<0>(x, count, stride, width, mean, var);
+/// Rows [r0, r1) of channels-last data (`c` channels a row), every channel
+/// at once: the loop runs along the row, which vectorizes.
+DLC_HOST_CLONES void rowSums(const float *__restrict__ x, int64_t r0, int64_t r1, int64_t c,
+                             const double *__restrict__ shift, double *__restrict__ sum,
+                             double *__restrict__ sq) {
+  for (int64_t j = 0; j < c; ++j)
+    sum[j] = sq[j] = 0;
+  for (int64_t r = r0; r < r1; ++r) {
+    const float *row = x + r * c;
+    for (int64_t j = 0; j < c; ++j) {
+      const double d = double(row[j]) - shift[j];
+      sum[j] += d;
+      sq[j] += d * d;
+    }
+  }
 }
 
-/// The batch mean and biased variance of each channel, two passes in
-/// double like the reference, each channel summed in a fixed order.
+/// Channels-last rows a chunk of channelStats sums: enough that a chunk's
+/// partial sums cost little beside its rows, few enough chunks to keep
+/// two threads busy. It depends on the shape alone, so that the sums do
+/// not depend on the thread count.
+int64_t chunkRows(int64_t rows) { return std::max<int64_t>(64, (rows + 63) / 64); }
+
+/// The batch mean and biased variance of each channel, in double, each
+/// channel summed in an order fixed by the shape: one read of x.
 void channelStats(const NormGeometry &g, const float *x, float *mean, float *var) {
+  const int64_t count = g.n * g.spatial;
+  auto finish = [&](int64_t k, double shift, double sum, double sq) {
+    const double m = sum / double(count);
+    mean[k] = static_cast<float>(shift + m);
+    var[k] = static_cast<float>(std::max(0.0, sq / double(count) - m * m));
+  };
   if (!g.channelsLast) {
     parallelFor(0, g.c, [&](int64_t k) {
-      planeStats(x + k * g.spatial, g.n, g.spatial, g.c * g.spatial, mean[k], var[k]);
+      const float *plane = x + k * g.spatial;
+      ShiftedSums s;
+      planeSums(plane, g.n, g.spatial, g.c * g.spatial, plane[0], s);
+      finish(k, plane[0], s.sum, s.sq);
     });
     return;
   }
-  // Channels last: a row of c channels per position; a task walks every
-  // row for its block of channels.
-  parallelFor(0, (g.c + kChannelBlock - 1) / kChannelBlock, [&](int64_t block) {
-    int64_t k0 = block * kChannelBlock;
-    blockStats(x + k0, g.n * g.spatial, g.c, std::min(kChannelBlock, g.c - k0), mean + k0,
-               var + k0);
+  // Channels last: each chunk of rows sums all its channels along the
+  // rows; the chunks' sums are added in chunk order.
+  const int64_t rows = count, per = chunkRows(rows), chunks = (rows + per - 1) / per;
+  auto *scratch = static_cast<double *>(
+      threadBuffer(Slot::kWorkspace, (2 * chunks + 1) * g.c * sizeof(double)));
+  double *shift = scratch, *partial = scratch + g.c;
+  for (int64_t k = 0; k < g.c; ++k)
+    shift[k] = x[k];
+  parallelFor(0, chunks, [&](int64_t ch) {
+    rowSums(x, ch * per, std::min(rows, (ch + 1) * per), g.c, shift,
+            partial + 2 * ch * g.c, partial + (2 * ch + 1) * g.c);
   });
+  for (int64_t k = 0; k < g.c; ++k) {
+    double sum = 0, sq = 0;
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+      sum += partial[2 * ch * g.c + k];
+      sq += partial[(2 * ch + 1) * g.c + k];
+    }
+    finish(k, shift[k], sum, sq);
+  }
 }
 
 Status batchNormBackward(const KernelContext &c) {

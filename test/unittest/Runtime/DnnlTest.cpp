@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dlc/runtime/Half.h"
+#include "dlc/runtime/Parallel.h"
 #include "dlc/runtime/cpu/Dnnl.h"
 #include "dlc/runtime/cpu/Spatial.h"
 
@@ -297,6 +298,8 @@ const NormCase kNormCases[] = {
     {{2, 7, 7, 40}, "NHWC", 1e-3, 0.3}, // channel blocks of 16 and a tail
     {{8, 5}, "NCHW", 1e-5, 0.1},        // rank 2 (after a linear)
     {{3, 9, 11}, "NCHW", 1e-4, 0.2},    // rank 3
+    {{2, 48, 48, 20}, "NHWC", 1e-5, 0.1}, // 4608 rows: 64 chunks of statistics
+    {{2, 20, 37, 23}, "NCHW", 1e-5, 0.1}, // planes that fill no 16 lanes
 };
 
 int64_t channelsOf(const NormCase &cs) {
@@ -322,6 +325,33 @@ TEST_F(Dnnl, BatchNormMatchesReferenceIncludingRunningStats) {
                     (inPlace ? " in place" : ""),
                 aliases);
     }
+}
+
+TEST_F(Dnnl, BatchNormStatisticsAreTheSameForEveryThreadCount) {
+  // The statistics are summed in chunks fixed by the shape and added in
+  // chunk order: a thread count must not change a bit of y or dx.
+  for (const NormCase &cs : kNormCases) {
+    int64_t c = channelsOf(cs);
+    OneKernel k;
+    // A mean far from 0 against the spread, where a one-pass variance in
+    // float would cancel.
+    int32_t x = k.input(cs.x, 300.f, 300.5f);
+    k.kernel("batch_norm",
+             {x, k.input({c}), k.input({c}), k.input({c}), k.input({c}, 0.5f, 2)},
+             {k.output(cs.x), k.output({c}), k.output({c})},
+             {{"epsilon", cs.eps}, {"momentum", cs.momentum}, {"layout", cs.layout}});
+    std::vector<std::vector<float>> one;
+    {
+      ScopedCpuThreads scoped(1);
+      one = k.run(dnnlKernels().at("batch_norm"));
+    }
+    for (int threads : {2, 3}) {
+      ScopedCpuThreads scoped(threads);
+      EXPECT_EQ(k.run(dnnlKernels().at("batch_norm")), one)
+          << cs.layout << " rank " << cs.x.size() << " on " << threads << " threads";
+    }
+    k.compare(cs.layout + " rank " + std::to_string(cs.x.size()) + ", mean 300");
+  }
 }
 
 TEST_F(Dnnl, BatchNormBackwardMatchesReference) {
