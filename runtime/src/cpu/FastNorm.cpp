@@ -63,13 +63,21 @@ DLC_HOST_CLONES void backwardRow(const float *x, const float *dy, float *dx, con
   }
 }
 
+/// Rows a block takes: about kPartElements, but at most an eighth of the
+/// rows. A row costs several of its own reductions, so short rows
+/// (tiny_transformer's 32 features: 512 rows in one block) kept one thread
+/// busy for a whole launch while the others waited.
+int64_t rowsPerBlock(int64_t rows, int64_t d) {
+  return std::min(rowsPerPart(d), std::max<int64_t>(1, (rows + 7) / 8));
+}
+
 Status layerNorm(const KernelContext &c) {
   const int64_t d = c.in(0).dim(-1), rows = c.in(0).numElements() / d;
   const double eps = c.kernel().floatAttr("epsilon", 1e-5);
   const float *X = c.in(0).f32(), *G = c.in(1).f32(), *B = c.in(2).f32();
   float *Y = c.out(0).f32();
   parallelFor(0, rows, [&](int64_t r) { normalizeRow(X + r * d, Y + r * d, G, B, d, eps); },
-              rowsPerPart(d));
+              rowsPerBlock(rows, d));
   return Status::ok();
 }
 
@@ -78,7 +86,7 @@ Status layerNormBackward(const KernelContext &c) {
   const double eps = c.kernel().floatAttr("epsilon", 1e-5);
   const float *DY = c.in(0).f32(), *X = c.in(1).f32(), *G = c.in(2).f32();
   float *DX = c.out(0).f32(), *DG = c.out(1).f32(), *DB = c.out(2).f32();
-  const int64_t perBlock = rowsPerPart(d), blocks = (rows + perBlock - 1) / perBlock;
+  const int64_t perBlock = rowsPerBlock(rows, d), blocks = (rows + perBlock - 1) / perBlock;
   // Block b's sums for gamma at [2b * d, ...), for beta at [(2b + 1) * d, ...).
   std::vector<float> partial(static_cast<size_t>(2 * blocks * d), 0.0f);
   parallelFor(0, blocks, [&](int64_t b) {
