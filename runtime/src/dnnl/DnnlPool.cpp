@@ -9,9 +9,10 @@
 //    the first maximum of its window, as the reference (ties matter after a
 //    relu). oneDNN's backward reads the forward's workspace (each window's
 //    argmax), which the plan does not keep: it would run the forward
-//    again, so channels-last data is routed here directly instead, one
-//    read of x and dy; A NaN wins a window in the reference (and PyTorch), not in
-//    oneDNN: an input holding a NaN runs the reference;
+//    again. A NaN wins a window in the reference (and PyTorch), not in
+//    oneDNN: an NCHW input holding a NaN runs the reference. Channels-last
+//    max pooling, forward and backward, runs here instead (maxPoolNhwc):
+//    one read of x (and dy), vector selects over contiguous channels;
 //  - average pooling without count_include_pad divides by the real input
 //    elements of a window in both. With count_include_pad the reference
 //    divides by the window clipped to the input plus its `padding`; oneDNN
@@ -21,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnl/DnnlCommon.h"
+#include "cpu/HostClones.h"
 
 #include "dlc/runtime/Parallel.h"
 
@@ -111,12 +113,130 @@ bool anyNan(const TensorRef &x) {
   return nan != 0;
 }
 
+/// Channels a task of the channels-last max pooling kernels takes: the
+/// window's best value and offset per channel stay in vector registers
+/// (ResNet's stem pool has 64 channels: one block).
+constexpr int64_t kPoolChannels = 64;
+
+/// The clipped window of output position o along one axis (the reference's
+/// Window in Pool.cpp): padding is never part of it.
+struct PoolSpan {
+  int64_t begin, end;
+};
+
+PoolSpan poolSpan(int64_t o, int64_t in, int64_t kernel, int64_t stride, int64_t pad) {
+  int64_t begin = o * stride - pad;
+  return {std::max<int64_t>(begin, 0), std::min(begin + kernel, in)};
+}
+
+/// One channels-last image's channels [c0, c0 + width) of max pooling
+/// (dx null: the forward pass into y) or of its gradient (into dx). Per
+/// output pixel, each channel keeps the best value of its window and that
+/// value's offset in window order, both updated by selects over
+/// contiguous channels with the reference's rule (strict `>` keeps the
+/// first of equal values; a NaN replaces whatever came before). The
+/// gradient then adds `best == k ? dy : 0` to window pixel k: + 0 leaves
+/// a float unchanged (dx is never -0: it starts at +0 and a sum that
+/// cancels rounds to +0), so each dx element receives the same additions
+/// in the same order, output pixel by output pixel, as a scatter would.
+/// dx rows are zeroed as the first window reaches them, to add while
+/// they are in cache. Inlined into each clone of poolBlock.
+template <int64_t kWidth>
+[[gnu::always_inline]] inline void poolBlockOf(const PoolGeometry &g, const float *x,
+                                               const float *dy, float *y, float *dx,
+                                               int64_t c0, int64_t width) {
+  if (kWidth)
+    width = kWidth;
+  const int64_t c = g.src[1], h = g.src[2], w = g.src[3];
+  const int64_t oh = g.dst[2], ow = g.dst[3];
+  float bestValue[kPoolChannels];
+  int32_t best[kPoolChannels];
+  int64_t zeroedRows = 0;
+  auto zeroRowsTo = [&](int64_t end) {
+    if (width == c)
+      std::fill(dx + zeroedRows * w * c, dx + end * w * c, 0.0f);
+    else
+      for (int64_t p = zeroedRows * w; p < end * w; ++p)
+        std::fill_n(dx + p * c + c0, width, 0.0f);
+    zeroedRows = std::max(zeroedRows, end);
+  };
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    PoolSpan sy = poolSpan(oy, h, g.kernel[0], g.strides[0], g.padL[0]);
+    if (dx)
+      zeroRowsTo(sy.end);
+    for (int64_t ox = 0; ox < ow; ++ox) {
+      PoolSpan sx = poolSpan(ox, w, g.kernel[1], g.strides[1], g.padL[1]);
+      for (int64_t ch = 0; ch < width; ++ch) {
+        bestValue[ch] = -INFINITY;
+        best[ch] = 0;
+      }
+      int32_t k = 0;
+      for (int64_t iy = sy.begin; iy < sy.end; ++iy)
+        for (int64_t ix = sx.begin; ix < sx.end; ++ix, ++k) {
+          const float *v = x + (iy * w + ix) * c + c0;
+          for (int64_t ch = 0; ch < width; ++ch) {
+            bool wins = v[ch] > bestValue[ch] || v[ch] != v[ch];
+            bestValue[ch] = wins ? v[ch] : bestValue[ch];
+            best[ch] = wins ? k : best[ch];
+          }
+        }
+      const int64_t o = (oy * ow + ox) * c + c0;
+      if (!dx) {
+        for (int64_t ch = 0; ch < width; ++ch)
+          y[o + ch] = bestValue[ch];
+        continue;
+      }
+      k = 0;
+      for (int64_t iy = sy.begin; iy < sy.end; ++iy)
+        for (int64_t ix = sx.begin; ix < sx.end; ++ix, ++k) {
+          float *d = dx + (iy * w + ix) * c + c0;
+          for (int64_t ch = 0; ch < width; ++ch)
+            d[ch] += best[ch] == k ? dy[o + ch] : 0.0f;
+        }
+    }
+  }
+  // Rows no window reaches (a stride longer than the kernel) get no gradient.
+  if (dx)
+    zeroRowsTo(h);
+}
+
+/// A whole block has a constant width, which the compiler vectorizes.
+DLC_HOST_CLONES void poolBlock(const PoolGeometry &g, const float *x, const float *dy, float *y,
+                               float *dx, int64_t c0, int64_t width) {
+  if (width == kPoolChannels)
+    poolBlockOf<kPoolChannels>(g, x, dy, y, dx, c0, width);
+  else
+    poolBlockOf<0>(g, x, dy, y, dx, c0, width);
+}
+
+/// Max pooling over channels-last data without oneDNN, forward (dx null)
+/// or backward: the reference's rule, where oneDNN differs on a NaN and
+/// its backward pass would need the forward's argmax again. One task per
+/// (image, block of channels), which alone writes its part of y or dx, so
+/// the bytes do not depend on the thread count.
+void maxPoolNhwc(const PoolGeometry &g, const float *x, const float *dy, float *y, float *dx) {
+  const int64_t n = g.src[0], c = g.src[1], h = g.src[2], w = g.src[3];
+  const int64_t blocks = (c + kPoolChannels - 1) / kPoolChannels;
+  const int64_t outPixels = g.dst[2] * g.dst[3];
+  parallelFor(0, n * blocks, [&](int64_t task) {
+    int64_t b = task / blocks, c0 = task % blocks * kPoolChannels;
+    int64_t width = std::min(kPoolChannels, c - c0);
+    poolBlock(g, x + b * h * w * c, dy ? dy + b * outPixels * c : nullptr,
+              y ? y + b * outPixels * c : nullptr, dx ? dx + b * h * w * c : nullptr, c0,
+              width);
+  });
+}
+
 Status poolForward(const KernelContext &c, bool max) {
   static Cache<Prim> maxCache, avgCache;
   return guarded(c, [&]() -> Status {
     auto g = geometry(c, c.in(0), c.out(0), max);
     if (!g.isOk())
       return g.status();
+    if (max && g->layout == Layout::kNhwc) {
+      maxPoolNhwc(*g, c.in(0).f32(), nullptr, c.out(0).f32(), nullptr);
+      return Status::ok();
+    }
     if (!g->matchesReference || (max && anyNan(c.in(0))))
       return runReference(c);
     auto prim = (max ? maxCache : avgCache).get(poolKey(c, kForward, *g), [&] {
@@ -129,46 +249,6 @@ Status poolForward(const KernelContext &c, bool max) {
     execute(*prim, {{DNNL_ARG_SRC, dnnl::memory(g->srcDesc(), engine(), c.in(0).data)},
                     {DNNL_ARG_DST, dnnl::memory(g->dstDesc(), engine(), c.out(0).data)}});
     return Status::ok();
-  });
-}
-
-/// Max pooling's gradient over channels-last data without oneDNN: each
-/// window's argmax per channel, the reference's rule (strict `>` keeps the
-/// first of equal values, a NaN always wins), gradients summed into dx in
-/// float. One task per image, which owns its part of dx.
-void maxPoolBackwardNhwc(const PoolGeometry &g, const float *x, const float *dy, float *dx) {
-  const int64_t n = g.src[0], c = g.src[1], h = g.src[2], w = g.src[3];
-  const int64_t oh = g.dst[2], ow = g.dst[3];
-  parallelFor(0, n, [&](int64_t b) {
-    const float *xb = x + b * h * w * c, *dyb = dy + b * oh * ow * c;
-    float *dxb = dx + b * h * w * c;
-    std::fill(dxb, dxb + h * w * c, 0.0f);
-    std::vector<int64_t> best(c);
-    std::vector<float> bestValue(c);
-    for (int64_t oy = 0; oy < oh; ++oy) {
-      int64_t y0 = oy * g.strides[0] - g.padL[0];
-      int64_t y1 = std::min(y0 + g.kernel[0], h);
-      y0 = std::max<int64_t>(y0, 0);
-      for (int64_t ox = 0; ox < ow; ++ox) {
-        int64_t x0 = ox * g.strides[1] - g.padL[1];
-        int64_t x1 = std::min(x0 + g.kernel[1], w);
-        x0 = std::max<int64_t>(x0, 0);
-        std::fill(best.begin(), best.end(), y0 * w + x0);
-        std::fill(bestValue.begin(), bestValue.end(), -INFINITY);
-        for (int64_t iy = y0; iy < y1; ++iy)
-          for (int64_t ix = x0; ix < x1; ++ix) {
-            const float *v = xb + (iy * w + ix) * c;
-            for (int64_t ch = 0; ch < c; ++ch)
-              if (v[ch] > bestValue[ch] || v[ch] != v[ch]) {
-                bestValue[ch] = v[ch];
-                best[ch] = iy * w + ix;
-              }
-          }
-        const float *grad = dyb + (oy * ow + ox) * c;
-        for (int64_t ch = 0; ch < c; ++ch)
-          dxb[best[ch] * c + ch] += grad[ch];
-      }
-    }
   });
 }
 
@@ -188,7 +268,7 @@ Status poolBackward(const KernelContext &c, bool max) {
     if (!g.isOk())
       return g.status();
     if (max && g->layout == Layout::kNhwc) {
-      maxPoolBackwardNhwc(*g, c.in(1).f32(), c.in(0).f32(), c.out(0).f32());
+      maxPoolNhwc(*g, c.in(1).f32(), c.in(0).f32(), nullptr, c.out(0).f32());
       return Status::ok();
     }
     if (!g->matchesReference || (max && anyNan(c.in(1))))

@@ -58,7 +58,25 @@ public:
       v = static_cast<float>(u(rng));
     return id;
   }
+  /// An operand as a relu leaves it, with the values max pooling treats
+  /// specially: about half zeros (ties), some -inf and, if `nans`, NaNs.
+  int32_t afterRelu(Shape shape, bool nans) {
+    int32_t id = add(std::move(shape));
+    std::uniform_real_distribution<float> u(0, 1);
+    for (float &v : values[id]) {
+      float r = u(rng);
+      v = r < 0.5f ? 0.0f : r < 0.55f ? -INFINITY : nans && r < 0.58f ? NAN : r;
+    }
+    return id;
+  }
   int32_t output(Shape shape) { return add(std::move(shape)); }
+  /// An output that starts as NaNs, so that an element the kernel does not
+  /// write shows.
+  int32_t poisonedOutput(Shape shape) {
+    int32_t id = add(std::move(shape));
+    std::fill(values[id].begin(), values[id].end(), NAN);
+    return id;
+  }
   void kernel(const std::string &op, std::vector<int32_t> in, std::vector<int32_t> out,
               PlanAttrs attrs) {
     b.kernel(op, std::move(in), std::move(out), std::move(attrs));
@@ -437,6 +455,62 @@ TEST_F(Dnnl, PoolingMatchesReference) {
       avgBwd.kernel("avg_pool2d_backward", {avgBwd.input(y)}, {avgBwd.output(x)}, attrs);
       avgBwd.compare(what, {}, byReference);
     }
+}
+
+TEST_F(Dnnl, ChannelsLastMaxPoolIsTheReferencesWithTiesInfinitiesAndNans) {
+  // dlc's own kernel (DnnlPool.cpp, maxPoolNhwc), element by element: a
+  // NaN where the reference has one, every other value within rounding
+  // (the reference sums gradients in double), and the same bytes on 1 and
+  // 2 threads.
+  const PoolCase cases[] = {
+      {1, 64, 12, 11, 3, 3, 2, 2, 1, 1, 0, 1}, // ResNet's stem pool: one block
+      {2, 70, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1},   // a block and 6 channels, ceil
+      {1, 5, 8, 8, 2, 2, 2, 2, 0, 0, 0, 1},    // 2x2 / 2
+      {2, 19, 7, 9, 3, 3, 1, 1, 1, 1, 0, 1},   // 3x3 / 1: nine windows a pixel
+      {1, 130, 7, 8, 2, 3, 3, 2, 0, 1, 0, 1},  // rows no window reaches
+      {1, 3, 10, 7, 2, 3, 3, 2, 0, 1, 1, 1},   // a middle row no window reaches
+  };
+  for (const PoolCase &cs : cases)
+    for (bool nans : {false, true})
+      for (bool backward : {false, true}) {
+        Shape x = inLayout("NHWC", cs.n, cs.c, cs.h, cs.w), y = poolOut(cs, "NHWC");
+        OneKernel k;
+        int32_t in = k.afterRelu(x, nans);
+        const char *op = backward ? "max_pool2d_backward" : "max_pool2d";
+        if (backward)
+          k.kernel(op, {k.input(y), in}, {k.poisonedOutput(x)}, poolAttrs(cs, "NHWC"));
+        else
+          k.kernel(op, {in}, {k.poisonedOutput(y)}, poolAttrs(cs, "NHWC"));
+        std::string what = describe(cs, "NHWC") + " " + op + (nans ? " with NaNs" : "");
+        int64_t before = dnnlReferenceCalls();
+        std::vector<std::vector<float>> fast[2];
+        for (int threads : {1, 2}) {
+          ScopedCpuThreads scoped(threads);
+          fast[threads - 1] = k.run(dnnlKernels().at(op));
+        }
+        EXPECT_EQ(dnnlReferenceCalls(), before) << what;
+        auto ref = k.run(cpuKernels().at(op));
+        int32_t out = k.planKernel().outputs[0];
+        const std::vector<float> &one = fast[0][out], &two = fast[1][out], &r = ref[out];
+        EXPECT_EQ(0, std::memcmp(one.data(), two.data(), one.size() * 4)) << what;
+        double scale = 0;
+        for (float v : r)
+          if (std::isfinite(v))
+            scale = std::max(scale, double(std::fabs(v)));
+        int64_t nanCount = 0;
+        for (size_t i = 0; i < r.size(); ++i) {
+          nanCount += std::isnan(r[i]);
+          bool close = std::isfinite(r[i])
+                           ? std::fabs(one[i] - r[i]) <= 1e-5 * scale
+                           : one[i] == r[i] || (std::isnan(one[i]) && std::isnan(r[i]));
+          EXPECT_TRUE(close) << what << ": element " << i << " " << one[i] << ", reference "
+                             << r[i];
+        }
+        // The forward pass passes the inputs' NaNs on.
+        if (nans && !backward) {
+          EXPECT_GT(nanCount, 0) << what;
+        }
+      }
 }
 
 TEST_F(Dnnl, OnlyAvgPoolCeilWithPaddingCountedRunsTheReference) {
