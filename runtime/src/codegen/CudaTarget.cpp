@@ -13,6 +13,69 @@
 namespace dlc::rt::codegen {
 
 namespace {
+
+/// Vectors of 16 bytes, one per thread in a grid-stride loop, so that
+/// neighbouring threads take neighbouring vectors, small casts included.
+const char *const kCastTableKernel = R"cuda(
+// Vector q of a segment: one 16-byte access each way where both pointers
+// are aligned to it, element by element otherwise and in the last, partial
+// vector.
+template <typename From, typename To>
+DLC_DEVICE void dlc_cast_vector(const DlcCastSegment &seg, long long q) {
+  typedef typename From::T A;
+  typedef typename To::T B;
+  constexpr int V = 16 / (sizeof(A) < sizeof(B) ? sizeof(A) : sizeof(B));
+  const long long i = q * V;
+  const A *in = (const A *)seg.in + i;
+  B *out = (B *)seg.out + i;
+  if (i + V <= seg.n && (unsigned long long)in % sizeof(DlcPack<A, V>) == 0 &&
+      (unsigned long long)out % sizeof(DlcPack<B, V>) == 0) {
+    const DlcPack<A, V> a = *(const DlcPack<A, V> *)in;
+    DlcPack<B, V> b;
+#pragma unroll
+    for (int l = 0; l < V; ++l) b.v[l] = To::narrow(From::widen(a.v[l]));
+    *(DlcPack<B, V> *)out = b;
+  } else {
+    for (int l = 0; l < V && i + l < seg.n; ++l) out[l] = To::narrow(From::widen(in[l]));
+  }
+}
+
+// One grid-stride loop over the vectors of all segments, in table order:
+// neighbouring threads take neighbouring vectors, small casts included.
+extern "C" __global__ void __launch_bounds__(256)
+DLC_KERNEL_NAME(const DlcCastSegment *__restrict__ table, int segments,
+                const long long *__restrict__ step) {
+  (void)step;
+  if (segments <= 0) return;
+  const long long total = table[segments - 1].end;
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  int s = 0;
+  for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total; q += stride) {
+    if (q >= table[s].end) { // a later segment: bisect for it
+      int lo = s + 1, hi = segments - 1;
+      while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (q < table[mid].end) hi = mid; else lo = mid + 1;
+      }
+      s = lo;
+    }
+    const DlcCastSegment &seg = table[s];
+    const long long v = q - seg.begin;
+    switch (seg.from * 3 + seg.to) {
+    case 0: dlc_cast_vector<DlcF32, DlcF32>(seg, v); break;
+    case 1: dlc_cast_vector<DlcF32, DlcF16>(seg, v); break;
+    case 2: dlc_cast_vector<DlcF32, DlcBF16>(seg, v); break;
+    case 3: dlc_cast_vector<DlcF16, DlcF32>(seg, v); break;
+    case 4: dlc_cast_vector<DlcF16, DlcF16>(seg, v); break;
+    case 5: dlc_cast_vector<DlcF16, DlcBF16>(seg, v); break;
+    case 6: dlc_cast_vector<DlcBF16, DlcF32>(seg, v); break;
+    case 7: dlc_cast_vector<DlcBF16, DlcF16>(seg, v); break;
+    case 8: dlc_cast_vector<DlcBF16, DlcBF16>(seg, v); break;
+    }
+  }
+}
+)cuda";
+
 class CudaWriter final : public TargetWriter {
 public:
   std::string extraParams() const override { return ""; }
@@ -41,6 +104,7 @@ public:
   }
   std::string afterPrelude() const override { return ""; }
   std::string tableBody(const char *cudaBody) const override { return cudaBody; }
+  std::string castTableKernel() const override { return kCastTableKernel; }
   bool keepsRowValues() const override { return false; }
   bool sumsColumnsByRows() const override { return false; }
 };

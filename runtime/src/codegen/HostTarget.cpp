@@ -35,6 +35,55 @@ std::string partRange(const std::string &count) {
          ", dlc_part + 1, dlc_parts), 1LL";
 }
 
+/// The part's share of all segments' vectors, as the table numbers them,
+/// so that the launcher cuts the work as for CUDA; within it, a run of
+/// elements per segment. The loop holds no search and no switch, and the
+/// conversions are straight-line code (bf16's rounding is integer
+/// arithmetic and a select), so GCC vectorizes each run.
+const char *const kCastTableKernel = R"cpp(
+// Segment `seg`'s elements in vectors [first, last) of all segments', as
+// one loop. The casts' results never alias their operands (the generator
+// refuses a launch where they would).
+template <typename From, typename To>
+DLC_DEVICE void dlc_cast_run(const DlcCastSegment &seg, long long first, long long last) {
+  typedef typename From::T A;
+  typedef typename To::T B;
+  constexpr long long V = 16 / (sizeof(A) < sizeof(B) ? sizeof(A) : sizeof(B));
+  const long long begin = ((first > seg.begin ? first : seg.begin) - seg.begin) * V;
+  const long long stop = ((last < seg.end ? last : seg.end) - seg.begin) * V;
+  const long long end = stop < seg.n ? stop : seg.n;
+  const A *in = (const A *)seg.in;
+  B *out = (B *)seg.out;
+  DLC_IVDEP
+  for (long long i = begin; i < end; ++i) out[i] = To::narrow(From::widen(in[i]));
+}
+
+extern "C" __global__ void
+DLC_KERNEL_NAME(const DlcCastSegment *__restrict__ table, int segments,
+                const long long *__restrict__ step, int dlc_part, int dlc_parts) {
+  (void)step;
+  if (segments <= 0) return;
+  const long long total = table[segments - 1].end;
+  const long long first = dlc_part_begin(total, dlc_part, dlc_parts);
+  const long long last = dlc_part_begin(total, dlc_part + 1, dlc_parts);
+  for (int s = 0; s < segments && table[s].begin < last; ++s) {
+    const DlcCastSegment &seg = table[s];
+    if (seg.end <= first) continue;
+    switch (seg.from * 3 + seg.to) {
+    case 0: dlc_cast_run<DlcF32, DlcF32>(seg, first, last); break;
+    case 1: dlc_cast_run<DlcF32, DlcF16>(seg, first, last); break;
+    case 2: dlc_cast_run<DlcF32, DlcBF16>(seg, first, last); break;
+    case 3: dlc_cast_run<DlcF16, DlcF32>(seg, first, last); break;
+    case 4: dlc_cast_run<DlcF16, DlcF16>(seg, first, last); break;
+    case 5: dlc_cast_run<DlcF16, DlcBF16>(seg, first, last); break;
+    case 6: dlc_cast_run<DlcBF16, DlcF32>(seg, first, last); break;
+    case 7: dlc_cast_run<DlcBF16, DlcF16>(seg, first, last); break;
+    case 8: dlc_cast_run<DlcBF16, DlcBF16>(seg, first, last); break;
+    }
+  }
+}
+)cpp";
+
 class HostWriter final : public TargetWriter {
 public:
   std::string extraParams() const override { return ", int dlc_part, int dlc_parts"; }
@@ -62,27 +111,19 @@ public:
            "LL; ++ic) {\n      const long long i = o * " + inner + "LL + ic;\n";
   }
   std::string afterPrelude() const override { return hostPartsText() + std::string("\n"); }
-  /// The signature takes the parts, and each segment loop (the optimizer's)
-  /// or the loop over all segments' vectors (the casts') covers the part's
-  /// share. The CUDA body must still hold every rewritten line: a body
-  /// that still reads the grid after the rewrites is a generator bug.
+  /// The signature takes the parts, and each segment loop covers the
+  /// part's share. The CUDA body must still hold every rewritten line: a
+  /// body that still reads the grid after the rewrites is a generator bug.
   std::string tableBody(const char *cudaBody) const override {
     static const std::pair<const char *, const char *> kRewrites[] = {
         {"const long long *__restrict__ step_counter) {",
          "const long long *__restrict__ step_counter, int dlc_part, int dlc_parts) {"},
-        {"const long long *__restrict__ step) {",
-         "const long long *__restrict__ step, int dlc_part, int dlc_parts) {"},
         {"  const long long stride = (long long)gridDim.x * blockDim.x;\n", ""},
         {"  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n", ""},
-        {"first, seg.n, stride", nullptr},
-        {"for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total; "
-         "q += stride)",
-         nullptr}};
+        {"first, seg.n, stride", nullptr}};
     std::string body = cudaBody;
     for (const auto &[from, to] : kRewrites) {
-      std::string replacement = to ? to
-                                : std::strstr(from, "seg.n") ? partRange("seg.n")
-                                                             : partLoop("q", "total");
+      std::string replacement = to ? to : partRange("seg.n");
       for (size_t at; (at = body.find(from)) != std::string::npos;)
         body.replace(at, std::strlen(from), replacement);
     }
@@ -93,6 +134,7 @@ public:
       }
     return body;
   }
+  std::string castTableKernel() const override { return kCastTableKernel; }
   bool keepsRowValues() const override { return true; }
   bool sumsColumnsByRows() const override { return true; }
 };

@@ -62,10 +62,13 @@ constexpr int kRowLanes = 16;
 /// put 4x the loads in flight (predicted about 4x faster; not yet timed).
 constexpr int kColumnTile = 32;
 constexpr int kColumnRows = 32;
-/// A host column reduction's tile: 64 consecutive outputs (four 64-byte
-/// cache lines, four AVX-512 or eight AVX2 registers of accumulators),
-/// summed row after row.
-constexpr int kHostColumnTile = 64;
+/// A host column reduction's tile: up to 1024 consecutive outputs (4 KB of
+/// float accumulators per reduction, which stay in L1), summed row after
+/// row, so that each row is read in runs of 2-4 KB. With 64 outputs (runs
+/// of 128 bytes of bf16, a jump of a row between them) BERT-base's GELU
+/// gradient with its bias gradient streamed at a few GB/s; a whole row at
+/// a time is no faster than 256 outputs or more.
+constexpr int kHostColumnTile = 1024;
 
 std::string shapeText(const Shape &s) {
   std::string text = "[";
@@ -1677,11 +1680,11 @@ DLC_KERNEL_NAME(const DlcSegment *__restrict__ table, int segments,
 }
 )cuda";
 
-/// The table forms' source: it does not depend on the table, so every
-/// launch of the form in every model shares one kernel (the header still
-/// lists this launch's ops).
+/// The table forms' source, from `body` as the target runs it: it does not
+/// depend on the table, so every launch of the form in every model shares
+/// one kernel (the header still lists this launch's ops).
 void finishTableKernel(GeneratedKernel &g, const Plan &plan, const Launch &launch,
-                       const char *body, const char *form, const char *comment,
+                       const std::string &body, const char *form, const char *comment,
                        KernelTarget target) {
   Dataflow none;
   Emitter e(plan, none);
@@ -1692,9 +1695,7 @@ void finishTableKernel(GeneratedKernel &g, const Plan &plan, const Launch &launc
   // widens them (Half.h), so that a table kernel also runs as plain C++ on
   // the host (no cuda_fp16.h there) and matches the CPU bit for bit.
   finish(g, plan, generic, e,
-         std::string(halfToFloatText()) + "\n" +
-             targetWriter(target).tableBody(body),
-         form, target, comment);
+         std::string(halfToFloatText()) + "\n" + body, form, target, comment);
 }
 
 StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &launch,
@@ -1767,7 +1768,7 @@ StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &laun
     g.segments.push_back(seg);
     g.work += seg.elements;
   }
-  finishTableKernel(g, plan, launch, kOptimizerBody, "optimizer",
+  finishTableKernel(g, plan, launch, targetWriter(target).tableBody(kOptimizerBody), "optimizer",
                     "// fuses sgd_update and adamw_update horizontally: one launch walks a\n"
                     "// table of (param, grad, state, n) segments, one per updated tensor\n",
                     target);
@@ -1784,8 +1785,8 @@ int32_t tableDtype(DType t) {
   }
 }
 
-/// Elements per vector of a cast: 16 bytes of its narrower type, as the
-/// kernel's dlc_cast_vector computes it.
+/// Elements per vector of a cast: 16 bytes of its narrower type, as both
+/// targets' kernels (castTableKernel) compute it.
 int64_t castVectorElements(const CastSegment &seg) {
   return kVectorBytes / std::min(dtypeBytes(seg.from), dtypeBytes(seg.to));
 }
@@ -1794,7 +1795,9 @@ int64_t castVectors(const CastSegment &seg) {
   return (seg.elements + v - 1) / v;
 }
 
-const char *const kCastKernel = R"cuda(
+/// The horizontal cast kernel's element types and table, which both
+/// targets' loops (castTableKernel) read.
+const char *const kCastTypes = R"cuda(
 // The element types, by their storage and their widening to float.
 struct DlcF32 {
   typedef float T;
@@ -1822,73 +1825,15 @@ struct DlcCastSegment {
   int from, to; // 0 f32, 1 f16, 2 bf16
 };
 static_assert(sizeof(DlcCastSegment) == 48, "DlcCastSegment must match packCastTable");
-
-// Vector q of a segment: one 16-byte access each way where both pointers
-// are aligned to it, element by element otherwise and in the last, partial
-// vector.
-template <typename From, typename To>
-DLC_DEVICE void dlc_cast_vector(const DlcCastSegment &seg, long long q) {
-  typedef typename From::T A;
-  typedef typename To::T B;
-  constexpr int V = 16 / (sizeof(A) < sizeof(B) ? sizeof(A) : sizeof(B));
-  const long long i = q * V;
-  const A *in = (const A *)seg.in + i;
-  B *out = (B *)seg.out + i;
-  if (i + V <= seg.n && (unsigned long long)in % sizeof(DlcPack<A, V>) == 0 &&
-      (unsigned long long)out % sizeof(DlcPack<B, V>) == 0) {
-    const DlcPack<A, V> a = *(const DlcPack<A, V> *)in;
-    DlcPack<B, V> b;
-#pragma unroll
-    for (int l = 0; l < V; ++l) b.v[l] = To::narrow(From::widen(a.v[l]));
-    *(DlcPack<B, V> *)out = b;
-  } else {
-    for (int l = 0; l < V && i + l < seg.n; ++l) out[l] = To::narrow(From::widen(in[l]));
-  }
-}
-
-// One grid-stride loop over the vectors of all segments, in table order:
-// neighbouring threads take neighbouring vectors, small casts included.
-extern "C" __global__ void __launch_bounds__(256)
-DLC_KERNEL_NAME(const DlcCastSegment *__restrict__ table, int segments,
-                const long long *__restrict__ step) {
-  (void)step;
-  if (segments <= 0) return;
-  const long long total = table[segments - 1].end;
-  const long long stride = (long long)gridDim.x * blockDim.x;
-  int s = 0;
-  for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total; q += stride) {
-    if (q >= table[s].end) { // a later segment: bisect for it
-      int lo = s + 1, hi = segments - 1;
-      while (lo < hi) {
-        const int mid = (lo + hi) / 2;
-        if (q < table[mid].end) hi = mid; else lo = mid + 1;
-      }
-      s = lo;
-    }
-    const DlcCastSegment &seg = table[s];
-    const long long v = q - seg.begin;
-    switch (seg.from * 3 + seg.to) {
-    case 0: dlc_cast_vector<DlcF32, DlcF32>(seg, v); break;
-    case 1: dlc_cast_vector<DlcF32, DlcF16>(seg, v); break;
-    case 2: dlc_cast_vector<DlcF32, DlcBF16>(seg, v); break;
-    case 3: dlc_cast_vector<DlcF16, DlcF32>(seg, v); break;
-    case 4: dlc_cast_vector<DlcF16, DlcF16>(seg, v); break;
-    case 5: dlc_cast_vector<DlcF16, DlcBF16>(seg, v); break;
-    case 6: dlc_cast_vector<DlcBF16, DlcF32>(seg, v); break;
-    case 7: dlc_cast_vector<DlcBF16, DlcF16>(seg, v); break;
-    case 8: dlc_cast_vector<DlcBF16, DlcBF16>(seg, v); break;
-    }
-  }
-}
 )cuda";
 
-/// The horizontal cast kernel: the rounding to half types, then the casts.
-const char *castBody() {
-  static const std::string body = std::string("#if defined(__CUDACC__)\n"
-                                              "#include <cuda_fp16.h>\n"
-                                              "#endif\n") +
-                                  floatToHalfText() + kCastKernel;
-  return body.c_str();
+/// The horizontal cast kernel: the rounding to half types, the element
+/// types and the table, then the target's loop over the table.
+std::string castBody(KernelTarget target) {
+  return std::string("#if defined(__CUDACC__)\n"
+                     "#include <cuda_fp16.h>\n"
+                     "#endif\n") +
+         floatToHalfText() + kCastTypes + targetWriter(target).castTableKernel();
 }
 
 /// Why the launch's casts are not a horizontal group (one reads another's
@@ -1947,7 +1892,7 @@ StatusOr<GeneratedKernel> generateHorizontalCast(const Plan &plan, const Launch 
   }
   if (g.castSegments.empty())
     return Status(StatusCode::kInvalidArgument, "computes nothing that is read later");
-  finishTableKernel(g, plan, launch, castBody(), "horizontal_cast",
+  finishTableKernel(g, plan, launch, castBody(target), "horizontal_cast",
                     "// fuses independent casts horizontally: one launch walks a table of\n"
                     "// (in, out, n, types) segments, one per cast, f32 / f16 / bf16 each way\n",
                     target);

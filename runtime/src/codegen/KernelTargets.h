@@ -50,9 +50,18 @@ public:
   virtual std::string rowLoops(const std::string &inner) const = 0;
   /// What a kernel's text holds between the prelude and its signature.
   virtual std::string afterPrelude() const = 0;
-  /// A table kernel's body (optimizer, horizontal cast), written once for
-  /// CUDA, as this target runs it.
+  /// The optimizer table kernel's body, written once for CUDA, as this
+  /// target runs it.
   virtual std::string tableBody(const char *cudaBody) const = 0;
+  /// The horizontal cast kernel after its element types (DlcF32, DlcF16,
+  /// DlcBF16: storage, widen, narrow) and its table (DlcCastSegment, whose
+  /// [begin, end) numbers a segment's 16-byte vectors among all segments'):
+  /// the loop that casts them, each target its own. A GPU thread takes a
+  /// vector at a time, found by bisection; a core takes whole runs of a
+  /// segment, one plain loop each, which the compiler vectorizes (a vector
+  /// at a time with a search and a switch per vector streamed BERT-base's
+  /// 110M parameters at 8 GB/s).
+  virtual std::string castTableKernel() const = 0;
   /// Whether a row kernel keeps values it needs in several passes (the row
   /// op's operands, softmax's exponentials) in a per-row array rather than
   /// recomputing them: a core has the cache for a row, a GPU's block would

@@ -58,7 +58,8 @@ int usage(const char *message) {
             << "                      needed): launches per path, and each host fallback's op\n"
             << "                      and reason\n"
             << "  --verbose           with --paths: every launch, its ops and path; with\n"
-            << "                      --check-host: every generated launch's error\n"
+            << "                      --check-host: every generated launch's error, and with\n"
+            << "                      --time-host every one's time, not only the slowest\n"
             << "  --time-host         with --check-host: also time each generated launch alone\n"
             << "                      (the fastest of up to 50 runs) and list the slowest\n"
             << "  --check-host [TOL]  compile the CPU fast mode's host kernels and check each\n"
@@ -82,10 +83,11 @@ std::string stem(const std::string &path) {
   return base.substr(0, base.rfind('.'));
 }
 
-/// --time-host: the generated launches' total and the slowest, by the
-/// fastest of their timed runs, with the rate each streams its buffers at.
+/// --time-host: the generated launches' total and the slowest (`all`: every
+/// one), by the fastest of their timed runs, with the rate each streams its
+/// buffers at.
 void printHostTimes(const Plan &plan, const std::vector<cpu::HostLaunch> &launches,
-                    const std::vector<cpu::HostLaunchCheck> &checks) {
+                    const std::vector<cpu::HostLaunchCheck> &checks, bool all) {
   std::vector<const cpu::HostLaunchCheck *> order;
   double total = 0;
   for (const cpu::HostLaunchCheck &c : checks) {
@@ -96,7 +98,7 @@ void printHostTimes(const Plan &plan, const std::vector<cpu::HostLaunch> &launch
             [](auto *a, auto *b) { return a->minSeconds > b->minSeconds; });
   std::cout << "  generated launches alone, " << cpuThreadCount() << " threads: "
             << total * 1e3 << " ms in all (each the fastest of its runs); the slowest:\n";
-  for (size_t i = 0; i < order.size() && i < 12; ++i) {
+  for (size_t i = 0; i < order.size() && (all || i < 12); ++i) {
     const cpu::HostLaunch &h = launches[order[i]->launch];
     int64_t bytes = 0;
     for (int32_t id : h.kernel->args)
@@ -152,7 +154,7 @@ int checkHostKernels(const std::string &path, const Plan &plan, double tolerance
               << launches[worst->launch].launch.kind << ")";
   std::cout << "\n";
   if (time)
-    printHostTimes(plan, launches, *checks);
+    printHostTimes(plan, launches, *checks, verbose);
   return failed ? 1 : 0;
 }
 
