@@ -37,9 +37,10 @@ std::string partRange(const std::string &count) {
 
 /// The part's share of all segments' vectors, as the table numbers them,
 /// so that the launcher cuts the work as for CUDA; within it, a run of
-/// elements per segment. The loop holds no search and no switch, and the
-/// conversions are straight-line code (bf16's rounding is integer
-/// arithmetic and a select), so GCC vectorizes each run.
+/// elements per segment. The loop holds no search and no switch, so GCC
+/// vectorizes the runs whose conversion is straight-line code: widening,
+/// and bf16's rounding (integer arithmetic and a select). The f16
+/// rounding's branches (subnormals, overflow) keep runs to f16 scalar.
 const char *const kCastTableKernel = R"cpp(
 // Segment `seg`'s elements in vectors [first, last) of all segments', as
 // one loop. The casts' results never alias their operands (the generator

@@ -58,7 +58,7 @@ public:
   /// [begin, end) numbers a segment's 16-byte vectors among all segments'):
   /// the loop that casts them, each target its own. A GPU thread takes a
   /// vector at a time, found by bisection; a core takes whole runs of a
-  /// segment, one plain loop each, which the compiler vectorizes (a vector
+  /// segment, one plain loop each, for the compiler to vectorize (a vector
   /// at a time with a search and a switch per vector streamed BERT-base's
   /// 110M parameters at 8 GB/s).
   virtual std::string castTableKernel() const = 0;
