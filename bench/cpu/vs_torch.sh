@@ -23,7 +23,9 @@
 # bfloat16 autocast, compiled or not; jax: xla-amp), its reports named
 # MODEL-bB-amp-bf16-*. The table goes to stdout and OUT_DIR/table.md (or
 # table-amp-bf16.md), every report to OUT_DIR; TABLE_ONLY=1 prints the table
-# of the reports already there.
+# of the reports already there. PEERS (default "torch torch2 torch2-compile
+# jax") picks the peers that run: Debian's torch 1.13 spends minutes a
+# BERT-base step.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:-bench-cpu-out}
@@ -34,6 +36,7 @@ WORKLOADS=${WORKLOADS:-"mlp:32 small_convnet:32 tiny_transformer:32 resnet50:8 b
 BACKENDS=${BACKENDS:-"cpu"}
 FUSIONS=${FUSIONS:-"none xla"}
 PRECISION=${PRECISION:-fp32}
+PEERS=${PEERS:-"torch torch2 torch2-compile jax"}
 case $PRECISION in
   fp32) tag="" eager=eager compile=compile jaxmode=xla table=table.md ;;
   amp-bf16) tag="-amp-bf16" eager=channels-last-amp-bf16 compile=compile-amp-bf16
@@ -49,6 +52,7 @@ export DLC_CPU_THREADS=$THREADS OMP_NUM_THREADS=$THREADS
 method=(--warmup "$WARMUP" --steps "$STEPS" --repeats "$REPEATS")
 peer() { # NAME PYTHON SCRIPT MODE MODEL BATCH
   local name=$1 python=$2 script=$3 mode=$4 m=$5 b=$6
+  case " $PEERS " in *" $name "*) ;; *) return 0 ;; esac
   local file=$OUT/$m-b$b$tag-$name
   echo "vs_torch: $m batch $b $PRECISION: $name" >&2
   if ! "$python" "bench/peers/$script" "$m" --batch "$b" --mode "$mode" --device cpu \
