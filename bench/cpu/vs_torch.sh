@@ -15,8 +15,10 @@
 # THREADS (default: all cores) sets DLC_CPU_THREADS and OMP_NUM_THREADS,
 # which PyTorch's intra-op threads follow; XLA:CPU sizes its own pool to the
 # cores. WARMUP, STEPS, REPEATS set the methodology (default 5, 20, 3);
-# WORKLOADS "model:batch ..." (default: mlp:32 small_convnet:32
-# tiny_transformer:32 resnet50:8 bert_base:4); BACKENDS the dlc backends
+# WORKLOADS "model:batch[:steps] ..." (default: mlp:32:1000
+# small_convnet:32:100 tiny_transformer:32:1000 resnet50:8 bert_base:4; a
+# workload's steps override STEPS: 20 steps of the mlp's 0.15 ms are a 3 ms
+# window, where one preemption moved dlc's figure 3x); BACKENDS the dlc backends
 # (default "cpu"; "cpu reference" adds the reference); FUSIONS (default
 # "none xla"). PRECISION (default fp32): amp-bf16 runs dlc with --precision
 # amp-bf16 and each peer in its bfloat16 mode (torch: channels-last
@@ -32,7 +34,7 @@ OUT=${1:-bench-cpu-out}
 BIN=${DLC_BIN:-build/bin}
 THREADS=${THREADS:-$(nproc)}
 WARMUP=${WARMUP:-5} STEPS=${STEPS:-20} REPEATS=${REPEATS:-3}
-WORKLOADS=${WORKLOADS:-"mlp:32 small_convnet:32 tiny_transformer:32 resnet50:8 bert_base:4"}
+WORKLOADS=${WORKLOADS:-"mlp:32:1000 small_convnet:32:100 tiny_transformer:32:1000 resnet50:8 bert_base:4"}
 BACKENDS=${BACKENDS:-"cpu"}
 FUSIONS=${FUSIONS:-"none xla"}
 PRECISION=${PRECISION:-fp32}
@@ -63,7 +65,8 @@ peer() { # NAME PYTHON SCRIPT MODE MODEL BATCH
 }
 for w in $WORKLOADS; do
   [ -n "${TABLE_ONLY:-}" ] && break
-  m=${w%%:*} b=${w##*:}
+  IFS=: read -r m b steps <<< "$w"
+  method=(--warmup "$WARMUP" --steps "${steps:-$STEPS}" --repeats "$REPEATS")
   peer torch /usr/bin/python3 torch_peer.py $eager "$m" "$b"
   if [ -n "$PEER_PYTHON" ]; then
     peer torch2 "$PEER_PYTHON" torch_peer.py $eager "$m" "$b"
@@ -111,7 +114,7 @@ print("threads: %s (dlc, torch and OpenMP); %s; median samples/s of the repeats"
 print("| " + " | ".join(head) + " |")
 print("|" + "---|" * len(head))
 for w in workloads.split():
-    m, b = w.split(":")
+    m, b = w.split(":")[:2]
     p = {name: sps("%s-b%s%s-%s" % (m, b, tag, name)) for name in peers}
     d = {c: sps("%s-b%s%s-%s-%s" % (m, b, tag, *c)) for c in cols}
     row = [m, b] + [fmt(p[n]) for n in peers] + [fmt(d[c]) for c in cols]
