@@ -172,12 +172,14 @@ rt::Status RepeatRun::createExecutor() {
   rt::Executor &exec = *s.executor;
   s.observeProfile = o.profile && !s.gpu;
   if (!o.dumpOut.empty() || s.observeProfile)
-    exec.setKernelObserver([this, &exec](size_t k) {
-      if (!o.dumpOut.empty())
-        captureGradient(exec, k, state->lastGrads);
-      if (state->observeProfile)
-        state->profile.kernelEnded(k, exec.plan().kernels[k].op);
-    });
+    exec.setKernelObserver(
+        [this, &exec](size_t k) {
+          if (!o.dumpOut.empty())
+            captureGradient(exec, k, state->lastGrads);
+          if (state->observeProfile)
+            state->profile.kernelEnded(k, exec.plan().kernels[k].op);
+        },
+        /*readsBuffers=*/!o.dumpOut.empty());
   return rt::Status::ok();
 }
 

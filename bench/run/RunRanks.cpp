@@ -290,12 +290,14 @@ void RankRun::observeRankZero() {
   observeProfile = o.profile && holdsRankZero && gpus.empty();
   profileGpu = o.profile && holdsRankZero && !gpus.empty();
   if ((!o.dumpOut.empty() || observeProfile) && holdsRankZero)
-    execs[0]->setKernelObserver([this](size_t k) {
-      if (!o.dumpOut.empty())
-        captureGradient(*execs[0], k, lastGrads);
-      if (observeProfile)
-        profile.kernelEnded(k, execs[0]->plan().kernels[k].op);
-    });
+    execs[0]->setKernelObserver(
+        [this](size_t k) {
+          if (!o.dumpOut.empty())
+            captureGradient(*execs[0], k, lastGrads);
+          if (observeProfile)
+            profile.kernelEnded(k, execs[0]->plan().kernels[k].op);
+        },
+        /*readsBuffers=*/!o.dumpOut.empty());
 }
 
 rt::Status RankRun::onEveryRank(const std::function<rt::Status(int)> &body) {

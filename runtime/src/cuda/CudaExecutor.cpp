@@ -1112,7 +1112,7 @@ std::string CudaExecutor::bytesOf(int32_t id) const {
   return bytes;
 }
 
-void CudaExecutor::setKernelObserver(std::function<void(size_t)> observer) {
+void CudaExecutor::setKernelObserver(std::function<void(size_t)> observer, bool) {
   impl_->observer = std::move(observer);
 }
 

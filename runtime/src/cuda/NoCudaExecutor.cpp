@@ -36,7 +36,7 @@ Status CudaExecutor::write(const std::string &, const void *, size_t) { return u
 Status CudaExecutor::read(const std::string &, void *, size_t) const { return unavailable(); }
 const PlanBuffer *CudaExecutor::buffer(const std::string &) const { return nullptr; }
 std::string CudaExecutor::bytesOf(int32_t) const { return std::string(); }
-void CudaExecutor::setKernelObserver(std::function<void(size_t)>) {}
+void CudaExecutor::setKernelObserver(std::function<void(size_t)>, bool) {}
 Status CudaExecutor::step() { return unavailable(); }
 void CudaExecutor::setCommunicator(NcclCommunicator *) {}
 Status CudaExecutor::makeCurrent() const { return unavailable(); }

@@ -43,9 +43,13 @@ public:
   virtual std::string bytesOf(int32_t id) const = 0;
 
   /// Called after each kernel of a step, with its index; lets a caller
-  /// capture values that later kernels overwrite (gradients, activations).
-  /// A device backend waits for the kernel to finish first.
-  virtual void setKernelObserver(std::function<void(size_t)> observer) = 0;
+  /// capture values that later kernels overwrite (gradients, activations),
+  /// or time the kernels. A device backend waits for the kernel to finish
+  /// first. `readsBuffers`: whether the observer reads the kernel's
+  /// buffers. Only then does the CPU backend compute, by itself, a value a
+  /// fused launch kept in registers (an update's half gradient): a profile
+  /// that only times the kernels must not time that as the launch's.
+  virtual void setKernelObserver(std::function<void(size_t)> observer, bool readsBuffers) = 0;
 
   /// Runs one training step. A device backend may return before the device
   /// has finished it; synchronize() waits.

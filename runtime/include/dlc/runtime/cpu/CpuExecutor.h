@@ -162,8 +162,9 @@ public:
   const PlanBuffer *buffer(const std::string &name) const override;
   std::string bytesOf(int32_t id) const override;
 
-  void setKernelObserver(std::function<void(size_t)> observer) override {
+  void setKernelObserver(std::function<void(size_t)> observer, bool readsBuffers) override {
     observer_ = std::move(observer);
+    observerReadsBuffers_ = readsBuffers;
   }
 
   Status step() override;
@@ -216,6 +217,7 @@ private:
   unsigned char *arena_ = nullptr;
   std::map<std::string, int32_t> byName_;
   std::function<void(size_t)> observer_;
+  bool observerReadsBuffers_ = true;
   Communicator *communicator_ = nullptr;
   int rank_ = 0;
   bool overlap_ = true;

@@ -102,7 +102,7 @@ public:
   Status read(const std::string &name, void *data, size_t bytes) const override;
   const PlanBuffer *buffer(const std::string &name) const override;
   std::string bytesOf(int32_t id) const override;
-  void setKernelObserver(std::function<void(size_t)> observer) override;
+  void setKernelObserver(std::function<void(size_t)> observer, bool readsBuffers) override;
 
   /// Enqueues one step between two CUDA events; returns once every launch
   /// is enqueued (host-fallback launches wait for the device first).
