@@ -1,6 +1,6 @@
 //===- Pool.cpp - max, average and global average pooling kernels ---------===//
 //
-// Window geometry follows PyTorch's CPU kernels (aten/src/ATen/native/
+// PoolWindow geometry follows PyTorch's CPU kernels (aten/src/ATen/native/
 // Pool.h and the pooling loops): windows start at o * stride - pad, are
 // clipped to the input, and in ceil mode the last window may hang over the
 // right edge. One parallel task per (image, channel) plane, so backward
@@ -34,25 +34,10 @@ int64_t poolOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
 
 namespace {
 
-/// The window of output position o along one axis, clipped to the input,
-/// and its extent clipped to the padded input (the divisor of average
-/// pooling with count_include_pad).
-struct Window {
-  int64_t begin, end, paddedSize;
-};
-
-Window window(int64_t o, int64_t in, int64_t kernel, int64_t stride,
-              int64_t pad) {
-  int64_t begin = o * stride - pad;
-  int64_t end = std::min(begin + kernel, in + pad);
-  int64_t paddedSize = end - begin;
-  return Window{std::max<int64_t>(begin, 0), std::min(end, in), paddedSize};
-}
-
 /// Index in the plane of the first maximum of window (wy, wx): strict `>`
 /// keeps the first of equal values, and a NaN always wins, as in PyTorch.
 template <typename T>
-int64_t argmax(const T *plane, int64_t w, Window wy, Window wx) {
+int64_t argmax(const T *plane, int64_t w, PoolWindow wy, PoolWindow wx) {
   int64_t best = wy.begin * w + wx.begin;
   T bestValue = -std::numeric_limits<T>::infinity();
   for (int64_t iy = wy.begin; iy < wy.end; ++iy)
@@ -75,9 +60,9 @@ void maxPool2dForward(const Pool2dParams &p, const T *x, T *y) {
     const T *plane = x + nc * p.h * p.w;
     T *out = y + nc * oh * ow;
     for (int64_t oy = 0; oy < oh; ++oy) {
-      Window wy = window(oy, p.h, p.kh, p.strideH, p.padH);
+      PoolWindow wy = poolWindow(oy, p.h, p.kh, p.strideH, p.padH);
       for (int64_t ox = 0; ox < ow; ++ox) {
-        Window wx = window(ox, p.w, p.kw, p.strideW, p.padW);
+        PoolWindow wx = poolWindow(ox, p.w, p.kw, p.strideW, p.padW);
         // An all-padding window cannot occur (poolOutputSize drops it), so
         // the argmax is a real element.
         out[oy * ow + ox] = plane[argmax(plane, p.w, wy, wx)];
@@ -94,9 +79,9 @@ void maxPool2dBackward(const Pool2dParams &p, const T *x, const T *dy, T *dx) {
     const T *grad = dy + nc * oh * ow;
     std::vector<double> acc(p.h * p.w, 0.0);
     for (int64_t oy = 0; oy < oh; ++oy) {
-      Window wy = window(oy, p.h, p.kh, p.strideH, p.padH);
+      PoolWindow wy = poolWindow(oy, p.h, p.kh, p.strideH, p.padH);
       for (int64_t ox = 0; ox < ow; ++ox) {
-        Window wx = window(ox, p.w, p.kw, p.strideW, p.padW);
+        PoolWindow wx = poolWindow(ox, p.w, p.kw, p.strideW, p.padW);
         acc[argmax(plane, p.w, wy, wx)] += grad[oy * ow + ox];
       }
     }
@@ -108,7 +93,7 @@ void maxPool2dBackward(const Pool2dParams &p, const T *x, const T *dy, T *dx) {
 
 namespace {
 
-double avgDivisor(const Pool2dParams &p, Window wy, Window wx) {
+double avgDivisor(const Pool2dParams &p, PoolWindow wy, PoolWindow wx) {
   if (p.countIncludePad)
     return double(wy.paddedSize * wx.paddedSize);
   return double((wy.end - wy.begin) * (wx.end - wx.begin));
@@ -123,9 +108,9 @@ void avgPool2dForward(const Pool2dParams &p, const T *x, T *y) {
     const T *plane = x + nc * p.h * p.w;
     T *out = y + nc * oh * ow;
     for (int64_t oy = 0; oy < oh; ++oy) {
-      Window wy = window(oy, p.h, p.kh, p.strideH, p.padH);
+      PoolWindow wy = poolWindow(oy, p.h, p.kh, p.strideH, p.padH);
       for (int64_t ox = 0; ox < ow; ++ox) {
-        Window wx = window(ox, p.w, p.kw, p.strideW, p.padW);
+        PoolWindow wx = poolWindow(ox, p.w, p.kw, p.strideW, p.padW);
         double sum = 0;
         for (int64_t iy = wy.begin; iy < wy.end; ++iy)
           for (int64_t ix = wx.begin; ix < wx.end; ++ix)
@@ -143,9 +128,9 @@ void avgPool2dBackward(const Pool2dParams &p, const T *dy, T *dx) {
     const T *grad = dy + nc * oh * ow;
     std::vector<double> acc(p.h * p.w, 0.0);
     for (int64_t oy = 0; oy < oh; ++oy) {
-      Window wy = window(oy, p.h, p.kh, p.strideH, p.padH);
+      PoolWindow wy = poolWindow(oy, p.h, p.kh, p.strideH, p.padH);
       for (int64_t ox = 0; ox < ow; ++ox) {
-        Window wx = window(ox, p.w, p.kw, p.strideW, p.padW);
+        PoolWindow wx = poolWindow(ox, p.w, p.kw, p.strideW, p.padW);
         double g = grad[oy * ow + ox] / avgDivisor(p, wy, wx);
         for (int64_t iy = wy.begin; iy < wy.end; ++iy)
           for (int64_t ix = wx.begin; ix < wx.end; ++ix)

@@ -23,6 +23,7 @@
 
 #include "dnnl/DnnlCommon.h"
 #include "cpu/HostClones.h"
+#include "dlc/runtime/cpu/Spatial.h"
 
 #include "dlc/runtime/Parallel.h"
 
@@ -118,17 +119,6 @@ bool anyNan(const TensorRef &x) {
 /// (ResNet's stem pool has 64 channels: one block).
 constexpr int64_t kPoolChannels = 64;
 
-/// The clipped window of output position o along one axis (the reference's
-/// Window in Pool.cpp): padding is never part of it.
-struct PoolSpan {
-  int64_t begin, end;
-};
-
-PoolSpan poolSpan(int64_t o, int64_t in, int64_t kernel, int64_t stride, int64_t pad) {
-  int64_t begin = o * stride - pad;
-  return {std::max<int64_t>(begin, 0), std::min(begin + kernel, in)};
-}
-
 /// One channels-last image's channels [c0, c0 + width) of max pooling
 /// (dx null: the forward pass into y) or of its gradient (into dx). Per
 /// output pixel, each channel keeps the best value of its window and that
@@ -161,11 +151,11 @@ template <int64_t kWidth>
     zeroedRows = std::max(zeroedRows, end);
   };
   for (int64_t oy = 0; oy < oh; ++oy) {
-    PoolSpan sy = poolSpan(oy, h, g.kernel[0], g.strides[0], g.padL[0]);
+    PoolWindow sy = poolWindow(oy, h, g.kernel[0], g.strides[0], g.padL[0]);
     if (dx)
       zeroRowsTo(sy.end);
     for (int64_t ox = 0; ox < ow; ++ox) {
-      PoolSpan sx = poolSpan(ox, w, g.kernel[1], g.strides[1], g.padL[1]);
+      PoolWindow sx = poolWindow(ox, w, g.kernel[1], g.strides[1], g.padL[1]);
       for (int64_t ch = 0; ch < width; ++ch) {
         bestValue[ch] = -INFINITY;
         best[ch] = 0;

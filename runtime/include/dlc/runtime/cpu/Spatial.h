@@ -18,6 +18,7 @@
 #ifndef DLC_RUNTIME_CPU_SPATIAL_H
 #define DLC_RUNTIME_CPU_SPATIAL_H
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -101,6 +102,21 @@ void batchNormTrainBackward(const BatchNormParams &p, const T *dy, const T *x,
 /// window that would start in the right padding is dropped.
 int64_t poolOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
                        bool ceilMode);
+
+/// The window of output position o along one axis, clipped to the input
+/// (padding is never part of it), and its extent clipped to the padded
+/// input (the divisor of average pooling with count_include_pad).
+struct PoolWindow {
+  int64_t begin, end, paddedSize;
+};
+/// Inline: the channels-last max pooling (DnnlPool.cpp) asks per output
+/// pixel.
+inline PoolWindow poolWindow(int64_t o, int64_t in, int64_t kernel, int64_t stride,
+                             int64_t pad) {
+  int64_t begin = o * stride - pad;
+  int64_t end = std::min(begin + kernel, in + pad);
+  return PoolWindow{std::max<int64_t>(begin, 0), std::min(end, in), end - begin};
+}
 
 /// Max and average pooling over [n, c, h, w] -> [n, c, outH(), outW()].
 struct Pool2dParams {
