@@ -19,7 +19,8 @@ const std::vector<std::string> &CostParams::names() {
       "launch_overhead_s", "stream_mem_eff", "reduction_mem_eff", "norm_mem_eff",
       "legacy_norm_mem_eff", "gather_mem_eff", "tensor_max_eff", "cuda_core_max_eff",
       "misaligned_tensor_eff", "contraction_latency_s", "dram_latency_s",
-      "row_pass_latency_s", "profile_event_overhead_s"};
+      "row_pass_latency_s", "profile_event_overhead_s", "conv_dgrad_tensor_rel",
+      "conv_wgrad_tensor_rel", "conv_dgrad_cuda_core_rel", "conv_wgrad_cuda_core_rel"};
   return n;
 }
 
@@ -27,7 +28,8 @@ std::vector<double> CostParams::values() const {
   return {launchOverhead,      streamMemEff,       reductionMemEff, normMemEff,
           legacyNormMemEff,    gatherMemEff,       tensorMaxEff,    cudaCoreMaxEff,
           misalignedTensorEff, contractionLatency, dramLatency,     rowPassLatency,
-          profileEventOverhead};
+          profileEventOverhead, convDgradTensorRel, convWgradTensorRel, convDgradCudaCoreRel,
+          convWgradCudaCoreRel};
 }
 
 void CostParams::setValues(const std::vector<double> &v) {
@@ -35,7 +37,8 @@ void CostParams::setValues(const std::vector<double> &v) {
                       &normMemEff,          &legacyNormMemEff,   &gatherMemEff,
                       &tensorMaxEff,        &cudaCoreMaxEff,     &misalignedTensorEff,
                       &contractionLatency,  &dramLatency,        &rowPassLatency,
-                      &profileEventOverhead};
+                      &profileEventOverhead, &convDgradTensorRel,  &convWgradTensorRel,
+                      &convDgradCudaCoreRel, &convWgradCudaCoreRel};
   for (size_t i = 0; i < v.size() && i < std::size(fields); ++i)
     *fields[i] = v[i];
 }
@@ -71,6 +74,13 @@ Access accessOf(const Plan &plan, const cuda::DeviceLaunch &d) {
 
   }
   return access;
+}
+
+ConvPass convPassOf(const std::string &op) {
+  return op == "conv2d"                   ? ConvPass::kForward
+         : op == "conv2d_backward_data"   ? ConvPass::kBackwardData
+         : op == "conv2d_backward_filter" ? ConvPass::kBackwardFilter
+                                          : ConvPass::kNone;
 }
 
 } // namespace
@@ -109,6 +119,7 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
       if (macs > 0) {
         c.flops += 2.0 * static_cast<double>(macs);
         c.contractionType = dtypeName(plan.buffers[kernel.inputs[0]].dtype);
+        c.convPass = convPassOf(kernel.op);
         c.outputElements += static_cast<double>(plan.buffers[kernel.outputs[0]].numElements());
         c.nchwLibraryContraction = d.path == "cudnn" && kernelLayout(kernel) == "NCHW";
         // cuDNN's NHWC convolutions read channels-last rows the same way
@@ -134,6 +145,17 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
       for (int32_t id : kernel.outputs)
         produced.push_back(id);
     }
+    c.legacyLibraryNorm = d.path == "cudnn" && c.access == Access::kNormalization &&
+                          !cuda::fusedBatchNormFor(plan, d.launch, launches).isOk();
+    // The bytes a pass over a buffer costs. cuDNN's plain batch-norm calls
+    // take about as long on half-precision data as on float (the H100,
+    // ResNet-50 b256 NCHW: backward 33.8 / 42.0 ms, forward 15.1 / 16.3):
+    // their passes count every element as at least 4 bytes.
+    auto passCost = [&](const PlanBuffer &b) {
+      double bytes = static_cast<double>(b.bytes);
+      int64_t element = dtypeBytes(b.dtype);
+      return c.legacyLibraryNorm && element > 0 && element < 4 ? bytes * 4 / element : bytes;
+    };
     // A normalization reads its full-size inputs once for the statistics
     // and again for the map (per-channel or per-row values stay cached).
     int64_t largest = 0;
@@ -144,20 +166,18 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
       c.bytes += static_cast<double>(b.bytes);
       c.bytesPerThread += static_cast<double>(b.bytes) / std::max<int64_t>(b.numElements(), 1);
       bool reread = c.access == Access::kNormalization && b.numElements() == largest;
-      c.passBytes += static_cast<double>(b.bytes) * (reread ? 2 : 1);
+      c.passBytes += passCost(b) * (reread ? 2 : 1);
     }
-    double readBytes = c.bytes;
     for (int32_t id : produced) {
       const PlanBuffer &b = plan.buffers[id];
       bool leaves = b.role != BufferRole::kTemporary ||
                     std::any_of(readers[id].begin(), readers[id].end(),
                                 [&](int64_t r) { return r != static_cast<int64_t>(l); });
-      if (leaves)
+      if (leaves) {
         c.bytes += static_cast<double>(b.bytes);
+        c.passBytes += passCost(b);
+      }
     }
-    c.passBytes += c.bytes - readBytes;
-    c.legacyLibraryNorm = d.path == "cudnn" && c.access == Access::kNormalization &&
-                          !cuda::fusedBatchNormFor(plan, d.launch, launches).isOk();
     if (d.path == "nccl") {
       const PlanKernel &kernel = plan.kernels[d.launch.kernels.front()];
       c.allReduceBytes = 0;
@@ -242,6 +262,10 @@ double predictSeconds(const LaunchCost &launch, const DeviceSpec &device,
       peak = device.fp32Flops;
     bool tensor = peak != device.fp32Flops;
     double ceiling = tensor ? params.tensorMaxEff : params.cudaCoreMaxEff;
+    if (launch.convPass == ConvPass::kBackwardData)
+      ceiling *= tensor ? params.convDgradTensorRel : params.convDgradCudaCoreRel;
+    else if (launch.convPass == ConvPass::kBackwardFilter)
+      ceiling *= tensor ? params.convWgradTensorRel : params.convWgradCudaCoreRel;
     if (tensor && launch.operandAlignment < 16)
       ceiling = std::min(ceiling, params.misalignedTensorEff * launch.operandAlignment / 2);
     compute = launch.flops / (peak * ceiling * waveEfficiency(launch, device)) +

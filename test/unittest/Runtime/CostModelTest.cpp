@@ -143,6 +143,44 @@ TEST(CostModel, NchwConvolutionsOnTensorCoresPayCudnnsLayoutConversions) {
                    2e-6 + 1e10 / (10e12 * 0.8) + 3e-6);
 }
 
+TEST(CostModel, ConvolutionGradientsRunAtTheirPassesFractionOfTheForwardCeiling) {
+  CostParams p = params();
+  p.convDgradTensorRel = 0.8, p.convWgradTensorRel = 0.4;
+  p.convDgradCudaCoreRel = 0.5, p.convWgradCudaCoreRel = 0.25;
+  LaunchCost l = contraction("cudnn", "f16", 1);
+  auto at = [&](double peak, double ceiling) { return 2e-6 + 1e10 / (peak * ceiling) + 3e-6; };
+  l.convPass = ConvPass::kForward;
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), p, false), at(100e12, 0.5));
+  l.convPass = ConvPass::kBackwardData;
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), p, false), at(100e12, 0.5 * 0.8));
+  l.convPass = ConvPass::kBackwardFilter;
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), p, false), at(100e12, 0.5 * 0.4));
+  // On the CUDA cores, the CUDA cores' fractions.
+  l.contractionType = "f32";
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), p, false), at(10e12, 0.8 * 0.25));
+  l.convPass = ConvPass::kBackwardData;
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), p, false), at(10e12, 0.8 * 0.5));
+  // A GEMM is no convolution pass.
+  l.convPass = ConvPass::kNone;
+  EXPECT_DOUBLE_EQ(predictSeconds(l, device(), p, false), at(10e12, 0.8));
+
+  // planLaunchCosts reads the pass from the kernel's op.
+  dlc_test::PlanBuilder b;
+  const BufferRole in = BufferRole::kInput, tmp = BufferRole::kTemporary;
+  int32_t x = b.add("x", DType::kF32, {2, 4, 8, 8}, in), w = b.add("w", DType::kF32, {4, 4, 3, 3}, in);
+  int32_t y = b.add("y", DType::kF32, {2, 4, 8, 8}, tmp), dy = b.add("dy", DType::kF32, {2, 4, 8, 8}, in);
+  int32_t dx = b.add("dx", DType::kF32, {2, 4, 8, 8}, tmp), dw = b.add("dw", DType::kF32, {4, 4, 3, 3}, tmp);
+  dlc::rt::PlanAttrs attrs = {{"padding", std::vector<int64_t>{1, 1}}};
+  b.kernel("conv2d", {x, w}, {y}, attrs);
+  b.kernel("conv2d_backward_data", {dy, w}, {dx}, attrs);
+  b.kernel("conv2d_backward_filter", {dy, x}, {dw}, attrs);
+  std::vector<LaunchCost> costs = planLaunchCosts(b.plan);
+  ASSERT_EQ(costs.size(), 3u);
+  EXPECT_EQ(costs[0].convPass, ConvPass::kForward);
+  EXPECT_EQ(costs[1].convPass, ConvPass::kBackwardData);
+  EXPECT_EQ(costs[2].convPass, ConvPass::kBackwardFilter);
+}
+
 TEST(CostModel, BatchNormsOffCudnnsNhwcHalfCallsRunAtTheLegacyFraction) {
   // A batch norm and its gradient over one input, as the lowering writes them.
   auto pair = [](DType data, const std::string &layout) {
@@ -174,6 +212,13 @@ TEST(CostModel, BatchNormsOffCudnnsNhwcHalfCallsRunAtTheLegacyFraction) {
       EXPECT_DOUBLE_EQ(predictSeconds(l, device(), params(), false),
                        2e-6 + l.passBytes / (1e12 * 0.1));
     }
+  // The plain calls count their passes as of 4-byte elements: an f16 NCHW
+  // batch norm's passes are an f32 one's.
+  std::vector<LaunchCost> half = pair(DType::kF16, "NCHW"), single = pair(DType::kF32, "NCHW");
+  for (size_t i = 0; i < half.size(); ++i) {
+    EXPECT_DOUBLE_EQ(half[i].passBytes, single[i].passBytes) << half[i].label;
+    EXPECT_LT(half[i].bytes, single[i].bytes) << half[i].label;
+  }
 }
 
 TEST(CostModel, GemmsWithoutSixteenByteRowsRunAtTheMisalignedCeiling) {

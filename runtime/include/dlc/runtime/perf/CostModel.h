@@ -9,6 +9,9 @@
 //                                      inFlight / dramLatency))
 //   waves:   output tiles / (ceil(tiles / SMs) x SMs), the GEMM's or
 //            convolution's last wave's idle multiprocessors
+//   maxEff:  the unit's ceiling (tensor cores or CUDA cores), times, for a
+//            convolution's data or filter gradient, that pass's fraction of
+//            the forward convolution's ceiling on the same unit
 //   eff_m:   one fraction of DRAM bandwidth per access pattern (streaming,
 //            reductions, normalizations, gathers and windows), and one for
 //            the batch norms cuDNN runs on its plain (not NHWC FP16) calls
@@ -79,6 +82,14 @@ struct CostParams {
   /// beyond the graph replay the step time measures: only `calibrate`
   /// reads it, to compare per-kind profiles with the model.
   double profileEventOverhead = 2e-6;
+  /// A convolution's gradients run other kernels than its forward pass
+  /// (cuDNN's dgrad and wgrad): their ceilings as fractions of the
+  /// forward's, per unit. On the H100's CUDA cores (fp32, first run) the
+  /// forward convolutions reached 62% of the FP32 peak, the data gradients
+  /// 47% and the filter gradients 31%; on its tensor cores the three were
+  /// within 20% of each other. 1 (the default): as fast as the forward.
+  double convDgradTensorRel = 1, convWgradTensorRel = 1;
+  double convDgradCudaCoreRel = 1, convWgradCudaCoreRel = 1;
 
   /// The names `calibrate` writes, in this order, and their values.
   static const std::vector<std::string> &names();
@@ -96,6 +107,10 @@ enum class Access : uint8_t {
 };
 const char *accessName(Access access);
 
+/// Which pass of a convolution a contraction is (kNone: a GEMM, or no
+/// contraction).
+enum class ConvPass : uint8_t { kNone, kForward, kBackwardData, kBackwardFilter };
+
 /// One device launch, what the model needs of it.
 struct LaunchCost {
   int64_t index = 0;
@@ -104,7 +119,8 @@ struct LaunchCost {
   std::string label; ///< launchLabel
   double flops = 0, bytes = 0;
   Access access = Access::kStream;
-  /// bytes, plus a second read of a normalization's full-size inputs.
+  /// bytes, plus a second read of a normalization's full-size inputs; for
+  /// a batch norm on cuDNN's plain calls, as if its elements were 4 bytes.
   double passBytes = 0;
   /// A generated or hand-written kernel's grid (before the launcher's cap)
   /// and block; 0 where the library picks its own.
@@ -129,6 +145,7 @@ struct LaunchCost {
   double operandAlignment = 16;
   /// The contraction's operand type (f32, f16, bf16); "" without one.
   std::string contractionType;
+  ConvPass convPass = ConvPass::kNone;
   /// An all-reduce: the bytes each rank sends, and the launch that waits for
   /// it (launches.size(): the step's end). -1 otherwise.
   double allReduceBytes = -1;
