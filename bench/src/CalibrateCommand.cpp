@@ -1,12 +1,13 @@
 //===- CalibrateCommand.cpp - dlc-bench calibrate: fit the cost model -----===//
 //
 // A profile (bench/calibration/profile_to_json.py writes them from the text
-// --profile prints) holds a measured configuration's device time by launch
-// kind and path, and its step time. Each configuration is compiled again
+// --profile prints, and from its JSON report) holds a measured
+// configuration's device time by launch kind and path, or launch by launch,
+// and its step time. Each configuration is compiled again
 // here for the CUDA backend, its launches grouped the same way, and the
 // parameters chosen to minimize, over every profile, the absolute log error
-// of each kind's time (weighted by its share of the profile) plus that of
-// the whole step: absolute, so that one kind no roofline explains (an
+// of each kind's time (weighted by its share of the profile; of each
+// launch's, where the profile has them) plus that of the whole step: absolute, so that one kind no roofline explains (an
 // atomic scatter) does not drag every parameter toward it. The fit is coordinate descent in log space, each
 // parameter inside its physical range; a parameter no launch of the data
 // depends on keeps its default.
@@ -36,6 +37,7 @@
 #include <fstream>
 #include <iomanip>
 #include <map>
+#include <optional>
 
 namespace dlc::bench {
 
@@ -51,11 +53,19 @@ struct SlowLaunch {
   double ms = 0;
 };
 
+/// One launch's measured time, where the profile has every launch's.
+struct MeasuredLaunch {
+  int64_t launch = 0;
+  std::string key; // "kind [path]"
+  double ms = 0;
+};
+
 struct Profile {
   std::string path, modelFile, precision, fusion, layout, gpu;
   int64_t batch = 0;
   double stepMs = 0;
   std::map<std::string, double> msByKind; // "kind [path]"
+  std::vector<MeasuredLaunch> measured;   // empty: by kind only
   std::vector<SlowLaunch> slowest;
   std::vector<rp::LaunchCost> launches;
   rp::DeviceSpec device;
@@ -99,6 +109,25 @@ bool readProfile(const std::string &path, Profile &p, std::string &error) {
         p.msByKind[kindKey(ko->getString("kind").value_or("").str(),
                            ko->getString("path").value_or("").str())] +=
             ko->getNumber("ms").value_or(0);
+  if (llvm::json::Array *launches = o->getArray("launches")) {
+    for (llvm::json::Value &v : *launches) {
+      llvm::json::Object *lo = v.getAsObject();
+      std::optional<int64_t> index = lo ? lo->getInteger("launch") : std::nullopt;
+      std::optional<double> ms = lo ? lo->getNumber("ms") : std::nullopt;
+      if (!index || *index < 0 || !ms || !(*ms >= 0)) {
+        error = path + ": launches[" + std::to_string(p.measured.size()) +
+                "] needs a launch index and its ms";
+        return false;
+      }
+      p.measured.push_back({*index, kindKey(lo->getString("kind").value_or("").str(),
+                                            lo->getString("path").value_or("").str()),
+                            *ms});
+    }
+    // The kinds are the launches' sums (--kinds prints them).
+    if (p.msByKind.empty())
+      for (const MeasuredLaunch &m : p.measured)
+        p.msByKind[m.key] += m.ms;
+  }
   if (llvm::json::Array *slowest = o->getArray("slowest"))
     for (llvm::json::Value &v : *slowest)
       if (llvm::json::Object *so = v.getAsObject())
@@ -151,6 +180,21 @@ bool compile(Profile &p, std::string &error) {
     return false;
   }
   p.launches = rp::planLaunchCosts(*plan);
+  // Launch by launch, the measured plan must be the one compiled here.
+  for (const MeasuredLaunch &m : p.measured) {
+    if (m.launch >= static_cast<int64_t>(p.launches.size())) {
+      error = p.path + ": launch #" + std::to_string(m.launch) + " measured, but today's plan has " +
+              std::to_string(p.launches.size()) + " launches: it changed since the run";
+      return false;
+    }
+    const rp::LaunchCost &l = p.launches[m.launch];
+    if (kindKey(l.kind, l.path) != m.key) {
+      error = p.path + ": launch #" + std::to_string(m.launch) + " is " + m.key +
+              " in the run but " + kindKey(l.kind, l.path) +
+              " in today's plan: the plan changed since the run";
+      return false;
+    }
+  }
   return true;
 }
 
@@ -177,7 +221,17 @@ double objective(const std::vector<Profile> &profiles, const rp::CostParams &par
     double total = 0;
     for (const auto &[key, ms] : p.msByKind)
       total += ms;
+    // Launch by launch where the profile has them: one GEMM's time says
+    // what its kind's sum cannot (its size against its latency).
+    for (const MeasuredLaunch &m : p.measured) {
+      double t = (rp::predictSeconds(p.launches[m.launch], p.device, params, /*tf32=*/false) +
+                  params.profileEventOverhead) * 1e3;
+      if (m.ms > 0)
+        sum += m.ms / total * std::fabs(std::log(t / m.ms));
+    }
     for (const auto &[key, ms] : p.msByKind) {
+      if (!p.measured.empty())
+        break;
       auto it = predicted.find(key);
       if (it == predicted.end() || it->second <= 0 || ms <= 0)
         continue;
@@ -189,11 +243,14 @@ double objective(const std::vector<Profile> &profiles, const rp::CostParams &par
 }
 
 /// Each parameter's range: efficiencies are fractions of a peak; a DRAM
-/// load's latency is hundreds of nanoseconds on every GPU of the table.
-constexpr double kLow[] = {0.5e-6, 0.05, 0.01, 0.01,   0.01,   0.01,  0.02,
-                           0.02,   0.01, 0.1e-6, 300e-9, 0.3e-6, 0.1e-6};
-constexpr double kHigh[] = {50e-6, 1.0, 1.0, 1.0,   1.0,     1.0,   1.0,
-                            1.0,   1.0, 50e-6, 1500e-9, 20e-6, 20e-6};
+/// load's latency is hundreds of nanoseconds on every GPU of the table; a
+/// convolution's gradient runs at 0.1-1.5x its forward pass's ceiling (the
+/// H100's ResNet-50 data gradients on tensor cores: 1.1x).
+constexpr double kLow[] = {0.5e-6, 0.05, 0.01, 0.01,   0.01,   0.01,  0.02, 0.02, 0.01,
+                           0.1e-6, 300e-9, 0.3e-6, 0.1e-6, 0.1, 0.1, 0.1, 0.1};
+constexpr double kHigh[] = {50e-6, 1.0, 1.0, 1.0,   1.0,     1.0,   1.0, 1.0, 1.0,
+                            50e-6, 1500e-9, 20e-6, 20e-6, 1.5, 1.5, 1.5, 1.5};
+static_assert(std::size(kLow) == std::size(kHigh));
 
 /// A parameter's index in CostParams::values().
 size_t paramIndex(const std::string &name) {
@@ -290,6 +347,30 @@ void printKinds(std::ostream &os, const Profile &p, const rp::CostParams &params
   }
 }
 
+/// Every launch of the plan, measured (where the profile has it: "-"
+/// otherwise) and predicted ms as --profile times it (CUDA events around
+/// each launch).
+void printLaunches(std::ostream &os, const Profile &p, const rp::CostParams &params) {
+  std::map<int64_t, double> measured;
+  for (const MeasuredLaunch &m : p.measured)
+    measured[m.launch] = m.ms;
+  os << "  " << p.path << ": by launch, measured / predicted ms\n";
+  for (const rp::LaunchCost &l : p.launches) {
+    if (l.allReduceBytes >= 0)
+      continue;
+    double ms = (rp::predictSeconds(l, p.device, params, /*tf32=*/false) +
+                 params.profileEventOverhead) * 1e3;
+    auto it = measured.find(l.index);
+    os << "    #" << std::left << std::setw(6) << l.index << std::setw(44)
+       << kindKey(l.kind, l.path) << std::right << std::fixed << std::setprecision(4);
+    if (it == measured.end())
+      os << std::setw(10) << "-";
+    else
+      os << std::setw(10) << it->second;
+    os << std::setw(10) << ms << "\n";
+  }
+}
+
 void printSteps(std::ostream &os, const char *title, const std::vector<Profile> &profiles,
                 const rp::CostParams &params) {
   os << title << "\n"
@@ -315,7 +396,7 @@ void printSteps(std::ostream &os, const char *title, const std::vector<Profile> 
 int runCalibrate(const std::vector<std::string> &args, std::ostream &os, std::ostream &errors) {
   std::string out, paramsFile;
   std::vector<std::string> fitPaths, checkPaths;
-  bool check = false, kinds = false;
+  bool check = false, kinds = false, launches = false;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "-o" && i + 1 < args.size())
       out = args[++i];
@@ -325,15 +406,18 @@ int runCalibrate(const std::vector<std::string> &args, std::ostream &os, std::os
       check = true;
     else if (args[i] == "--kinds")
       kinds = true;
+    else if (args[i] == "--launches")
+      launches = true;
     else if (args[i] == "--fit")
       check = false;
     else
       (check ? checkPaths : fitPaths).push_back(args[i]);
   }
   if (paramsFile.empty() ? fitPaths.empty() : !fitPaths.empty() || checkPaths.empty()) {
-    errors << "usage: dlc-bench calibrate [-o OUT.json] [--kinds] PROFILE.json... [--check "
-              "PROFILE.json...]\n"
-              "       dlc-bench calibrate --params FIT.json [--kinds] --check PROFILE.json...\n";
+    errors << "usage: dlc-bench calibrate [-o OUT.json] [--kinds] [--launches] PROFILE.json... "
+              "[--check PROFILE.json...]\n"
+              "       dlc-bench calibrate --params FIT.json [--kinds] [--launches] --check "
+              "PROFILE.json...\n";
     return 1;
   }
   if (!paramsFile.empty() && !out.empty()) {
@@ -378,6 +462,10 @@ int runCalibrate(const std::vector<std::string> &args, std::ostream &os, std::os
     for (const std::vector<Profile> *set : {&fitted, &checked})
       for (const Profile &p : *set)
         printKinds(os, p, params);
+  if (launches)
+    for (const std::vector<Profile> *set : {&fitted, &checked})
+      for (const Profile &p : *set)
+        printLaunches(os, p, params);
   if (!out.empty()) {
     std::ofstream file(out);
     file << "{\n  \"gpu\": \"" << fitted.front().device.name << "\",\n  \"profiles\": [";
