@@ -7,7 +7,11 @@
 #   BERT-base in fp32 and amp, none / paddle / xla): issue 21's test as set;
 # - the calibration set h100.json is fitted on (latest.sh: each
 #   configuration's latest measurement, ResNet-50 AMP in NHWC and NCHW),
-#   GPT-2 small, which neither fit sees, predicted by both.
+#   GPT-2 small, which neither fit sees, predicted by both;
+# - once a GPU run has measured the device sweep (sweep/: GEMMs and
+#   convolutions of no seed model, h100-DATE/sweep-*.json), the same two
+#   splits again, each fit given the sweep as device data beside its one
+#   model, as XLA's GPU cost model takes per-device measured op profiles.
 #   bench/calibration/leave_one_out.sh [DLC_BENCH]
 set -eu
 cd "$(dirname "$0")"
@@ -52,4 +56,20 @@ echo
 echo "Latest of each configuration, calibrated on BERT-base alone, ResNet-50 and GPT-2 predicted:"
 echo
 "$BENCH" calibrate $(./latest.sh 'bert_base-*') --check $(./latest.sh '*resnet50-*') \
+  $(./latest.sh 'gpt2-*') | table "held out" 1
+SWEEP=$(./latest.sh 'sweep-*')
+if [ -z "$SWEEP" ]; then
+  echo
+  echo "No device sweep measured yet (h100-DATE/sweep-*.json: bench/gpu/run_all.sh lease runs it)."
+  exit 0
+fi
+echo
+echo "Latest of each configuration and the device sweep, calibrated on ResNet-50 alone, BERT-base and GPT-2 predicted:"
+echo
+"$BENCH" calibrate $SWEEP $(./latest.sh '*resnet50-*') --check $(./latest.sh 'bert_base-*') \
+  $(./latest.sh 'gpt2-*') | table "held out" 1
+echo
+echo "Latest of each configuration and the device sweep, calibrated on BERT-base alone, ResNet-50 and GPT-2 predicted:"
+echo
+"$BENCH" calibrate $SWEEP $(./latest.sh 'bert_base-*') --check $(./latest.sh '*resnet50-*') \
   $(./latest.sh 'gpt2-*') | table "held out" 1

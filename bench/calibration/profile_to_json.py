@@ -14,6 +14,7 @@ input that `dlc-bench calibrate` reads:
                 "ms": 10.519}, ...]}
 
   profile_to_json.py PROFILE.txt|- REPORT.json LAYOUT OUT.json
+                     [--launches PROFILE_REPORT.json] [--model-file FILE]
 
 Every figure the text prints is kept: the per-kind table, its total
 (profile_ms) and the slowest launches (`launch` is the device launch's
@@ -21,15 +22,29 @@ index, as `calibrate` numbers them). PROFILE "-" writes a configuration whose
 step was timed but not profiled (no kinds: `calibrate` fits its step alone).
 LAYOUT is the layout the run compiled (nchw, nhwc, or auto where the model
 has no convolution): the first H100 run predates NHWC as AMP's default, so
-its plans must be compiled as NCHW.
+its plans must be compiled as NCHW. LAYOUT "-" takes the one the report
+names (its `layout`: NCHW, NHWC, or empty without a convolution: auto).
+
+--launches adds every launch's time (`launches`: launch, kind, path, ms)
+from the JSON report of the profiled run (`dlc-run --profile --format json
+-o PROFILE_REPORT.json`), which `calibrate` then fits launch by launch.
+--model-file names a model outside models/ (the device sweep's).
 """
 
 import json
 import re
 import sys
 
+if len(sys.argv) < 5:
+    sys.exit("usage: profile_to_json.py PROFILE.txt|- REPORT.json LAYOUT OUT.json "
+             "[--launches PROFILE_REPORT.json] [--model-file FILE]")
 profile, report_path, layout, out = sys.argv[1:5]
+options = dict(zip(sys.argv[5::2], sys.argv[6::2]))
+if set(options) - {"--launches", "--model-file"} or len(sys.argv[5:]) % 2:
+    sys.exit("profile_to_json.py: unknown or incomplete option in %s" % " ".join(sys.argv[5:]))
 report = json.load(open(report_path))
+if layout == "-":
+    layout = (report.get("layout") or "auto").lower()
 kinds, slowest = [], []
 total = None
 kind_re = re.compile(r"^\s+(\S+) \[(\S+)\]\s+([0-9.]+) ms/step\s+[0-9.]+%\s+\((\d+) launches\)")
@@ -49,12 +64,12 @@ for line in open(profile) if profile != "-" else []:
     if m:
         slowest.append({"launch": int(m.group(3)), "path": m.group(2), "kind": m.group(5),
                         "label": m.group(4), "ms": float(m.group(1))})
-if profile != "-" and not kinds:
+if profile != "-" and not kinds and "--launches" not in options:
     sys.exit("profile_to_json.py: %s: no 'KIND [PATH] MS ms/step' lines" % profile)
 step = report["step_ms"]
 result = {
     "source": profile if profile != "-" else report_path,
-    "model_file": "models/%s.mlir" % report["model"],
+    "model_file": options.get("--model-file", "models/%s.mlir" % report["model"]),
     "precision": report["precision"],
     "fusion": report["fusion"],
     "layout": layout,
@@ -69,4 +84,11 @@ if total is not None:
     result["profile_ms"] = total
 if slowest:
     result["slowest"] = slowest
+if "--launches" in options:
+    entries = json.load(open(options["--launches"])).get("profile", [])
+    if not entries:
+        sys.exit("profile_to_json.py: %s: no per-launch `profile` array (run with --profile "
+                 "--format json)" % options["--launches"])
+    result["launches"] = [{"launch": e["launch"], "kind": e["kind"], "path": e["path"],
+                           "ms": e["ms_per_step"]} for e in entries]
 json.dump(result, open(out, "w"), indent=1)
