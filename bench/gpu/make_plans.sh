@@ -10,6 +10,9 @@
 #                    issue 23's sweep: ResNet-50 batch 256 and BERT-base
 #                    batch 32 in fp32 and amp, GPT-2 small batch 8 (sequence
 #                    1024) in amp-bf16, each under none, paddle and xla
+#   sweep-<name>.plan
+#                    the cost model's device sweep (bench/calibration/sweep/
+#                    sweep.txt): convolutions and GEMMs of no seed model
 # Usage: bench/gpu/make_plans.sh [OUT_DIR]                (default: plans)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -64,3 +67,8 @@ plan nchw-resnet50-b256-amp-xla resnet50 256 --backend cuda --precision amp --fu
 echo nchw-resnet50-b256-amp-xla.plan >> "$OUT/sweep.txt"
 build/bin/dlc-kernels --paths "$OUT"/*.plan > "$OUT/paths.txt"
 du -sh "$OUT"
+# The device sweep (run_all.sh's `lease` and call 1 time and profile it).
+grep -v '^#' bench/calibration/sweep/sweep.txt | while read -r name model batch precision layout; do
+  "$BENCH" bench/calibration/sweep/$model.mlir --batch "$batch" --backend cuda --precision "$precision" \
+    --layout "$layout" --compile-only --emit-plan "$OUT/sweep-$name.plan" > /dev/null
+done

@@ -19,7 +19,9 @@
 #            (WORKLOADS picks, e.g. WORKLOADS="bert_base:32:amp")
 #   gpu$   bench/gpu/run_all.sh lease RESULTS  a lease of 15 minutes (the
 #            device tool's since 2026-11-26, start and idle included): the
-#            GPU unit tests and dlc-bandwidth (100 s at most), then call 2
+#            GPU unit tests and dlc-bandwidth (100 s at most), the cost
+#            model's device sweep (60 s at most: RESULTS/calibration/ gets
+#            what `dlc-bench calibrate` reads, launch by launch), then call 2
 #            on the AMP workloads, profiling every paddle and xla plan, in
 #            one call of about 8 minutes; then, on the still-warm machine,
 #            `PHASES=compile DLC_CALL_SECONDS=150 run_all.sh 3 RESULTS` or
@@ -69,6 +71,26 @@ pack() {
     tar czf "$OUT/call$CALL.tgz" --exclude='*.dump' -C "$(dirname "$RESULTS")" "$(basename "$RESULTS")"
 }
 trap pack EXIT
+# The cost model's device sweep (bench/calibration/sweep/): each plan's step
+# timed with the CUDA graph, then profiled launch by launch, both turned
+# into RESULTS/calibration/sweep-NAME.json for `dlc-bench calibrate`.
+device_sweep() { # SECONDS
+  local stop=$(( $(date +%s) + $1 )) name model batch precision layout
+  mkdir -p "$RESULTS/calibration"
+  grep -v '^#' bench/calibration/sweep/sweep.txt | while read -r name model batch precision layout; do
+    [ "$(date +%s)" -ge $stop ] && { echo "skipped for want of time: sweep-$name" | tee -a "$RESULTS/skipped.txt"; continue; }
+    local base=$RESULTS/sweep-$name
+    timeout -k 5 60 $G/bin/dlc-run $G/plans/sweep-$name.plan --backend cuda --warmup 3 --steps 10 \
+      --repeats 1 --format json -o $base.json > /dev/null &&
+    timeout -k 5 60 $G/bin/dlc-run $G/plans/sweep-$name.plan --backend cuda --warmup 1 --steps 2 \
+      --repeats 1 --profile --format json -o $base.profile.json 2> $base.profile.txt > /dev/null &&
+    python3 bench/calibration/profile_to_json.py $base.profile.txt $base.json $layout \
+      "$RESULTS/calibration/sweep-$name.json" --launches $base.profile.json \
+      --model-file bench/calibration/sweep/$model.mlir &&
+    echo "sweep-$name: step $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['step_ms'])" \
+      "$RESULTS/calibration/sweep-$name.json") ms" || echo "sweep-$name failed"
+  done
+}
 # A step's time limit: until the deadline and a minute more.
 limit() { local left=$(( DLC_DEADLINE + 60 - $(date +%s) )); echo $(( left > 10 ? left : 10 )); }
 [ -d $G/bin ] || tar xzf $G/bin.tar.gz -C $G || exit 1
@@ -91,8 +113,9 @@ case $CALL in
     DLC_PART="tests checks" bash bench/gpu/run_gpu_tests.sh $G/plans "$RESULTS" 2>&1 |
     tee "$RESULTS/checks.txt"
   s1=${PIPESTATUS[0]}
+  device_sweep 90
   # Only the sweep's plans are profiled; the checks above left theirs.
-  mkdir -p /tmp/sweep-plans && cp $G/plans/*-b*.plan $G/plans/nchw-*.plan $G/plans/sweep.txt \
+  mkdir -p /tmp/sweep-plans && cp $G/plans/*-b[0-9]*.plan $G/plans/nchw-*.plan $G/plans/sweep.txt \
     /tmp/sweep-plans/ 2>/dev/null
   timeout -k 5 $(limit) env DLC_PART=bench bash bench/gpu/run_gpu_tests.sh /tmp/sweep-plans "$RESULTS" 2>&1 |
     tee "$RESULTS/sweep.txt"
@@ -106,6 +129,7 @@ lease)
     > "$RESULTS/tests.txt" 2>&1
   echo "unit tests: exit $? ($(grep -hE '^\[  (PASSED|FAILED) ' "$RESULTS/gtest.log" | tr '\n' ' '))"
   tail -3 "$RESULTS/bandwidth.txt" 2>/dev/null
+  device_sweep 60
   # Call 2's deadline counts from its own start, after the tests.
   WORKLOADS=${WORKLOADS:-resnet50:256:amp bert_base:32:amp gpt2:8:amp-bf16}
   PROFILE=${PROFILE:-$(for s in $WORKLOADS; do IFS=: read -r m b p <<< "$s"
@@ -148,6 +172,16 @@ lease)
           --profile --format json -o "$RESULTS/$name.profile.json" \
           2> "$RESULTS/$name.profile.txt" > /dev/null || status=1
         head -12 "$RESULTS/$name.profile.txt"
+      fi
+      # What `dlc-bench calibrate` reads: the step, and where profiled,
+      # every launch (copy RESULTS/calibration/ to bench/calibration/h100-DATE/).
+      mkdir -p "$RESULTS/calibration"
+      if [ -s "$RESULTS/$name.profile.json" ]; then
+        python3 bench/calibration/profile_to_json.py "$RESULTS/$name.profile.txt" "$RESULTS/$name.json" - \
+          "$RESULTS/calibration/$name.json" --launches "$RESULTS/$name.profile.json" || status=1
+      elif [ -s "$RESULTS/$name.json" ]; then
+        python3 bench/calibration/profile_to_json.py - "$RESULTS/$name.json" - \
+          "$RESULTS/calibration/$name.json" || status=1
       fi
     done
     case $phase:$precision in
