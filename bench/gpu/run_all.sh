@@ -15,6 +15,8 @@
 #            call: PyTorch eager fp32, channels-last AMP, torch.compile AMP
 #            and JAX xla-amp; RESULTS/table.md gives dlc's best strategy
 #            over the best peer
+#   gpu$   bench/gpu/run_all.sh sweep RESULTS the cost model's device sweep
+#            alone (bench/calibration/sweep/, about a minute)
 #   gpu$   bench/gpu/run_all.sh 3 RESULTS     call 2 again after changes
 #            (WORKLOADS picks, e.g. WORKLOADS="bert_base:32:amp")
 #   gpu$   bench/gpu/run_all.sh lease RESULTS  a lease of 15 minutes (the
@@ -44,8 +46,14 @@
 # to start a machine again.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-CALL=${1:?usage: bench/gpu/run_all.sh pack | 1 RESULTS | 2 RESULTS | 3 RESULTS | lease RESULTS}
-G=.gpu
+CALL=${1:?usage: bench/gpu/run_all.sh pack | 1 RESULTS | 2 RESULTS | 3 RESULTS | lease RESULTS | sweep RESULTS}
+case $CALL in
+  pack|1|2|3|lease|sweep) ;;
+  *) echo "run_all.sh: unknown call '$CALL' (pack, 1, 2, 3, lease or sweep)" >&2; exit 2 ;;
+esac
+# DLC_GPU_DIR: where pack put the binaries and plans (default .gpu; the
+# plumbing test points it at a stand-in dlc-run on the CPU backend).
+G=${DLC_GPU_DIR:-.gpu}
 
 if [ "$CALL" = pack ]; then
   set -e
@@ -74,11 +82,11 @@ trap pack EXIT
 # The cost model's device sweep (bench/calibration/sweep/): each plan's step
 # timed with the CUDA graph, then profiled launch by launch, both turned
 # into RESULTS/calibration/sweep-NAME.json for `dlc-bench calibrate`.
-device_sweep() { # SECONDS
-  local stop=$(( $(date +%s) + $1 )) name model batch precision layout
+device_sweep() { # SECONDS; false when a configuration failed or was skipped
+  local stop=$(( $(date +%s) + $1 )) name model batch precision layout failed=0
   mkdir -p "$RESULTS/calibration"
-  grep -v '^#' bench/calibration/sweep/sweep.txt | while read -r name model batch precision layout; do
-    [ "$(date +%s)" -ge $stop ] && { echo "skipped for want of time: sweep-$name" | tee -a "$RESULTS/skipped.txt"; continue; }
+  while read -r name model batch precision layout; do
+    [ "$(date +%s)" -ge $stop ] && { echo "skipped for want of time: sweep-$name" | tee -a "$RESULTS/skipped.txt"; failed=1; continue; }
     local base=$RESULTS/sweep-$name
     timeout -k 5 60 $G/bin/dlc-run $G/plans/sweep-$name.plan --backend cuda --warmup 3 --steps 10 \
       --repeats 1 --format json -o $base.json > /dev/null &&
@@ -88,13 +96,14 @@ device_sweep() { # SECONDS
       "$RESULTS/calibration/sweep-$name.json" --launches $base.profile.json \
       --model-file bench/calibration/sweep/$model.mlir &&
     echo "sweep-$name: step $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['step_ms'])" \
-      "$RESULTS/calibration/sweep-$name.json") ms" || echo "sweep-$name failed"
-  done
+      "$RESULTS/calibration/sweep-$name.json") ms" || { echo "sweep-$name failed"; failed=1; }
+  done < <(grep -v '^#' bench/calibration/sweep/sweep.txt)
+  return $failed
 }
 # A step's time limit: until the deadline and a minute more.
 limit() { local left=$(( DLC_DEADLINE + 60 - $(date +%s) )); echo $(( left > 10 ? left : 10 )); }
 [ -d $G/bin ] || tar xzf $G/bin.tar.gz -C $G || exit 1
-export DLC_BIN=$G/bin LD_LIBRARY_PATH="$PWD/$G/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export DLC_BIN=$G/bin LD_LIBRARY_PATH="$(cd "$G" && pwd)/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # Both sides' kernel caches start empty on a bare machine: NVRTC's compile
 # is part of a plan's first run, never of its timed steps.
 {
@@ -202,5 +211,5 @@ lease)
   [ -e "$RESULTS/skipped.txt" ] && [ $status = 0 ] && status=3
   exit $status
   ;;
-*) echo "run_all.sh: unknown call '$CALL' (pack, 1, 2, 3 or lease)" >&2; exit 2 ;;
+sweep) device_sweep ${DLC_SWEEP_SECONDS:-90} ;;
 esac
