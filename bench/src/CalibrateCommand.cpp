@@ -65,6 +65,7 @@ struct Profile {
   int64_t batch = 0;
   double stepMs = 0;
   std::map<std::string, double> msByKind; // "kind [path]"
+  std::map<std::string, int64_t> launchesByKind; // as the run counted them
   std::vector<MeasuredLaunch> measured;   // empty: by kind only
   std::vector<SlowLaunch> slowest;
   std::vector<rp::LaunchCost> launches;
@@ -105,10 +106,13 @@ bool readProfile(const std::string &path, Profile &p, std::string &error) {
   }
   if (llvm::json::Array *kinds = o->getArray("kinds"))
     for (llvm::json::Value &k : *kinds)
-      if (llvm::json::Object *ko = k.getAsObject())
-        p.msByKind[kindKey(ko->getString("kind").value_or("").str(),
-                           ko->getString("path").value_or("").str())] +=
-            ko->getNumber("ms").value_or(0);
+      if (llvm::json::Object *ko = k.getAsObject()) {
+        std::string key = kindKey(ko->getString("kind").value_or("").str(),
+                                  ko->getString("path").value_or("").str());
+        p.msByKind[key] += ko->getNumber("ms").value_or(0);
+        if (std::optional<int64_t> n = ko->getInteger("launches"))
+          p.launchesByKind[key] += *n;
+      }
   if (llvm::json::Array *launches = o->getArray("launches")) {
     for (llvm::json::Value &v : *launches) {
       llvm::json::Object *lo = v.getAsObject();
@@ -196,6 +200,39 @@ bool compile(Profile &p, std::string &error) {
     }
   }
   return true;
+}
+
+/// Where a per-kind profile's launch counts differ from today's plan's:
+/// the plan changed since the run, and its kinds are fitted against the
+/// times of other kernels. One line naming the first differences ("" when
+/// the counts agree or the profile has none). Counts catch a routing
+/// change, not a kernel rewritten in place (the first run's BERT softmax).
+std::string planDrift(const Profile &p) {
+  if (p.launchesByKind.empty() || !p.measured.empty())
+    return "";
+  std::map<std::string, int64_t> today;
+  for (const rp::LaunchCost &l : p.launches)
+    if (l.allReduceBytes < 0)
+      ++today[kindKey(l.kind, l.path)];
+  std::vector<std::string> differences;
+  auto note = [&](const std::string &key, int64_t run, int64_t now) {
+    if (run != now)
+      differences.push_back(key + " " + std::to_string(run) + " -> " + std::to_string(now));
+  };
+  for (const auto &[key, n] : p.launchesByKind)
+    note(key, n, today.count(key) ? today.at(key) : 0);
+  for (const auto &[key, n] : today)
+    if (!p.launchesByKind.count(key))
+      note(key, 0, n);
+  if (differences.empty())
+    return "";
+  std::string text = p.path + ": today's plan is not the one the run profiled (launches by kind, "
+                              "run -> today: ";
+  for (size_t i = 0; i < differences.size() && i < 3; ++i)
+    text += (i ? ", " : "") + differences[i];
+  if (differences.size() > 3)
+    text += ", and " + std::to_string(differences.size() - 3) + " more";
+  return text + "); its kinds are fitted against other kernels' times";
 }
 
 /// Predicted ms by "kind [path]" as --profile times them (each launch
@@ -434,6 +471,8 @@ int runCalibrate(const std::vector<std::string> &args, std::ostream &os, std::os
         errors << "dlc-bench calibrate: error: " << error << "\n";
         return 1;
       }
+      if (std::string drift = planDrift(p); !drift.empty())
+        errors << "dlc-bench calibrate: warning: " << drift << "\n";
       into->push_back(std::move(p));
     }
   rp::CostParams params;
