@@ -91,7 +91,8 @@ device_sweep() { # SECONDS; false when a configuration failed or was skipped
     timeout -k 5 60 $G/bin/dlc-run $G/plans/sweep-$name.plan --backend cuda --warmup 3 --steps 10 \
       --repeats 1 --format json -o $base.json > /dev/null &&
     timeout -k 5 60 $G/bin/dlc-run $G/plans/sweep-$name.plan --backend cuda --warmup 1 --steps 2 \
-      --repeats 1 --profile --format json -o $base.profile.json 2> $base.profile.txt > /dev/null &&
+      --repeats 1 --gpu "${DLC_GPU:-H100-SXM}" --profile --format json -o $base.profile.json \
+      2> $base.profile.txt > /dev/null &&
     python3 bench/calibration/profile_to_json.py $base.profile.txt $base.json $layout \
       "$RESULTS/calibration/sweep-$name.json" --launches $base.profile.json \
       --model-file bench/calibration/sweep/$model.mlir &&
@@ -178,10 +179,11 @@ lease)
       # PROFILE: plans also profiled in this call (call 1's sweep may not
       # have reached them).
       if [[ " ${PROFILE:-} " == *" $name "* ]]; then
+        # --gpu: the cost model's prediction beside each kind (the run checks it).
         timeout -k 5 $(limit) $BENCH $G/plans/$name.plan --backend cuda --warmup 1 --steps 2 --repeats 1 \
-          --profile --format json -o "$RESULTS/$name.profile.json" \
+          --gpu "${DLC_GPU:-H100-SXM}" --profile --format json -o "$RESULTS/$name.profile.json" \
           2> "$RESULTS/$name.profile.txt" > /dev/null || status=1
-        head -12 "$RESULTS/$name.profile.txt"
+        head -12 "$RESULTS/$name.profile.txt"; grep -h '^cost model' "$RESULTS/$name.profile.txt"
       fi
       # What `dlc-bench calibrate` reads: the step, and where profiled,
       # every launch (copy RESULTS/calibration/ to bench/calibration/h100-DATE/).

@@ -76,7 +76,8 @@ std::vector<ProfileEntry> cpuProfile(const rt::Plan &plan,
 
 std::vector<ProfileEntry> cudaProfile(const rt::Plan &plan,
                                       const std::vector<rt::cuda::LaunchPath> &paths,
-                                      const std::vector<double> &msPerStep) {
+                                      const std::vector<double> &msPerStep,
+                                      const std::vector<double> &predictedMs) {
   std::vector<std::vector<size_t>> readers = readersOf(plan);
   std::vector<rt::cuda::DeviceLaunch> device = rt::cuda::planDeviceLaunches(plan);
   std::vector<ProfileEntry> entries;
@@ -86,6 +87,8 @@ std::vector<ProfileEntry> cudaProfile(const rt::Plan &plan,
     e.kind = device[i].launch.kind;
     e.path = paths[i].path;
     e.msPerStep = msPerStep[i];
+    if (i < predictedMs.size())
+      e.predictedMs = predictedMs[i];
     launchCost(plan, device[i].launch.kernels, readers, e);
     entries.push_back(std::move(e));
   }

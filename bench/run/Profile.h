@@ -31,6 +31,8 @@ struct ProfileEntry {
   /// Its inputs read and outputs written once (values kept inside the
   /// launch not counted), and 2 x its multiply-accumulates.
   int64_t bytes = 0, flops = 0;
+  /// The cost model's figure for the launch (CUDA, with --gpu); -1 for none.
+  double predictedMs = -1;
 };
 
 /// The CPU backends: per plan launch (a fused group is one), from each plan
@@ -40,10 +42,12 @@ std::vector<ProfileEntry> cpuProfile(const rt::Plan &plan,
                                      const std::string &backend);
 
 /// The CUDA backend: per device launch (groups split where needed), from
-/// its milliseconds per step.
+/// its milliseconds per step, with the cost model's figure where
+/// `predictedMs` has one per launch (empty: none).
 std::vector<ProfileEntry> cudaProfile(const rt::Plan &plan,
                                       const std::vector<rt::cuda::LaunchPath> &paths,
-                                      const std::vector<double> &msPerStep);
+                                      const std::vector<double> &msPerStep,
+                                      const std::vector<double> &predictedMs = {});
 
 /// The device launches of `plan`: what runs after xla's input fusions and
 /// other groups the CUDA backend cannot run whole are split.

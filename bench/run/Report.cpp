@@ -267,7 +267,10 @@ void writeJson(std::ostream &os, const Result &r) {
       os << (i ? ",\n    " : "\n    ") << "{\"launch\": " << p.launch
          << ", \"kind\": " << jsonString(p.kind) << ", \"path\": " << jsonString(p.path)
          << ", \"ms_per_step\": " << num(p.msPerStep) << ", \"bytes\": " << p.bytes
-         << ", \"flops\": " << p.flops << "}";
+         << ", \"flops\": " << p.flops;
+      if (p.predictedMs >= 0)
+        os << ", \"predicted_ms\": " << num(p.predictedMs);
+      os << "}";
     }
     os << "\n  ],\n";
   }

@@ -186,44 +186,26 @@ void OpProfile::print(int64_t steps, const std::string &whose) const {
               << " per step)\n";
 }
 
-rt::Status printLaunchProfile(const rt::cuda::CudaExecutor &gpu) {
+rt::Status printLaunchProfile(const rt::cuda::CudaExecutor &gpu, const ModelFigures &model) {
   auto ms = gpu.launchMsPerStep();
   if (!ms.isOk())
     return ms.status();
-  const std::vector<rt::cuda::LaunchPath> &paths = gpu.launchPaths();
-  std::map<std::string, std::pair<double, int64_t>> byKind;
-  double total = 0;
-  for (size_t i = 0; i < paths.size(); ++i) {
-    // "launch #5 (elewise_act, group 2, ...)": the kind is the first word.
-    const std::string &label = paths[i].label;
-    size_t open = label.find('(') + 1;
-    std::string kind = label.substr(open, label.find_first_of(",)", open) - open);
-    auto &entry = byKind[kind + " [" + paths[i].path + "]"];
-    entry.first += (*ms)[i];
-    ++entry.second;
-    total += (*ms)[i];
+  std::vector<std::string> labels, paths;
+  for (const rt::cuda::LaunchPath &p : gpu.launchPaths()) {
+    labels.push_back(p.label);
+    paths.push_back(p.path);
   }
-  std::vector<std::pair<double, std::string>> rows;
-  for (auto &[kind, entry] : byKind)
-    rows.push_back({entry.first, kind});
-  std::sort(rows.rbegin(), rows.rend());
-  std::cerr << "device time by launch kind [path] over " << gpu.profiledSteps()
-            << " profiled steps (CUDA events around each launch, no graph): " << std::fixed
-            << std::setprecision(3) << total << " ms/step\n";
-  for (auto &[value, kind] : rows)
-    std::cerr << "  " << std::left << std::setw(44) << kind << std::right << std::setw(10)
-              << std::setprecision(3) << value << " ms/step  " << std::setw(5)
-              << std::setprecision(1) << (total > 0 ? 100 * value / total : 0.0) << "%  ("
-              << byKind[kind].second << " launches)\n";
-  std::vector<size_t> order(paths.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return (*ms)[a] > (*ms)[b]; });
-  std::cerr << "slowest launches:\n";
-  for (size_t i = 0; i < std::min<size_t>(10, order.size()); ++i)
-    std::cerr << "  " << std::setw(9) << std::setprecision(3) << (*ms)[order[i]] << " ms  "
-              << paths[order[i]].path << "  " << paths[order[i]].label << "\n";
+  writeLaunchProfile(std::cerr, labels, paths, *ms, gpu.profiledSteps(), model);
   return rt::Status::ok();
+}
+
+ModelFigures modelFiguresFor(const rt::Plan &plan, const RunOptions &o) {
+  ModelFigures model;
+  if (rt::Status s = predictLaunches(plan, o.gpuName, o.tf32, model); !s.isOk()) {
+    std::cerr << "cost model: not compared: " << s.message() << "\n";
+    model = {};
+  }
+  return model;
 }
 
 } // namespace dlc::bench

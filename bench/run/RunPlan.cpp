@@ -274,10 +274,11 @@ rt::Status RepeatRun::finish() {
   s.progress->finish();
   result.hostCpuUtilization = s.busy.percent();
   if (o.profile && s.gpu) {
-    if (rt::Status st = printLaunchProfile(*s.gpu); !st.isOk())
+    ModelFigures model = modelFiguresFor(plan, o);
+    if (rt::Status st = printLaunchProfile(*s.gpu, model); !st.isOk())
       return failure(st.toString());
     if (auto ms = s.gpu->launchMsPerStep(); ms.isOk())
-      result.profile = cudaProfile(plan, s.gpu->launchPaths(), *ms);
+      result.profile = cudaProfile(plan, s.gpu->launchPaths(), *ms, model.msPerLaunch);
   } else if (o.profile) {
     s.profile.print(o.repeats * o.steps, "");
     result.profile =

@@ -29,6 +29,9 @@ struct RunOptions {
   uint64_t seed = 0;
   std::string paramsIn, inputsIn, dumpOut; // directories, "" for none
   bool profile = false;
+  /// --gpu: the GPU whose cost model --profile puts beside a CUDA run's
+  /// measured launches (ProfileCheck.h); "" for none.
+  std::string gpuName;
   /// --loss-every: the first repeat's loss every this many steps, warm-up
   /// and timed (Result::lossTrajectory); 0 for none.
   int64_t lossEvery = 0;

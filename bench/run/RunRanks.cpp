@@ -504,10 +504,11 @@ rt::Status RankRun::report() {
   std::string whose = " on rank 0 of " + std::to_string(ranks) + " (all-reduces in place)";
   if (profileGpu) {
     std::cerr << "--profile" << whose << ":\n";
-    if (rt::Status s = printLaunchProfile(*gpus[0]); !s.isOk())
+    ModelFigures model = modelFiguresFor(plan, o);
+    if (rt::Status s = printLaunchProfile(*gpus[0], model); !s.isOk())
       return failure(s.toString());
     if (auto ms = gpus[0]->launchMsPerStep(); ms.isOk())
-      result.profile = cudaProfile(plan, gpus[0]->launchPaths(), *ms);
+      result.profile = cudaProfile(plan, gpus[0]->launchPaths(), *ms, model.msPerLaunch);
   }
   if (observeProfile) {
     profile.print(o.repeats * o.steps, whose);

@@ -9,6 +9,7 @@
 #ifndef DLC_BENCH_RUNSTEPS_H
 #define DLC_BENCH_RUNSTEPS_H
 
+#include "ProfileCheck.h"
 #include "RunPlan.h"
 #include "SweepProgress.h"
 
@@ -148,7 +149,11 @@ struct OpProfile {
 
 /// --profile on the CUDA backend: device milliseconds per step by launch
 /// kind and path, slowest first, then the ten slowest launches.
-rt::Status printLaunchProfile(const rt::cuda::CudaExecutor &gpu);
+rt::Status printLaunchProfile(const rt::cuda::CudaExecutor &gpu, const ModelFigures &model);
+
+/// The cost model's figures for the plan a --profile run ran (none without
+/// --gpu; a calibration it cannot read: a warning, and none).
+ModelFigures modelFiguresFor(const rt::Plan &plan, const RunOptions &o);
 
 //===----------------------------------------------------------------------===//
 // Data-parallel ranks (RunRanks.cpp)

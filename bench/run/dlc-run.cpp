@@ -66,7 +66,9 @@ const char *const kUsage =
     "  --no-cuda-graph        cuda: launch kernel by kernel instead of replaying a graph\n"
     "  --no-overlap           each all-reduce in its place, not alongside the backward pass\n"
     "  --tf32                 cuda: fp32 GEMMs and convolutions on TF32\n"
-    "  --gpu NAME             the GPU the MFU is against (dlc-bench gpus lists them)\n"
+    "  --gpu NAME             the GPU the MFU is against (dlc-bench gpus lists them);\n"
+    "                         with --profile on cuda, the cost model's prediction for\n"
+    "                         it beside each launch kind\n"
     "  --peak-tflops X        the peak the MFU is against, overriding --gpu\n"
     "  --fp32-peak fp32|tf32  with --gpu, the peak of an fp32 run (default fp32)\n"
     "  --params-in DIR        read parameters from DIR/<name>.npy\n"
@@ -146,6 +148,7 @@ int runMain(int argc, char **argv) {
       o.tf32 = true;
     } else if (arg == "--gpu") {
       gpu = value();
+      o.gpuName = gpu;
     } else if (arg == "--peak-tflops") {
       peakTflops = positive();
     } else if (arg == "--fp32-peak") {

@@ -4,6 +4,7 @@
 
 #include "NumericOption.h"
 #include "Predict.h"
+#include "ProfileCheck.h"
 
 #include <cctype>
 #include <filesystem>
@@ -17,12 +18,6 @@ namespace {
 std::vector<PredictInput> &recorded() {
   static std::vector<PredictInput> inputs;
   return inputs;
-}
-
-std::string lower(std::string s) {
-  for (char &c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 /// The options, checked and resolved; false with `error`.
@@ -68,16 +63,7 @@ bool resolve(const PredictCommandOptions &c, PredictOptions &o, std::string &err
   o.overlap = c.overlap;
   // The GPU's own calibration, else the H100's (the one GPU measured so
   // far: its fitted efficiencies stand in), else the defaults.
-  std::string file = c.costModel;
-  if (file.empty()) {
-    namespace fs = std::filesystem;
-    fs::path dir = DLC_CALIBRATION_DIR;
-    for (const std::string &name : {lower(o.gpu->name), std::string("h100")})
-      if (fs::exists(dir / (name + ".json"))) {
-        file = (dir / (name + ".json")).string();
-        break;
-      }
-  }
+  std::string file = c.costModel.empty() ? calibrationFileFor(o.gpu->name) : c.costModel;
   if (!file.empty()) {
     if (rt::Status s = rt::perf::readCostParams(file, o.params); !s.isOk()) {
       error = "--cost-model: " + s.message();

@@ -259,7 +259,8 @@ cl::opt<std::string> peakTflops("peak-tflops",
 cl::opt<std::string> gpuName("gpu",
     cl::desc("the GPU the MFU is against, from the table of known peaks (A100-SXM, "
              "H100-SXM, ...; `dlc-bench gpus` lists them), by the run's precision; "
-             "--peak-tflops overrides"),
+             "--peak-tflops overrides. With --profile on cuda, the cost model's "
+             "prediction for it beside each launch kind"),
     cl::value_desc("name"), cl::init(""), cl::cat(category));
 cl::opt<std::string> fp32PeakName("fp32-peak",
     cl::desc("with --gpu, the peak of an fp32 run: fp32 (the CUDA cores, default: "
@@ -413,6 +414,7 @@ bench::RunOptions runOptions() {
   o.noCudaGraph = noCudaGraph;
   o.noOverlap = noOverlap;
   o.tf32 = tf32;
+  o.gpuName = gpuName;
   return o;
 }
 
