@@ -10,6 +10,13 @@
                                     with dlc's dump in OUT (within TOL
                                     relative to each tensor's largest
                                     value, default 1e-4)
+  torch_step.py check-steps MODEL DIR OUT STEPS [TOL]
+                                    the same after STEPS steps on the same
+                                    batch (dlc run with --steps STEPS): the
+                                    optimizer's state carried between steps
+                                    (momentum, Adam's moments and bias
+                                    corrections) and the running statistics
+                                    show; the last step's loss and gradients
   torch_step.py check-bf16 MODEL DIR OUT TOL
                                     the same step under PyTorch's CPU
                                     autocast to bfloat16, against dlc's
@@ -201,24 +208,26 @@ def split(name, src, ranks):
             np.save(os.path.join(src, "rank%d" % r, iname + ".npy"), part)
 
 
-def check(name, src, dump, tolerance=TOLERANCE, autocast=None):
+def check(name, src, dump, tolerance=TOLERANCE, autocast=None, steps=1):
     forward, params, state, inputs, make_opt = models()[name]
     load = lambda n: torch.from_numpy(np.load(os.path.join(src, n + ".npy")))
     p = {n: load(n).requires_grad_(True) for n in params}
     p.update({n: load(n) for n in state})
     args = [load(n) for n in inputs]
-    if autocast is None:
-        loss = forward(p, *args)
-    else:
-        # torch.autocast keeps float32 master weights and casts where an op
-        # of its lower-precision list reads them, as dlc's amp-bf16 does.
-        with torch.autocast("cpu", dtype=autocast):
-            loss = forward(p, *args)
-        loss = loss.float()
-    loss.backward()
-    grads = {n: p[n].grad.clone() for n in params}
     opt = make_opt([p[n] for n in params])
-    opt.step()
+    for _ in range(steps):
+        opt.zero_grad(set_to_none=True)
+        if autocast is None:
+            loss = forward(p, *args)
+        else:
+            # torch.autocast keeps float32 master weights and casts where an
+            # op of its lower-precision list reads them, as dlc's amp-bf16 does.
+            with torch.autocast("cpu", dtype=autocast):
+                loss = forward(p, *args)
+            loss = loss.float()
+        loss.backward()
+        grads = {n: p[n].grad.clone() for n in params}
+        opt.step()
     worst = 0.0
     failures = []
 
@@ -253,8 +262,9 @@ def check(name, src, dump, tolerance=TOLERANCE, autocast=None):
         compare("updated " + n, n + ".npy", p[n])
     for n in state:
         compare("running " + n, n + ".npy", p[n])
-    print("%s: %d tensors compared, worst relative error %.3g (tolerance %g)"
-          % (name, 1 + 2 * len(params) + len(state), worst, tolerance))
+    print("%s: %d tensors compared%s, worst relative error %.3g (tolerance %g)"
+          % (name, 1 + 2 * len(params) + len(state),
+             " after %d steps" % steps if steps > 1 else "", worst, tolerance))
     for f in failures:
         print("MISMATCH " + f)
     return 1 if failures else 0
@@ -268,6 +278,9 @@ if __name__ == "__main__":
     elif len(sys.argv) >= 5 and sys.argv[1] == "check":
         tolerance = float(sys.argv[5]) if len(sys.argv) >= 6 else TOLERANCE
         sys.exit(check(sys.argv[2], sys.argv[3], sys.argv[4], tolerance))
+    elif len(sys.argv) >= 6 and sys.argv[1] == "check-steps":
+        tolerance = float(sys.argv[6]) if len(sys.argv) >= 7 else TOLERANCE
+        sys.exit(check(sys.argv[2], sys.argv[3], sys.argv[4], tolerance, steps=int(sys.argv[5])))
     elif len(sys.argv) >= 6 and sys.argv[1] == "check-bf16":
         sys.exit(check(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]),
                        autocast=torch.bfloat16))
