@@ -3,14 +3,15 @@
 // A profile (bench/calibration/profile_to_json.py writes them from the text
 // --profile prints, and from its JSON report) holds a measured
 // configuration's device time by launch kind and path, or launch by launch,
-// and its step time. Each configuration is compiled again
-// here for the CUDA backend, its launches grouped the same way, and the
-// parameters chosen to minimize, over every profile, the absolute log error
-// of each kind's time (weighted by its share of the profile; of each
-// launch's, where the profile has them) plus that of the whole step: absolute, so that one kind no roofline explains (an
-// atomic scatter) does not drag every parameter toward it. The fit is coordinate descent in log space, each
-// parameter inside its physical range; a parameter no launch of the data
-// depends on keeps its default.
+// and its step time. Each configuration is compiled again here for the CUDA
+// backend, its launches grouped the same way, and the parameters chosen to
+// minimize, over every profile, the absolute log error of each kind's time
+// (of each launch's, where the profile has them), weighted by its share of
+// the profile, plus that of the whole step: absolute, so that one kind no
+// roofline explains (an atomic scatter) does not drag every parameter
+// toward it. The fit is coordinate descent in log space, each parameter
+// inside its physical range; a parameter no launch of the data depends on
+// keeps its default.
 //
 //===----------------------------------------------------------------------===//
 
