@@ -61,17 +61,7 @@ DLC_KERNEL_NAME(const DlcCastSegment *__restrict__ table, int segments,
     }
     const DlcCastSegment &seg = table[s];
     const long long v = q - seg.begin;
-    switch (seg.from * 3 + seg.to) {
-    case 0: dlc_cast_vector<DlcF32, DlcF32>(seg, v); break;
-    case 1: dlc_cast_vector<DlcF32, DlcF16>(seg, v); break;
-    case 2: dlc_cast_vector<DlcF32, DlcBF16>(seg, v); break;
-    case 3: dlc_cast_vector<DlcF16, DlcF32>(seg, v); break;
-    case 4: dlc_cast_vector<DlcF16, DlcF16>(seg, v); break;
-    case 5: dlc_cast_vector<DlcF16, DlcBF16>(seg, v); break;
-    case 6: dlc_cast_vector<DlcBF16, DlcF32>(seg, v); break;
-    case 7: dlc_cast_vector<DlcBF16, DlcF16>(seg, v); break;
-    case 8: dlc_cast_vector<DlcBF16, DlcBF16>(seg, v); break;
-    }
+    DLC_CAST_DISPATCH(seg, dlc_cast_vector, seg, v)
   }
 }
 )cuda";

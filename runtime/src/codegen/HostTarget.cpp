@@ -70,17 +70,7 @@ DLC_KERNEL_NAME(const DlcCastSegment *__restrict__ table, int segments,
   for (int s = 0; s < segments && table[s].begin < last; ++s) {
     const DlcCastSegment &seg = table[s];
     if (seg.end <= first) continue;
-    switch (seg.from * 3 + seg.to) {
-    case 0: dlc_cast_run<DlcF32, DlcF32>(seg, first, last); break;
-    case 1: dlc_cast_run<DlcF32, DlcF16>(seg, first, last); break;
-    case 2: dlc_cast_run<DlcF32, DlcBF16>(seg, first, last); break;
-    case 3: dlc_cast_run<DlcF16, DlcF32>(seg, first, last); break;
-    case 4: dlc_cast_run<DlcF16, DlcF16>(seg, first, last); break;
-    case 5: dlc_cast_run<DlcF16, DlcBF16>(seg, first, last); break;
-    case 6: dlc_cast_run<DlcBF16, DlcF32>(seg, first, last); break;
-    case 7: dlc_cast_run<DlcBF16, DlcF16>(seg, first, last); break;
-    case 8: dlc_cast_run<DlcBF16, DlcBF16>(seg, first, last); break;
-    }
+    DLC_CAST_DISPATCH(seg, dlc_cast_run, seg, first, last)
   }
 }
 )cpp";

@@ -1825,6 +1825,21 @@ struct DlcCastSegment {
   int from, to; // 0 f32, 1 f16, 2 bf16
 };
 static_assert(sizeof(DlcCastSegment) == 48, "DlcCastSegment must match packCastTable");
+
+// FN<From, To>(...) for the segment's pair of types, by their codes above:
+// each target's loop (castTableKernel) dispatches with it.
+#define DLC_CAST_DISPATCH(seg, FN, ...)                          \
+  switch ((seg).from * 3 + (seg).to) {                           \
+  case 0: FN<DlcF32, DlcF32>(__VA_ARGS__); break;                \
+  case 1: FN<DlcF32, DlcF16>(__VA_ARGS__); break;                \
+  case 2: FN<DlcF32, DlcBF16>(__VA_ARGS__); break;               \
+  case 3: FN<DlcF16, DlcF32>(__VA_ARGS__); break;                \
+  case 4: FN<DlcF16, DlcF16>(__VA_ARGS__); break;                \
+  case 5: FN<DlcF16, DlcBF16>(__VA_ARGS__); break;               \
+  case 6: FN<DlcBF16, DlcF32>(__VA_ARGS__); break;               \
+  case 7: FN<DlcBF16, DlcF16>(__VA_ARGS__); break;               \
+  case 8: FN<DlcBF16, DlcBF16>(__VA_ARGS__); break;              \
+  }
 )cuda";
 
 /// The horizontal cast kernel: the rounding to half types, the element

@@ -54,9 +54,10 @@ public:
   /// target runs it.
   virtual std::string tableBody(const char *cudaBody) const = 0;
   /// The horizontal cast kernel after its element types (DlcF32, DlcF16,
-  /// DlcBF16: storage, widen, narrow) and its table (DlcCastSegment, whose
-  /// [begin, end) numbers a segment's 16-byte vectors among all segments'):
-  /// the loop that casts them, each target its own. A GPU thread takes a
+  /// DlcBF16: storage, widen, narrow), its table (DlcCastSegment, whose
+  /// [begin, end) numbers a segment's 16-byte vectors among all segments')
+  /// and DLC_CAST_DISPATCH (a segment's pair of types to a template's
+  /// instance): the loop that casts them, each target its own. A GPU thread takes a
   /// vector at a time, found by bisection; a core takes whole runs of a
   /// segment, one plain loop each, for the compiler to vectorize (a vector
   /// at a time with a search and a switch per vector streamed BERT-base's
