@@ -47,11 +47,7 @@ rt::Status predictLaunches(const rt::Plan &plan, const std::string &gpuName, boo
       return s;
   rt::perf::DeviceSpec device = deviceSpecOf(*gpu);
   for (const rt::perf::LaunchCost &l : rt::perf::planLaunchCosts(plan))
-    figures.msPerLaunch.push_back(
-        l.allReduceBytes >= 0
-            ? 0
-            : (rt::perf::predictSeconds(l, device, params, tf32) +
-               params.profileEventOverhead) * 1e3);
+    figures.msPerLaunch.push_back(rt::perf::profiledSeconds(l, device, params, tf32) * 1e3);
   figures.source =
       (file.empty() ? std::string("the model's defaults") : fs::path(file).filename().string()) +
       ", " + gpu->name;

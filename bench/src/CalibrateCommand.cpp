@@ -243,10 +243,9 @@ std::map<std::string, double> predictKinds(const Profile &p, const rp::CostParam
   std::map<std::string, double> ms;
   stepMs = 0;
   for (const rp::LaunchCost &l : p.launches) {
-    double t = rp::predictSeconds(l, p.device, params, /*tf32=*/false) * 1e3;
     if (l.allReduceBytes < 0)
-      ms[kindKey(l.kind, l.path)] += t + params.profileEventOverhead * 1e3;
-    stepMs += t;
+      ms[kindKey(l.kind, l.path)] += rp::profiledSeconds(l, p.device, params, false) * 1e3;
+    stepMs += rp::predictSeconds(l, p.device, params, /*tf32=*/false) * 1e3;
   }
   return ms;
 }
@@ -262,8 +261,7 @@ double objective(const std::vector<Profile> &profiles, const rp::CostParams &par
     // Launch by launch where the profile has them: one GEMM's time says
     // what its kind's sum cannot (its size against its latency).
     for (const MeasuredLaunch &m : p.measured) {
-      double t = (rp::predictSeconds(p.launches[m.launch], p.device, params, /*tf32=*/false) +
-                  params.profileEventOverhead) * 1e3;
+      double t = rp::profiledSeconds(p.launches[m.launch], p.device, params, false) * 1e3;
       if (m.ms > 0)
         sum += m.ms / total * std::fabs(std::log(t / m.ms));
     }
@@ -379,8 +377,7 @@ void printKinds(std::ostream &os, const Profile &p, const rp::CostParams &params
       continue;
     }
     const rp::LaunchCost &l = p.launches[s.launch];
-    double ms = (rp::predictSeconds(l, p.device, params, /*tf32=*/false) +
-                 params.profileEventOverhead) * 1e3;
+    double ms = rp::profiledSeconds(l, p.device, params, /*tf32=*/false) * 1e3;
     os << std::setw(10) << ms << "  #" << s.launch << " " << l.path << " " << s.label << "\n";
   }
 }
@@ -396,8 +393,7 @@ void printLaunches(std::ostream &os, const Profile &p, const rp::CostParams &par
   for (const rp::LaunchCost &l : p.launches) {
     if (l.allReduceBytes >= 0)
       continue;
-    double ms = (rp::predictSeconds(l, p.device, params, /*tf32=*/false) +
-                 params.profileEventOverhead) * 1e3;
+    double ms = rp::profiledSeconds(l, p.device, params, /*tf32=*/false) * 1e3;
     auto it = measured.find(l.index);
     os << "    #" << std::left << std::setw(6) << l.index << std::setw(44)
        << kindKey(l.kind, l.path) << std::right << std::fixed << std::setprecision(4);

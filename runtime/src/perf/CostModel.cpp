@@ -278,6 +278,13 @@ double predictSeconds(const LaunchCost &launch, const DeviceSpec &device,
   return params.launchOverhead + std::max({memory, compute, rowTime});
 }
 
+double profiledSeconds(const LaunchCost &launch, const DeviceSpec &device,
+                       const CostParams &params, bool tf32) {
+  if (launch.allReduceBytes >= 0)
+    return 0;
+  return predictSeconds(launch, device, params, tf32) + params.profileEventOverhead;
+}
+
 std::vector<SimLaunch> simLaunches(const std::vector<LaunchCost> &launches,
                                    const DeviceSpec &device, const CostParams &params,
                                    bool tf32, double scale) {

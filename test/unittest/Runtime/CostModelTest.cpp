@@ -271,6 +271,13 @@ TEST(CostModel, AllReducesAreTheSimulatorsAndScaleMultipliesCompute) {
   EXPECT_TRUE(sim[1].isAllReduce());
   EXPECT_EQ(sim[1].allReduceBytes, 4e6);
   EXPECT_EQ(sim[1].waitAt, 2);
+  // --profile times each launch between CUDA events: the event overhead on
+  // top; an all-reduce is the simulator's there too.
+  CostParams p = params();
+  p.profileEventOverhead = 5e-6;
+  EXPECT_DOUBLE_EQ(profiledSeconds(compute, device(), p, false),
+                   2e-6 + 1e9 / (1e12 * 0.8) + 5e-6);
+  EXPECT_EQ(profiledSeconds(reduce, device(), p, false), 0);
 }
 
 TEST(CostModel, ParametersRoundTripByName) {

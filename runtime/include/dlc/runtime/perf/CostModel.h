@@ -167,6 +167,12 @@ double waveEfficiency(const LaunchCost &launch, const DeviceSpec &device);
 double predictSeconds(const LaunchCost &launch, const DeviceSpec &device,
                       const CostParams &params, bool tf32);
 
+/// Seconds --profile would measure for the launch: between CUDA events,
+/// without the graph, so predictSeconds plus the fitted per-launch event
+/// overhead (0 for an all-reduce).
+double profiledSeconds(const LaunchCost &launch, const DeviceSpec &device,
+                       const CostParams &params, bool tf32);
+
 /// The launches as the simulator takes them; `scale` multiplies every
 /// compute time (--measured-step-ms).
 std::vector<SimLaunch> simLaunches(const std::vector<LaunchCost> &launches,
