@@ -2,8 +2,8 @@
 
 #include "Profile.h"
 
+#include "dlc/runtime/PlanLaunches.h"
 #include "dlc/runtime/PlanSummary.h"
-#include "dlc/runtime/codegen/KernelCodegen.h"
 #include "dlc/runtime/cuda/CudaExecutor.h"
 #include "dlc/runtime/cuda/LaunchPaths.h"
 
@@ -59,7 +59,7 @@ std::vector<ProfileEntry> cpuProfile(const rt::Plan &plan,
                                      const std::string &backend) {
   std::vector<std::vector<size_t>> readers = readersOf(plan);
   std::vector<ProfileEntry> entries;
-  for (const rt::codegen::Launch &launch : rt::codegen::planLaunches(plan)) {
+  for (const rt::Launch &launch : rt::planLaunches(plan)) {
     ProfileEntry e;
     e.launch = static_cast<int64_t>(launch.index);
     e.kind = launch.kind;

@@ -10,7 +10,6 @@ namespace dlc::rt::cpu {
 
 using codegen::GeneratedKernel;
 using codegen::KernelTarget;
-using codegen::Launch;
 
 namespace {
 /// Arguments a launch passes on the stack; more take the heap.
@@ -18,7 +17,7 @@ constexpr size_t kStackArgs = 64;
 } // namespace
 
 std::vector<HostLaunch> planHostLaunches(const Plan &plan) {
-  const std::vector<Launch> original = codegen::planLaunches(plan);
+  const std::vector<Launch> original = planLaunches(plan);
   std::vector<std::string> splitReason;
   std::vector<Launch> launches = codegen::splitGroups(
       plan,

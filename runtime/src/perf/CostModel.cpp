@@ -3,6 +3,7 @@
 #include "dlc/runtime/perf/CostModel.h"
 
 #include "dlc/runtime/Collective.h"
+#include "dlc/runtime/PlanLaunches.h"
 #include "dlc/runtime/PlanSummary.h"
 #include "dlc/runtime/cuda/LaunchPaths.h"
 
@@ -87,7 +88,7 @@ ConvPass convPassOf(const std::string &op) {
 
 std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
   std::vector<cuda::DeviceLaunch> device = cuda::planDeviceLaunches(plan);
-  std::vector<cuda::Launch> launches = cuda::launchesOf(device);
+  std::vector<Launch> launches = cuda::launchesOf(device);
   std::vector<int64_t> launchOf(plan.kernels.size(), 0);
   for (size_t l = 0; l < device.size(); ++l)
     for (size_t k : device[l].launch.kernels)
@@ -108,7 +109,7 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
     c.index = static_cast<int64_t>(l);
     c.kind = d.launch.kind;
     c.path = d.path;
-    c.label = codegen::launchLabel(d.launch);
+    c.label = launchLabel(d.launch);
     c.access = accessOf(plan, d);
     c.blocks = d.blocks;
     c.threadsPerBlock = d.threadsPerBlock;

@@ -281,7 +281,7 @@ TEST(CudaExecutor, TheTestPlanHasOneLaunchPerOp) {
   for (DType dtype : {DType::kF32, DType::kF16}) {
     Plan plan = everyPathPlan(dtype);
     ASSERT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
-    std::vector<codegen::Launch> launches = codegen::planLaunches(plan);
+    std::vector<Launch> launches = planLaunches(plan);
     ASSERT_EQ(launches.size(), 8u);
     EXPECT_EQ(launches[0].kernels.size(), 2u);
     codegen::GenerateDecision group = codegen::isGeneratable(plan, launches[0]);

@@ -61,6 +61,7 @@
 #define DLC_RUNTIME_CODEGEN_KERNELCODEGEN_H
 
 #include "dlc/runtime/Plan.h"
+#include "dlc/runtime/PlanLaunches.h"
 
 #include <cstdint>
 #include <functional>
@@ -69,28 +70,6 @@
 #include <vector>
 
 namespace dlc::rt::codegen {
-
-/// One kernel launch of a plan, as PlanSummary counts them: consecutive
-/// kernels of one fused group, or a single kernel.
-struct Launch {
-  size_t index = 0;            // launch number in plan order
-  std::vector<size_t> kernels; // indices into Plan::kernels
-  int64_t group = -1;          // fusion.group, or -1
-  FusionKind fusion = FusionKind::kNone;
-  std::string kind;            // the fusion kind's name, or the op of a single kernel
-  std::string implementation;  // "generated", "library" or "hand-written"
-};
-
-/// The plan's launches in order.
-std::vector<Launch> planLaunches(const Plan &plan);
-
-/// "launch #5 (elewise_act, group 2, kernels #7-#8)": how messages name a
-/// launch.
-std::string launchLabel(const Launch &launch);
-/// The same with the ops it runs, a run of one op counted (a horizontal
-/// group has hundreds): "launch #5 (elewise_act, group 2, kernels #7-#8:
-/// ops add, relu)", "launch #9 (horizontal_cast, ...: ops cast x151)".
-std::string launchLabelWithOps(const Plan &plan, const Launch &launch);
 
 /// The plan's launches with every group of several kernels that `refusal`
 /// refuses (a non-empty reason) split into
@@ -108,15 +87,6 @@ std::vector<Launch> splitGroups(const Plan &plan,
 std::vector<Launch> splitGroups(const Plan &plan, std::vector<Launch> original,
                                 const std::function<std::string(const Launch &)> &refusal,
                                 std::vector<std::string> &splitReason);
-
-/// Each kernel's inputs with views resolved: a reshape is a buffer no
-/// kernel writes, sharing the bytes of the value it reshapes, which is the
-/// last kernel output written at its offset (and size) before the reader.
-/// Routing and generating a plan's launches ask for it once per launch, so
-/// the last plan's answer is kept (per thread) and given again while the
-/// plan's kernels and buffers are the same.
-using ResolvedInputs = std::shared_ptr<const std::vector<std::vector<int32_t>>>;
-ResolvedInputs resolvedInputs(const Plan &plan);
 
 /// Whether the generator covers a launch; `reason` says why not.
 struct GenerateDecision {

@@ -21,6 +21,7 @@
 #define DLC_RUNTIME_CPU_HOSTKERNELS_H
 
 #include "dlc/runtime/Plan.h"
+#include "dlc/runtime/PlanLaunches.h"
 #include "dlc/runtime/codegen/KernelCodegen.h"
 
 #include <algorithm>
@@ -41,7 +42,7 @@ namespace dlc::rt::cpu {
 /// One launch of the fast mode: a generated kernel, or kernels run one by
 /// one (`reason` says why).
 struct HostLaunch {
-  codegen::Launch launch;
+  Launch launch;
   std::optional<codegen::GeneratedKernel> kernel;
   std::string reason;
 };
