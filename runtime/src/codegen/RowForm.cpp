@@ -1,0 +1,325 @@
+//===- RowForm.cpp - producers, a row op, its consumers -------------------===//
+//
+// The row form: element-wise producers feeding one softmax, layer_norm or
+// softmax_backward over the last axis, and element-wise consumers of its
+// result, one block per row (KernelCodegen.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emitter.h"
+#include "KernelTargets.h"
+#include "dlc/runtime/Shape.h"
+
+#include <functional>
+#include <set>
+#include <sstream>
+
+namespace dlc::rt::codegen {
+
+namespace {
+
+/// Accumulators a host row kernel's sums and maxima keep (fold, in
+/// generateRow): 16 doubles, two AVX-512 registers.
+constexpr int kRowLanes = 16;
+
+} // namespace
+
+/// The row form: element-wise producers, one softmax / layer_norm /
+/// softmax_backward over the last axis, element-wise consumers of its
+/// result. One block per row; each pass over the row asks the emitter for
+/// the row op's operands at the element's index (the producers recomputed
+/// per pass, as XLA's input fusion does), the statistics combine in
+/// double as the CPU reference's (cpu/OpsDense.cpp), and the last pass
+/// seeds the row op's result at the index, so consumers and every
+/// exported value are computed and stored there.
+StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
+                                      const Dataflow &flow, size_t rowKernel,
+                                      KernelTarget target) {
+  const PlanKernel &k = plan.kernels[rowKernel];
+  const std::string &op = k.op;
+  auto refuse = [&](const std::string &why) {
+    return Status(StatusCode::kInvalidArgument, op + " " + why);
+  };
+  bool softmax = op == "softmax", norm = op == "layer_norm", backward = op == "softmax_backward";
+  size_t minIn = norm ? 3 : 2 - softmax, maxIn = softmax ? 2 : norm ? 3 : 2;
+  if (k.inputs.size() < minIn || k.inputs.size() > maxIn || k.outputs.size() != 1)
+    return refuse("with " + std::to_string(k.inputs.size()) + " operands and " +
+                  std::to_string(k.outputs.size()) + " results");
+  const Shape space = plan.buffers[k.inputs[0]].shape;
+  int64_t rank = static_cast<int64_t>(space.size());
+  if (rank == 0 || space.back() == 0)
+    return refuse("of a scalar or empty input");
+  int64_t d = space.back(), rows = numElements(space) / d;
+  if (!norm) {
+    int64_t axis = k.intAttr("axis", -1);
+    if (axis != -1 && axis != rank - 1)
+      return refuse("over axis " + std::to_string(axis) + " of a rank-" + std::to_string(rank) +
+                    " input: the row form normalizes the last axis only");
+  }
+  bool causal = softmax && k.intAttr("causal", 0) != 0;
+  if (causal && rank < 2)
+    return refuse("with causal masking of a rank-1 input");
+  for (int32_t id : {k.outputs[0], backward ? k.inputs[1] : k.outputs[0]})
+    if (plan.buffers[id].shape != space)
+      return refuse("with '" + plan.buffers[id].name + "' of type " + typeText(plan.buffers[id]) +
+                    ", not of the input's shape " + shapeText(space));
+  if (norm)
+    for (int32_t id : {k.inputs[1], k.inputs[2]})
+      if (plan.buffers[id].numElements() != d)
+        return refuse("with '" + plan.buffers[id].name + "' of type " +
+                      typeText(plan.buffers[id]) + ", not one value per column (" +
+                      std::to_string(d) + ")");
+  for (int32_t id : flow.exported)
+    if (plan.buffers[id].shape != space)
+      return Status(StatusCode::kInvalidArgument,
+                    "exports '" + plan.buffers[id].name + "' (" + typeText(plan.buffers[id]) +
+                        "), not of the shape of the rows of its " + op + " " +
+                        shapeText(space));
+
+  int block = 32;
+  while (block < kBlockSize && block < d)
+    block *= 2;
+  std::string B = std::to_string(block);
+  // Inputs read at an index other than the element's own (gamma, beta, a
+  // broadcast mask, producers' remapped operands).
+  std::set<int32_t> remapped;
+  auto body = [&](Emitter &e, bool stores) {
+    e.loadHook = [&](int32_t id, const std::string &idx) -> std::string {
+      if (idx != "i")
+        remapped.insert(id);
+      return "";
+    };
+    // Each pass has i = r * d + c.
+    e.rowSpace = &space;
+    e.rowVar = "r";
+    e.innerVar = "c";
+    e.indent = 1;
+    e.line("__shared__ double smem[32];");
+    // On the host, the row op's operands that the launch computes (a
+    // dropout's mask, a residual add) are computed in the first pass and
+    // kept for the others: a GPU recomputes them rather than spill, a core
+    // has the cache for a row.
+    std::vector<std::pair<int32_t, std::string>> kept;
+    if (targetWriter(target).keepsRowValues())
+      for (size_t j = 0; j < (backward ? 2u : 1u); ++j) {
+        int32_t id = k.inputs[j];
+        if (auto view = flow.views.find(id); view != flow.views.end())
+          id = view->second;
+        if (!flow.producer.count(id))
+          continue;
+        kept.emplace_back(id, "dlc_in" + std::to_string(j));
+        e.line("__shared__ float " + kept.back().second + "[" + std::to_string(d) + "];");
+      }
+    e.line("const long long d = " + std::to_string(d) + "LL;");
+    std::string rowCount = std::to_string(rows) + "LL";
+    e.open(targetWriter(target).itemLoop("for (long long r = blockIdx.x; r < " + rowCount + "; r += gridDim.x)",
+                    "r", rowCount));
+    if (causal) // the last visible key of the row's query
+      e.line("const long long last = r % " + std::to_string(space[rank - 2]) + "LL + " +
+             std::to_string(d - space[rank - 2]) + "LL;");
+    // One pass over the row: `each` emits the work at element i. With
+    // `lanes`, the host's form: the row in runs of kLanes columns (`l` the
+    // column's lane) and a tail, so that a fold into per-lane accumulators
+    // vectorizes.
+    int passes = 0;
+    auto pass = [&](const std::function<void()> &each, bool lanes = false) {
+      auto element = [&] {
+        e.line("const long long i = r * d + c;");
+        for (const auto &[id, array] : kept)
+          if (passes > 0)
+            e.seed(id, "i", array + "[c]");
+        each();
+        for (const auto &[id, array] : kept)
+          if (passes == 0)
+            e.line(array + "[c] = " + e.value(id, "i") + ";");
+      };
+      if (!lanes) {
+        e.open("for (long long c = threadIdx.x; c < d; c += blockDim.x)");
+        element();
+        e.close();
+      } else {
+        const std::string L = std::to_string(kRowLanes);
+        e.open("for (long long c0 = 0; c0 < d / " + L + " * " + L + "; c0 += " + L + ")");
+        e.open("for (int l = 0; l < " + L + "; ++l)");
+        e.line("const long long c = c0 + l;");
+        element();
+        e.close();
+        e.close();
+        e.open("for (long long c = d / " + L + " * " + L + "; c < d; ++c)");
+        e.line("const int l = (int)(c - d / " + L + " * " + L + ");");
+        element();
+        e.close();
+      }
+      ++passes;
+    };
+    auto reduce = [&](const std::string &acc, bool max) {
+      e.line(acc + " = dlc_block_allreduce<" + B + ", " + (max ? "true" : "false") + ">(" + acc +
+             ", smem);");
+    };
+    // A pass that folds `term`'s value at each element (of those `guard`
+    // admits) into `acc`: a sum, or a maximum that keeps acc where the
+    // term is NaN. On the host, into kRowLanes accumulators combined in
+    // lane order: a double sum in one accumulator does not vectorize
+    // without reordering it, and these lanes are that order, written out.
+    auto fold = [&](const std::string &acc, bool max, const std::function<std::string()> &term,
+                    const std::string &guard = "") {
+      const bool lanes = targetWriter(target).keepsRowValues();
+      const std::string a = lanes ? acc + "_l[l]" : acc;
+      if (lanes)
+        e.line("double " + acc + "_l[" + std::to_string(kRowLanes) + "];\n" +
+               std::string(2 * e.indent, ' ') + "for (int l = 0; l < " +
+               std::to_string(kRowLanes) + "; ++l) " + acc + "_l[l] = " + acc + ";");
+      pass([&] {
+        std::string z = term();
+        if (!lanes)
+          e.line((guard.empty() ? "" : "if (" + guard + ") ") + a + " = " +
+                 (max ? a + " < " + z + " ? " + z + " : " + a : a + " + " + z) + ";");
+        else if (max) // a select, not a branch: the loop vectorizes
+          e.line(a + " = " + (guard.empty() ? "" : "(" + guard + ") && ") + a + " < " + z +
+                 " ? " + z + " : " + a + ";");
+        else
+          e.line(a + " = " + a + " + " + (guard.empty() ? z : "(" + guard + " ? " + z + " : 0.0)") +
+                 ";");
+      }, lanes);
+      if (lanes)
+        e.line("for (int l = 0; l < " + std::to_string(kRowLanes) + "; ++l) " + acc + " = " +
+               (max ? acc + " < " + acc + "_l[l] ? " + acc + "_l[l] : " + acc
+                    : "l ? " + acc + " + " + acc + "_l[l] : " + acc + "_l[l]") +
+               ";");
+      reduce(acc, max);
+    };
+    // softmax's logit at i: scale * x + mask, in double.
+    double scale = k.floatAttr("scale", 1.0);
+    auto logit = [&] {
+      std::string z = "(" + doubleLiteral(scale) + " * (double)" + e.value(k.inputs[0], "i");
+      if (k.inputs.size() > 1)
+        z += " + (double)" +
+             e.value(k.inputs[1], e.broadcastIndex("i", space, plan.buffers[k.inputs[1]].shape));
+      return e.temp("z", "double", z + ")");
+    };
+    std::string visible = causal ? "c <= last" : "";
+    // The passes that gather the row's statistics; `last` then emits the
+    // row op's result at i in the final pass.
+    std::function<std::string()> last;
+    if (softmax) {
+      e.line("double mx = DLC_NEG_INF, sum = 0.0;");
+      fold("mx", true, logit, visible);
+      if (targetWriter(target).keepsRowValues()) {
+        // A core computes what a GPU would recompute: each exponential
+        // once, kept (as the CPU keeps it, a float) for the last pass. In
+        // float, by the host prelude's dlc_expf: libm's double exp kept the
+        // pass scalar, and the float it is kept as differs by a rounding.
+        e.line("__shared__ float dlc_e[" + std::to_string(d) + "];");
+        fold("sum", false, [&] {
+          std::string z = logit();
+          e.line("const double dlc_ex = " + (causal ? visible + " ? " : std::string()) +
+                 "(double)dlc_expf((float)(" + z + " - mx))" + (causal ? " : 0.0" : "") + ";");
+          e.line("dlc_e[c] = (float)dlc_ex;");
+          return std::string("dlc_ex");
+        });
+        last = [&] { return e.temp("y", "float", "(float)((double)dlc_e[c] / sum)"); };
+      } else {
+        fold("sum", false, [&] { return "exp(" + logit() + " - mx)"; }, visible);
+        last = [&] {
+          // The CPU stores the exponential as a float, then divides it.
+          std::string y = "(float)((double)(float)exp(" + logit() + " - mx) / sum)";
+          return e.temp("y", "float", causal ? visible + " ? " + y + " : 0.f" : y);
+        };
+      }
+    } else if (norm) {
+      e.line("double mean = 0.0, var = 0.0;");
+      fold("mean", false, [&] { return "(double)" + e.value(k.inputs[0], "i"); });
+      e.line("mean /= (double)d;");
+      fold("var", false, [&] {
+        std::string dv =
+            e.temp("dv", "double", "(double)" + e.value(k.inputs[0], "i") + " - mean");
+        return dv + " * " + dv;
+      });
+      e.line("const double rstd = 1.0 / sqrt(var / (double)d + " +
+             doubleLiteral(k.floatAttr("epsilon", 1e-5)) + ");");
+      last = [&] {
+        return e.temp("y", "float",
+                      "(float)(((double)" + e.value(k.inputs[0], "i") +
+                          " - mean) * rstd * (double)" + e.value(k.inputs[1], "c") +
+                          " + (double)" + e.value(k.inputs[2], "c") + ")");
+      };
+    } else {
+      e.line("double dot = 0.0;");
+      fold("dot", false, [&] {
+        return "(double)" + e.value(k.inputs[0], "i") + " * (double)" + e.value(k.inputs[1], "i");
+      });
+      last = [&] {
+        return e.temp("y", "float",
+                      "(float)(" + doubleLiteral(scale) + " * (double)" +
+                          e.value(k.inputs[1], "i") + " * ((double)" +
+                          e.value(k.inputs[0], "i") + " - dot))");
+      };
+    }
+    pass([&] {
+      std::string y = last();
+      // What the result's buffer would hold, for the consumers.
+      DType type = plan.buffers[k.outputs[0]].dtype;
+      if (type == DType::kF16 || type == DType::kBF16) {
+        (type == DType::kF16 ? e.usesF16 : e.usesBF16) = true;
+        y = e.temp("y", "float",
+                   (type == DType::kF16 ? "dlc_round_f16(" : "dlc_round_bf16(") + y + ")");
+      }
+      e.seed(k.outputs[0], "i", y);
+      for (int32_t id : flow.exported) {
+        std::string v = e.value(id, "i");
+        if (stores)
+          e.line("dlc_st(" + e.param(id) + ", i, " + v + ");");
+      }
+    });
+    e.close();
+  };
+
+  GeneratedKernel g;
+  g.form = KernelForm::kRow;
+  Emitter e(plan, flow);
+  // Inputs first, as in the other forms: a dry run registers them.
+  {
+    Emitter dry(plan, flow);
+    body(dry, false);
+    if (!dry.error.empty())
+      return Status(StatusCode::kInvalidArgument, dry.error);
+    e.params = dry.params;
+    for (int32_t id : flow.exported)
+      e.param(id);
+  }
+  remapped.clear();
+  body(e, true);
+  if (!e.error.empty())
+    return Status(StatusCode::kInvalidArgument, e.error);
+  // A result may take the bytes of an input (the memory planner ends an
+  // input's life at the op that reads it): safe where the input is read at
+  // the element's own index only, as the same element, since each thread
+  // reads its elements before it writes them, after the row's statistics.
+  bool anyOverlap = false;
+  for (int32_t o : flow.exported)
+    for (int32_t in : flow.inputs) {
+      const PlanBuffer &ob = plan.buffers[o], &ib = plan.buffers[in];
+      if (!overlaps(ob, ib))
+        continue;
+      anyOverlap = true;
+      if (remapped.count(in) || ob.offset != ib.offset || ib.shape != space ||
+          dtypeBytes(ob.dtype) != dtypeBytes(ib.dtype))
+        return Status(StatusCode::kInvalidArgument,
+                      "output '" + ob.name + "' shares arena bytes with input '" + ib.name +
+                          "', which is not read as the same element only");
+    }
+
+  std::ostringstream src;
+  src << "extern \"C\" __global__ void __launch_bounds__(" << block << ") DLC_KERNEL_NAME("
+      << paramList(e, flow, !anyOverlap, target) << ") {\n"
+      << stepLine(e) << "  // One block per row: " << rows << " rows of " << d << ", " << op
+      << (causal ? " (causal)" : "") << " statistics in double.\n"
+      << e.body << "}\n";
+  g.args = e.params;
+  g.blockSize = block;
+  g.work = rows;
+  finish(g, plan, launch, e, src.str(), "row", target);
+  return g;
+}
+
+} // namespace dlc::rt::codegen
