@@ -6,7 +6,8 @@
 // ops, a broadcast, transposed or sliced index for the others). Values are
 // memoized per (buffer, index expression), so a chain of element-wise ops
 // becomes straight-line register code, and a broadcast operand costs its
-// index math only. The forms (FormSupport.h) wrap that code in their launch
+// index math only. Each op's text is its entry in one table
+// (OpExpressions.h). The forms (FormSupport.h) wrap that code in their launch
 // geometry. Any op, shape or dtype the emitter cannot handle is an error
 // that names it, and isGeneratable reports that error as its reason: one
 // source of truth for what is generated.
@@ -31,13 +32,17 @@ namespace dlc::rt::codegen {
 
 class Emitter {
 public:
-  Emitter(const Plan &plan, const Dataflow &flow) : plan(plan), flow(flow) {}
+  Emitter(const Plan &plan, const Dataflow &flow, KernelTarget target)
+      : plan(plan), flow(flow), target(target) {}
 
   /// How a value read from memory is spelled at an index; empty for the
   /// default scalar load.
   std::function<std::string(int32_t, const std::string &)> loadHook;
 
   std::string value(int32_t buffer, const std::string &idx);
+  /// Operand `i` of `k` at the index its result `result` is needed at
+  /// (`idx`), broadcast to the result's shape.
+  std::string operand(const PlanKernel &k, size_t i, int32_t result, const std::string &idx);
   void line(const std::string &text) {
     body += std::string(2 * indent, ' ') + text + "\n";
   }
@@ -81,6 +86,8 @@ public:
 
   const Plan &plan;
   const Dataflow &flow;
+  /// Whose text an op writes where a target overrides it (OpExpressions.h).
+  const KernelTarget target;
   std::string body, error;
   int indent = 1;
   std::vector<int32_t> params;

@@ -58,7 +58,7 @@ StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
       narrowest = std::min(narrowest, dtypeBytes(plan.buffers[id].dtype));
   int vec = static_cast<int>(kVectorBytes / narrowest);
 
-  Emitter e(plan, flow);
+  Emitter e(plan, flow, target);
   bool remappedRead = false;
   auto body = [&](bool vectorMode, std::set<int32_t> &vectorInputs) {
     e.loadHook = [&](int32_t id, const std::string &idx) -> std::string {
@@ -96,7 +96,7 @@ StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
   // computation reads, so register the inputs first through a dry run.
   {
     std::set<int32_t> ignored;
-    Emitter dry(plan, flow);
+    Emitter dry(plan, flow, target);
     dry.loadHook = nullptr;
     for (int32_t id : flow.exported)
       dry.value(id, dry.broadcastIndex("i", space, plan.buffers[id].shape));

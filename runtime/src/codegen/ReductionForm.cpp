@@ -152,10 +152,10 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
 
   GeneratedKernel g;
   g.form = KernelForm::kReduction;
-  Emitter e(plan, flow);
+  Emitter e(plan, flow, target);
   // Inputs first, as in the loop form.
   {
-    Emitter dry(plan, flow);
+    Emitter dry(plan, flow, target);
     for (size_t r : reductions)
       dry.value(plan.kernels[r].inputs[0], "ii");
     for (int32_t id : inLoop)

@@ -276,10 +276,10 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
 
   GeneratedKernel g;
   g.form = KernelForm::kRow;
-  Emitter e(plan, flow);
+  Emitter e(plan, flow, target);
   // Inputs first, as in the other forms: a dry run registers them.
   {
-    Emitter dry(plan, flow);
+    Emitter dry(plan, flow, target);
     body(dry, false);
     if (!dry.error.empty())
       return Status(StatusCode::kInvalidArgument, dry.error);

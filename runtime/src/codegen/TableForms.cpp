@@ -140,7 +140,7 @@ void finishTableKernel(GeneratedKernel &g, const Plan &plan, const Launch &launc
                        const std::string &body, const char *form, const char *comment,
                        KernelTarget target) {
   Dataflow none;
-  Emitter e(plan, none);
+  Emitter e(plan, none, target);
   g.blockSize = kBlockSize;
   Launch generic = launch;
   generic.kernels.clear();

@@ -77,7 +77,7 @@ std::optional<StatusOr<GeneratedKernel>> generateTranspose(const Plan &plan,
     return std::nullopt;
   GeneratedKernel g;
   g.form = KernelForm::kTranspose;
-  Emitter e(plan, flow);
+  Emitter e(plan, flow, target);
   e.usesF16 = in.dtype == DType::kF16;
   e.usesBF16 = in.dtype == DType::kBF16;
   const int64_t tilesRows = (t->rows + kTransposeTile - 1) / kTransposeTile;
