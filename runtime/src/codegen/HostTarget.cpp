@@ -78,9 +78,33 @@ DLC_KERNEL_NAME(const DlcCastSegment *__restrict__ table, int segments,
 class HostWriter final : public TargetWriter {
 public:
   std::string extraParams() const override { return ", int dlc_part, int dlc_parts"; }
-  std::string itemLoop(const std::string &, const std::string &var,
-                       const std::string &count) const override {
+  std::string itemLoop(const std::string &var, const std::string &count) const override {
     return partLoop(var, count);
+  }
+  std::string tileLoop(const std::string &var, const std::string &count) const override {
+    return partLoop(var, count);
+  }
+  /// A block runs as one thread (KernelPrelude.h: threadIdx 0, blockDim 1,
+  /// __shared__ a static array, a block reduction the value itself), so
+  /// what a block's threads do together is written as for CUDA: a loop
+  /// over the block's threads covers its range in order.
+  std::string threadLoop(const std::string &type, const std::string &var, char axis,
+                         const std::string &bound) const override {
+    return cudaTarget().threadLoop(type, var, axis, bound);
+  }
+  std::string threadIndex(char axis) const override { return cudaTarget().threadIndex(axis); }
+  std::string blockThreads(char axis) const override { return cudaTarget().blockThreads(axis); }
+  std::string sharedArray(const std::string &type, const std::string &name,
+                          const std::string &dims) const override {
+    return cudaTarget().sharedArray(type, name, dims);
+  }
+  std::string barrier() const override { return cudaTarget().barrier(); }
+  std::string blockReduce(const std::string &acc, int threads, bool max,
+                          const std::string &scratch, bool everyThread) const override {
+    return cudaTarget().blockReduce(acc, threads, max, scratch, everyThread);
+  }
+  std::string kernelHead(int threadsBound) const override {
+    return cudaTarget().kernelHead(threadsBound);
   }
   std::string vectorLoop(const std::string &v) const override {
     return "  // " + v + " elements per access, 16-byte loads and stores, over this part's "
@@ -102,17 +126,18 @@ public:
            "LL; ++ic) {\n      const long long i = o * " + inner + "LL + ic;\n";
   }
   std::string afterPrelude() const override { return hostPartsText() + std::string("\n"); }
-  /// The signature takes the parts, and each segment loop covers the
-  /// part's share. The CUDA body must still hold every rewritten line: a
-  /// body that still reads the grid after the rewrites is a generator bug.
-  std::string tableBody(const char *cudaBody) const override {
+  /// CUDA's, with the parts in its signature and each segment loop over
+  /// the part's share. The CUDA kernel must still hold every rewritten
+  /// line: a kernel that still reads the grid after the rewrites is a
+  /// generator bug.
+  std::string optimizerKernel() const override {
     static const std::pair<const char *, const char *> kRewrites[] = {
         {"const long long *__restrict__ step_counter) {",
          "const long long *__restrict__ step_counter, int dlc_part, int dlc_parts) {"},
         {"  const long long stride = (long long)gridDim.x * blockDim.x;\n", ""},
         {"  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n", ""},
         {"first, seg.n, stride", nullptr}};
-    std::string body = cudaBody;
+    std::string body = cudaTarget().optimizerKernel();
     for (const auto &[from, to] : kRewrites) {
       std::string replacement = to ? to : partRange("seg.n");
       for (size_t at; (at = body.find(from)) != std::string::npos;)
@@ -120,7 +145,7 @@ public:
     }
     for (const char *device : {"gridDim", "blockIdx", "+= stride", "= first"})
       if (body.find(device) != std::string::npos) {
-        std::fprintf(stderr, "dlc: a table kernel's host body still reads %s\n", device);
+        std::fprintf(stderr, "dlc: the optimizer's host kernel still reads %s\n", device);
         std::abort();
       }
     return body;

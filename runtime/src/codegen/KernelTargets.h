@@ -1,8 +1,11 @@
 //===- KernelTargets.h - what the CUDA and host targets write differently -===//
 //
 // The generator (KernelCodegen.cpp) decides a launch's kernel form, its
-// dataflow and its expressions once, for both targets; a target writes only
-// how the kernel's items are shared out and what it includes:
+// dataflow and its expressions once, for both targets; a target writes
+// how the kernel's items are shared out, what a block's threads do
+// together (their loops, shared arrays, barriers and reductions) and what
+// it includes. The forms hold no CUDA text of their own: what names a
+// thread or a block is written here.
 //
 //   CUDA   (CudaTarget.cpp)  grid-stride loops over blocks and threads,
 //                            compiled by NVRTC;
@@ -28,9 +31,36 @@ public:
   /// Parameters every kernel takes after its own ("" or ", int a, ...").
   virtual std::string extraParams() const = 0;
   /// The head of a loop of `var` over `count` independent items (rows,
-  /// tiles, outputs); `deviceLoop` is the CUDA form's own head.
-  virtual std::string itemLoop(const std::string &deviceLoop, const std::string &var,
-                               const std::string &count) const = 0;
+  /// tiles, outputs), one block's each: on CUDA a grid-stride loop over
+  /// blocks, on the host the part's share.
+  virtual std::string itemLoop(const std::string &var, const std::string &count) const = 0;
+  /// The same over items in tiles of the block's threads along x (a column
+  /// reduction's outputs), `var` a tile's first item.
+  virtual std::string tileLoop(const std::string &var, const std::string &count) const = 0;
+
+  /// What a block's threads do together: a loop of `type var` over
+  /// [0, bound) shared by the block's threads along `axis` ('x' or 'y');
+  /// this thread's index along `axis`; the block's threads along `axis`.
+  virtual std::string threadLoop(const std::string &type, const std::string &var, char axis,
+                                 const std::string &bound) const = 0;
+  virtual std::string threadIndex(char axis) const = 0;
+  virtual std::string blockThreads(char axis) const = 0;
+  /// The declaration of an array the block's threads share: `dims` as
+  /// "[32][33]".
+  virtual std::string sharedArray(const std::string &type, const std::string &name,
+                                  const std::string &dims) const = 0;
+  /// The statement that waits for every thread of the block.
+  virtual std::string barrier() const = 0;
+  /// The statement that combines `acc` over the block's `threads` threads
+  /// (a sum, or with `max` a maximum that propagates NaN) through
+  /// `scratch` (32 slots): into thread 0's `acc`, or with `everyThread`
+  /// into every thread's (a row's statistics, which every thread reads).
+  virtual std::string blockReduce(const std::string &acc, int threads, bool max,
+                                  const std::string &scratch, bool everyThread) const = 0;
+  /// A kernel's text up to its name: extern "C", and with `threadsBound`
+  /// > 0 the most threads a block launches with.
+  virtual std::string kernelHead(int threadsBound) const = 0;
+
   /// Whether the loop form packs its accesses into 16-byte vectors by hand
   /// (vectorLoop and tailLoop) rather than running one loop over elements
   /// (elementLoop) that the compiler vectorizes at the machine's own width.
@@ -50,9 +80,10 @@ public:
   virtual std::string rowLoops(const std::string &inner) const = 0;
   /// What a kernel's text holds between the prelude and its signature.
   virtual std::string afterPrelude() const = 0;
-  /// The optimizer table kernel's body, written once for CUDA, as this
-  /// target runs it.
-  virtual std::string tableBody(const char *cudaBody) const = 0;
+  /// The optimizer table kernel after its table and its updates
+  /// (TableForms.cpp: DlcSegment, dlc_adamw_range, ...): the loop over the
+  /// segments that calls them on the elements this thread or part takes.
+  virtual std::string optimizerKernel() const = 0;
   /// The horizontal cast kernel after its element types (DlcF32, DlcF16,
   /// DlcBF16: storage, widen, narrow), its table (DlcCastSegment, whose
   /// [begin, end) numbers a segment's 16-byte vectors among all segments')

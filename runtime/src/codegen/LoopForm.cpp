@@ -143,7 +143,7 @@ StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
 
   std::string v = std::to_string(vec);
   std::ostringstream s;
-  s << "extern \"C\" __global__ void __launch_bounds__(" << kBlockSize << ") DLC_KERNEL_NAME("
+  s << writer.kernelHead(kBlockSize) << "DLC_KERNEL_NAME("
     << paramList(e, flow, !anyOverlap, target) << ") {\n"
     << stepLine(e) << "  const long long n = " << n << "LL;\n";
   if (writer.packsVectors()) {

@@ -190,14 +190,15 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
     for (int32_t id : perRow)
       e.line("dlc_st(" + e.param(id) + ", o, " + e.value(id, "o") + ");");
   };
-  if (rowsInner && !rowsOuter && targetWriter(target).sumsColumnsByRows()) {
+  const TargetWriter &w = targetWriter(target);
+  if (rowsInner && !rowsOuter && w.sumsColumnsByRows()) {
     // A core's column reduction reads its input row after row, each row's
     // part of a tile of outputs into a tile of accumulators: contiguous
     // loads and a loop the compiler vectorizes, where a GPU's form (a lane
     // per output) would walk each column down the rows. Every output still
     // adds its rows in order, on one thread.
     const std::string tile = std::to_string(kHostColumnTile);
-    e.open(targetWriter(target).itemLoop("", "c", rows));
+    e.open(w.itemLoop("c", rows));
     e.line("const long long o0 = c;");
     e.line("const long long w = c_end - c < " + tile + "LL ? c_end - c : " + tile + "LL;");
     e.line("c += w - 1;");
@@ -225,7 +226,7 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
     if (!e.error.empty())
       return Status(StatusCode::kInvalidArgument, e.error);
     std::ostringstream s;
-    s << "extern \"C\" __global__ void DLC_KERNEL_NAME(" << paramList(e, flow, !anyOverlap, target)
+    s << w.kernelHead(0) << "DLC_KERNEL_NAME(" << paramList(e, flow, !anyOverlap, target)
       << ") {\n"
       << stepLine(e) << "  // " << red.rows << " outputs, each summing " << red.count
       << " rows: this part's outputs in tiles of " << tile << ", row after row.\n"
@@ -238,17 +239,15 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   }
   if (columns) {
     for (size_t a = 0; a < reductions.size(); ++a)
-      e.line("__shared__ float part" + std::to_string(a) + "[" + std::to_string(kColumnRows) +
-             "][" + std::to_string(kColumnTile + 1) + "];");
-    e.open(targetWriter(target).itemLoop("for (long long o0 = (long long)blockIdx.x * blockDim.x; o0 < " + rows +
-                        "; o0 += (long long)gridDim.x * blockDim.x)",
-                    "o0", rows));
-    e.line("const long long o = o0 + threadIdx.x;");
+      e.line(w.sharedArray("float", "part" + std::to_string(a),
+                           "[" + std::to_string(kColumnRows) + "][" +
+                               std::to_string(kColumnTile + 1) + "]"));
+    e.open(w.tileLoop("o0", rows));
+    e.line("const long long o = o0 + " + w.threadIndex('x') + ";");
   } else {
     for (size_t a = 0; a < reductions.size(); ++a)
-      e.line("__shared__ float smem" + std::to_string(a) + "[32];");
-    e.open(targetWriter(target).itemLoop("for (long long o = blockIdx.x; o < " + rows + "; o += gridDim.x)",
-                    "o", rows));
+      e.line(w.sharedArray("float", "smem" + std::to_string(a), "[32]"));
+    e.open(w.itemLoop("o", rows));
   }
   std::string base;
   if (!rowsOuter && !rowsInner) {
@@ -264,9 +263,9 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   }
   if (columns) {
     e.open("if (o < " + rows + ")");
-    e.open("for (long long r = threadIdx.y; r < " + count + "; r += blockDim.y)");
+    e.open(w.threadLoop("long long", "r", 'y', count));
   } else {
-    e.open("for (long long r = threadIdx.x; r < " + count + "; r += blockDim.x)");
+    e.open(w.threadLoop("long long", "r", 'x', count));
   }
   if (rowsOuter)
     e.line("const long long ii = o * " + count + " + r;");
@@ -286,39 +285,39 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   if (columns) {
     e.close();
     for (size_t a = 0; a < reductions.size(); ++a)
-      e.line("part" + std::to_string(a) + "[threadIdx.y][threadIdx.x] = acc" +
-             std::to_string(a) + ";");
-    e.line("__syncthreads();");
-    e.open("if (threadIdx.y == 0 && o < " + rows + ")");
-    e.open("for (int k = 1; k < (int)blockDim.y; ++k)");
+      e.line("part" + std::to_string(a) + "[" + w.threadIndex('y') + "][" + w.threadIndex('x') +
+             "] = acc" + std::to_string(a) + ";");
+    e.line(w.barrier());
+    e.open("if (" + w.threadIndex('y') + " == 0 && o < " + rows + ")");
+    e.open("for (int k = 1; k < (int)" + w.blockThreads('y') + "; ++k)");
     for (size_t a = 0; a < reductions.size(); ++a)
-      e.line(combine(a, "part" + std::to_string(a) + "[k][threadIdx.x]"));
+      e.line(combine(a, "part" + std::to_string(a) + "[k][" + w.threadIndex('x') + "]"));
     e.close();
   } else {
     for (size_t a = 0; a < reductions.size(); ++a) {
       bool isMax = plan.kernels[reductions[a]].op == "reduce_max";
       std::string acc = "acc" + std::to_string(a);
-      e.line(acc + " = dlc_block_reduce<" + std::to_string(block) + ", " +
-             (isMax ? "true" : "false") + ">(" + acc + ", smem" + std::to_string(a) + ");");
+      e.line(w.blockReduce(acc, block, isMax, "smem" + std::to_string(a),
+                           /*everyThread=*/false));
     }
-    e.open("if (threadIdx.x == 0)");
+    e.open("if (" + w.threadIndex('x') + " == 0)");
   }
   seedResults("");
   e.close();
   if (columns)
-    e.line("__syncthreads(); // the partials are reused by the next tile");
+    e.line(w.barrier() + " // the partials are reused by the next tile");
   e.close();
   if (!e.error.empty())
     return Status(StatusCode::kInvalidArgument, e.error);
 
   std::ostringstream s;
   if (columns)
-    s << "extern \"C\" __global__ void __launch_bounds__(" << kColumnTile * kColumnRows
-      << ") DLC_KERNEL_NAME(" << paramList(e, flow, !anyOverlap, target) << ") {\n"
+    s << w.kernelHead(kColumnTile * kColumnRows) << "DLC_KERNEL_NAME("
+      << paramList(e, flow, !anyOverlap, target) << ") {\n"
       << stepLine(e) << "  // " << red.rows << " outputs in tiles of " << kColumnTile << " (blockDim.x), each "
       << "summing " << red.count << " rows split over blockDim.y = " << kColumnRows << ".\n";
   else
-    s << "extern \"C\" __global__ void __launch_bounds__(" << block << ") DLC_KERNEL_NAME("
+    s << w.kernelHead(block) << "DLC_KERNEL_NAME("
       << paramList(e, flow, !anyOverlap, target) << ") {\n"
       << stepLine(e) << "  // One block per output row: " << red.rows << " rows of " << red.count
       << " elements" << (rowsOuter ? ", contiguous" : rowsInner ? ", strided by the row count" : "")

@@ -79,7 +79,6 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
   int block = 32;
   while (block < kBlockSize && block < d)
     block *= 2;
-  std::string B = std::to_string(block);
   // Inputs read at an index other than the element's own (gamma, beta, a
   // broadcast mask, producers' remapped operands).
   std::set<int32_t> remapped;
@@ -94,7 +93,8 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
     e.rowVar = "r";
     e.innerVar = "c";
     e.indent = 1;
-    e.line("__shared__ double smem[32];");
+    const TargetWriter &w = targetWriter(target);
+    e.line(w.sharedArray("double", "smem", "[32]"));
     // On the host, the row op's operands that the launch computes (a
     // dropout's mask, a residual add) are computed in the first pass and
     // kept for the others: a GPU recomputes them rather than spill, a core
@@ -108,12 +108,11 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
         if (!flow.producer.count(id))
           continue;
         kept.emplace_back(id, "dlc_in" + std::to_string(j));
-        e.line("__shared__ float " + kept.back().second + "[" + std::to_string(d) + "];");
+        e.line(w.sharedArray("float", kept.back().second, "[" + std::to_string(d) + "]"));
       }
     e.line("const long long d = " + std::to_string(d) + "LL;");
     std::string rowCount = std::to_string(rows) + "LL";
-    e.open(targetWriter(target).itemLoop("for (long long r = blockIdx.x; r < " + rowCount + "; r += gridDim.x)",
-                    "r", rowCount));
+    e.open(w.itemLoop("r", rowCount));
     if (causal) // the last visible key of the row's query
       e.line("const long long last = r % " + std::to_string(space[rank - 2]) + "LL + " +
              std::to_string(d - space[rank - 2]) + "LL;");
@@ -134,7 +133,7 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
             e.line(array + "[c] = " + e.value(id, "i") + ";");
       };
       if (!lanes) {
-        e.open("for (long long c = threadIdx.x; c < d; c += blockDim.x)");
+        e.open(w.threadLoop("long long", "c", 'x', "d"));
         element();
         e.close();
       } else {
@@ -153,8 +152,7 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
       ++passes;
     };
     auto reduce = [&](const std::string &acc, bool max) {
-      e.line(acc + " = dlc_block_allreduce<" + B + ", " + (max ? "true" : "false") + ">(" + acc +
-             ", smem);");
+      e.line(w.blockReduce(acc, block, max, "smem", /*everyThread=*/true));
     };
     // A pass that folds `term`'s value at each element (of those `guard`
     // admits) into `acc`: a sum, or a maximum that keeps acc where the
@@ -209,7 +207,7 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
         // once, kept (as the CPU keeps it, a float) for the last pass. In
         // float, by the host prelude's dlc_expf: libm's double exp kept the
         // pass scalar, and the float it is kept as differs by a rounding.
-        e.line("__shared__ float dlc_e[" + std::to_string(d) + "];");
+        e.line(w.sharedArray("float", "dlc_e", "[" + std::to_string(d) + "]"));
         fold("sum", false, [&] {
           std::string z = logit();
           e.line("const double dlc_ex = " + (causal ? visible + " ? " : std::string()) +
@@ -310,7 +308,7 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
     }
 
   std::ostringstream src;
-  src << "extern \"C\" __global__ void __launch_bounds__(" << block << ") DLC_KERNEL_NAME("
+  src << targetWriter(target).kernelHead(block) << "DLC_KERNEL_NAME("
       << paramList(e, flow, !anyOverlap, target) << ") {\n"
       << stepLine(e) << "  // One block per row: " << rows << " rows of " << d << ", " << op
       << (causal ? " (causal)" : "") << " statistics in double.\n"

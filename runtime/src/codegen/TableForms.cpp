@@ -18,7 +18,9 @@ namespace dlc::rt::codegen {
 
 namespace {
 
-const char *const kOptimizerBody = R"cuda(// The table the launcher uploads: one segment per parameter, in the
+/// The optimizer kernel's table and updates, which the target's kernel
+/// (TargetWriter::optimizerKernel) calls per segment.
+const char *const kOptimizerParts = R"cuda(// The table the launcher uploads: one segment per parameter, in the
 // layout of packOptimizerTable (112 bytes). `status`, under mixed
 // precision, is the loss scale's {gradient multiplier, skip flag}.
 // `grad` is f32, or f16 / bf16 (grad_dtype 1 / 2) when the group widens a
@@ -93,44 +95,6 @@ DLC_DEVICE void dlc_sgd_range(const DlcSegment &seg, long long begin, long long 
   }
 }
 
-// torch.optim's SGD (momentum buffer starts as the gradient) and AdamW,
-// as the CPU reference computes them.
-extern "C" __global__ void __launch_bounds__(256)
-DLC_KERNEL_NAME(const DlcSegment *__restrict__ table, int segments,
-                const long long *__restrict__ step_counter) {
-  const long long step = *step_counter; // on the device: a graph replays it
-  const long long stride = (long long)gridDim.x * blockDim.x;
-  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  // AdamW's bias corrections, for the betas of the last segment that needed
-  // them: every segment of a model shares its betas, so each thread takes
-  // the two double pow()s once, not once per segment. Per segment, the
-  // million threads of an H100's grid spent about 3 ms of BERT-base's
-  // 4.3 ms update in them (2026-11-26).
-  float beta1 = -1.f, beta2 = -1.f, c1 = 0.f, rc2 = 0.f;
-  for (int s = 0; s < segments; ++s) {
-    const DlcSegment seg = table[s];
-    const float factor = seg.status ? seg.status[0] : 1.f;
-    if (seg.status && seg.status[1] != 0.f) {
-      // A gradient overflowed: the step is skipped, the values kept.
-      dlc_keep_range(seg, first, seg.n, stride);
-    } else if (seg.adamw) {
-      if (seg.beta1 != beta1 || seg.beta2 != beta2) {
-        const double t = (double)(step + 1);
-        beta1 = seg.beta1;
-        beta2 = seg.beta2;
-        c1 = (float)(1.0 - pow((double)beta1, t));
-        rc2 = (float)(1.0 / sqrt(1.0 - pow((double)beta2, t)));
-      }
-      if (seg.grad_dtype == 1) dlc_adamw_range<1>(seg, first, seg.n, stride, factor, c1, rc2);
-      else if (seg.grad_dtype == 2) dlc_adamw_range<2>(seg, first, seg.n, stride, factor, c1, rc2);
-      else dlc_adamw_range<0>(seg, first, seg.n, stride, factor, c1, rc2);
-    } else {
-      if (seg.grad_dtype == 1) dlc_sgd_range<1>(seg, first, seg.n, stride, factor, step);
-      else if (seg.grad_dtype == 2) dlc_sgd_range<2>(seg, first, seg.n, stride, factor, step);
-      else dlc_sgd_range<0>(seg, first, seg.n, stride, factor, step);
-    }
-  }
-}
 )cuda";
 
 /// The table forms' source, from `body` as the target runs it: it does not
@@ -279,7 +243,9 @@ StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &laun
     g.segments.push_back(seg);
     g.work += seg.elements;
   }
-  finishTableKernel(g, plan, launch, targetWriter(target).tableBody(kOptimizerBody), "optimizer",
+  finishTableKernel(g, plan, launch,
+                    std::string(kOptimizerParts) + targetWriter(target).optimizerKernel(),
+                    "optimizer",
                     "// fuses sgd_update and adamw_update horizontally: one launch walks a\n"
                     "// table of (param, grad, state, n) segments, one per updated tensor\n",
                     target);

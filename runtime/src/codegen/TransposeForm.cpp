@@ -83,21 +83,26 @@ std::optional<StatusOr<GeneratedKernel>> generateTranspose(const Plan &plan,
   const int64_t tilesRows = (t->rows + kTransposeTile - 1) / kTransposeTile;
   const int64_t tilesCols = (t->cols + kTransposeTile - 1) / kTransposeTile;
   const std::string T = cType(in.dtype), tile = std::to_string(kTransposeTile);
+  const TargetWriter &w = targetWriter(target);
+  // A loop over the tile's rows (y) or columns (x), shared by the block's
+  // threads along the axis.
+  auto overTile = [&](char axis) {
+    return w.threadLoop("int", std::string(1, axis), axis, tile);
+  };
   std::ostringstream src;
-  src << "extern \"C\" __global__ void __launch_bounds__(" << kTransposeTile * kTransposeRows
-      << ") DLC_KERNEL_NAME(const " << T << " *__restrict__ in0, " << T
-      << " *__restrict__ out1" << targetWriter(target).extraParams() << ") {\n"
+  src << w.kernelHead(static_cast<int>(kTransposeTile * kTransposeRows))
+      << "DLC_KERNEL_NAME(const " << T << " *__restrict__ in0, " << T
+      << " *__restrict__ out1" << w.extraParams() << ") {\n"
       << "  // in0 as [" << t->batch << "][" << t->rows << "][" << t->cols << "], out1 as ["
       << t->batch << "][" << t->cols << "][" << t->rows << "]; one " << tile << " x " << tile
       << " tile per block and turn.\n"
-      << "  __shared__ float tile[" << tile << "][" << tile << " + 1];\n"
+      << "  " << w.sharedArray("float", "tile", "[" + tile + "][" + tile + " + 1]") << "\n"
       << "  const long long rows = " << t->rows << "LL, cols = " << t->cols << "LL;\n"
       << "  const long long tilesRows = " << tilesRows << "LL, tilesCols = " << tilesCols
       << "LL;\n"
       << "  const long long tiles = " << t->batch << "LL * tilesRows * tilesCols;\n"
       << "  "
-      << targetWriter(target).itemLoop("for (long long q = blockIdx.x; q < tiles; q += gridDim.x)", "q",
-                  "tiles")
+      << w.itemLoop("q", "tiles")
       << " {\n"
       << "    const long long b = q / (tilesRows * tilesCols), r = q % (tilesRows * tilesCols);\n"
       << "    const long long row0 = r / tilesCols * " << tile << ", col0 = r % tilesCols * "
@@ -105,17 +110,17 @@ std::optional<StatusOr<GeneratedKernel>> generateTranspose(const Plan &plan,
       << "    const " << T << " *src = in0 + b * rows * cols;\n"
       << "    " << T << " *dst = out1 + b * rows * cols;\n"
       << "    // Read rows of the input tile along its columns (coalesced) ...\n"
-      << "    for (int y = threadIdx.y; y < " << tile << "; y += blockDim.y)\n"
-      << "      for (int x = threadIdx.x; x < " << tile << "; x += blockDim.x)\n"
+      << "    " << overTile('y') << "\n"
+      << "      " << overTile('x') << "\n"
       << "        if (row0 + y < rows && col0 + x < cols)\n"
       << "          tile[y][x] = dlc_ld(src, (row0 + y) * cols + col0 + x);\n"
-      << "    __syncthreads();\n"
+      << "    " << w.barrier() << "\n"
       << "    // ... and write them as columns of the output tile (coalesced too).\n"
-      << "    for (int y = threadIdx.y; y < " << tile << "; y += blockDim.y)\n"
-      << "      for (int x = threadIdx.x; x < " << tile << "; x += blockDim.x)\n"
+      << "    " << overTile('y') << "\n"
+      << "      " << overTile('x') << "\n"
       << "        if (col0 + y < cols && row0 + x < rows)\n"
       << "          dlc_st(dst, (col0 + y) * rows + row0 + x, tile[x][y]);\n"
-      << "    __syncthreads();\n"
+      << "    " << w.barrier() << "\n"
       << "  }\n"
       << "}\n";
   g.args = {flow.inputs[0], flow.exported[0]};
