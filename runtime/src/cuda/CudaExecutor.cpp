@@ -407,10 +407,10 @@ void CudaExecutor::Impl::precompile(const std::vector<DeviceLaunch> &routed,
     return;
   std::vector<KernelSource> sources = {{"dlc_advance_step", kAdvanceStepSource}};
   for (const DeviceLaunch &d : routed) {
-    if (d.path == "generated") {
+    if (d.path == DevicePath::kGenerated) {
       if (auto g = generateKernel(plan(), d.launch, all); g.isOk())
         sources.push_back({g->name, g->source});
-    } else if (d.path == "hand-written") {
+    } else if (d.path == DevicePath::kHandWritten) {
       const PlanKernel &k = plan().kernels[d.launch.kernels.front()];
       if (auto hand = planHandKernel(plan(), k); hand.isOk())
         sources.push_back({"dlc_hw_" + hand->family, handKernelSource(hand->family)});
@@ -447,19 +447,19 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
   // here (no algorithm for the shape), and then the hand-written kernel or
   // the host takes the launch.
   std::string reason = device.reason;
-  if (device.path == "nccl") {
+  if (device.path == DevicePath::kCollective) {
     step.path.path = "nccl";
     step.nccl = true;
-  } else if (device.path == "generated") {
+  } else if (device.path == DevicePath::kGenerated) {
     DLC_RETURN_IF_ERROR(prepareGenerated(step, all, compiler, tableBytes));
   } else {
-    if (device.path == "cublaslt")
+    if (device.path == DevicePath::kCublasLt)
       DLC_RETURN_IF_ERROR(prepareCublasLt(step, reason));
-    else if (device.path == "cudnn")
+    else if (isCudnn(device.path))
       DLC_RETURN_IF_ERROR(prepareCudnn(step, all, algorithms, reason));
     bool onLibrary = step.gemm || step.conv || step.bn || step.fusedBn;
     bool handWritten = false;
-    if (!onLibrary && device.path != "host-fallback" && step.launch.kernels.size() == 1) {
+    if (!onLibrary && device.path != DevicePath::kHostFallback && step.launch.kernels.size() == 1) {
       auto hand = prepareHandWritten(step.launch, compiler, step, reason, tableBytes);
       if (!hand.isOk())
         return hand.status();
