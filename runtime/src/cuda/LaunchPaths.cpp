@@ -528,6 +528,32 @@ bool isCudnn(DevicePath path) {
          path == DevicePath::kCudnnFusedBatchNorm;
 }
 
+std::vector<DevicePath> fallbacksOf(DevicePath routed, const Launch &launch) {
+  const bool single = launch.kernels.size() == 1;
+  switch (routed) {
+  // Decided from the plan alone, and nothing refuses them later.
+  case DevicePath::kGenerated:
+  case DevicePath::kCollective:
+  case DevicePath::kHostFallback:
+    return {routed};
+  case DevicePath::kHandWritten:
+    return {routed, DevicePath::kHostFallback};
+  // A lone batch norm the fused calls refuse takes the plain ones.
+  case DevicePath::kCudnnFusedBatchNorm:
+    if (single)
+      return {routed, DevicePath::kCudnnBatchNorm, DevicePath::kHandWritten,
+              DevicePath::kHostFallback};
+    return {routed, DevicePath::kHostFallback};
+  case DevicePath::kCublasLt:
+  case DevicePath::kCudnnConvolution:
+  case DevicePath::kCudnnBatchNorm:
+    if (single)
+      return {routed, DevicePath::kHandWritten, DevicePath::kHostFallback};
+    return {routed, DevicePath::kHostFallback};
+  }
+  return {DevicePath::kHostFallback};
+}
+
 const std::vector<std::string> &devicePathNames() {
   static const std::vector<std::string> names = {"generated", "cublaslt", "cudnn",
                                                  "hand-written", "nccl", "host-fallback"};

@@ -548,6 +548,32 @@ TEST(LaunchPaths, GeluAuxRowsNotAMultipleOf8AreSplit) {
 
 // A split group keeps its runs of element-wise kernels (dropout included)
 // together: one generated launch each, the op the generator refuses alone.
+// What the executor tries when a library refuses a shape at run time:
+// every chain starts on the routed path and ends on a checked one (the
+// hand-written kernel for a single op, the host for every launch).
+TEST(LaunchPaths, EveryLibraryPathFallsBackToACheckedPath) {
+  Launch lone, group;
+  lone.kernels = {0};
+  group.kernels = {0, 1};
+  using P = DevicePath;
+  EXPECT_EQ(fallbacksOf(P::kCublasLt, lone),
+            (std::vector<P>{P::kCublasLt, P::kHandWritten, P::kHostFallback}));
+  EXPECT_EQ(fallbacksOf(P::kCublasLt, group), (std::vector<P>{P::kCublasLt, P::kHostFallback}));
+  EXPECT_EQ(fallbacksOf(P::kCudnnConvolution, lone),
+            (std::vector<P>{P::kCudnnConvolution, P::kHandWritten, P::kHostFallback}));
+  EXPECT_EQ(fallbacksOf(P::kCudnnBatchNorm, lone),
+            (std::vector<P>{P::kCudnnBatchNorm, P::kHandWritten, P::kHostFallback}));
+  EXPECT_EQ(fallbacksOf(P::kCudnnFusedBatchNorm, lone),
+            (std::vector<P>{P::kCudnnFusedBatchNorm, P::kCudnnBatchNorm, P::kHandWritten,
+                            P::kHostFallback}));
+  EXPECT_EQ(fallbacksOf(P::kCudnnFusedBatchNorm, group),
+            (std::vector<P>{P::kCudnnFusedBatchNorm, P::kHostFallback}));
+  EXPECT_EQ(fallbacksOf(P::kHandWritten, lone),
+            (std::vector<P>{P::kHandWritten, P::kHostFallback}));
+  for (P path : {P::kGenerated, P::kCollective, P::kHostFallback})
+    EXPECT_EQ(fallbacksOf(path, lone), std::vector<P>{path}) << devicePathName(path);
+}
+
 TEST(LaunchPaths, ASplitGroupKeepsItsElementwiseRunsTogether) {
   Builder b;
   const DType f = DType::kF32;

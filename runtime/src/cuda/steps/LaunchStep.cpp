@@ -29,32 +29,6 @@ PreparedStep prepareStep(DevicePath path, Preparation &p) {
   return prepareHostFallbackStep(p);
 }
 
-std::vector<DevicePath> fallbacksOf(DevicePath routed, const Launch &launch) {
-  const bool single = launch.kernels.size() == 1;
-  switch (routed) {
-  // Decided from the plan alone, and nothing refuses them later.
-  case DevicePath::kGenerated:
-  case DevicePath::kCollective:
-  case DevicePath::kHostFallback:
-    return {routed};
-  case DevicePath::kHandWritten:
-    return {routed, DevicePath::kHostFallback};
-  // A lone batch norm the fused calls refuse takes the plain ones.
-  case DevicePath::kCudnnFusedBatchNorm:
-    if (single)
-      return {routed, DevicePath::kCudnnBatchNorm, DevicePath::kHandWritten,
-              DevicePath::kHostFallback};
-    return {routed, DevicePath::kHostFallback};
-  case DevicePath::kCublasLt:
-  case DevicePath::kCudnnConvolution:
-  case DevicePath::kCudnnBatchNorm:
-    if (single)
-      return {routed, DevicePath::kHandWritten, DevicePath::kHostFallback};
-    return {routed, DevicePath::kHostFallback};
-  }
-  return {DevicePath::kHostFallback};
-}
-
 std::string StepContext::arch() const {
   return "sm_" + std::to_string(device.computeMajor) + std::to_string(device.computeMinor);
 }

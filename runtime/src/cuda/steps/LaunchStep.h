@@ -6,7 +6,7 @@
 //   prepare  in create(), against arena offsets: compile and load a kernel,
 //            plan a library call, reserve table and scratch bytes; a library
 //            that refuses the launch at run time gives no step and says why,
-//            and the launch tries the next path of fallbacksOf();
+//            and the launch tries the next path of fallbacksOf() (LaunchPaths.h);
 //   bind     once the one device allocation exists: addresses and tables;
 //   enqueue  every step (or once, into the CUDA graph);
 //   describe what reports print: the path's name, the label, the reason.
@@ -186,11 +186,6 @@ PreparedStep prepareHostFallbackStep(Preparation &p);
 
 /// The factory: the step of `path` for p.launch.
 PreparedStep prepareStep(DevicePath path, Preparation &p);
-
-/// The paths a launch LaunchPaths routed to `routed` tries, in order: a
-/// library that refuses a shape at run time hands the launch on, at the
-/// end to the host, which takes every launch.
-std::vector<DevicePath> fallbacksOf(DevicePath routed, const Launch &launch);
 
 } // namespace dlc::rt::cuda
 

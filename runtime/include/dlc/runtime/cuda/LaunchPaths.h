@@ -95,6 +95,13 @@ const char *devicePathName(DevicePath path);
 /// Whether the path is one of cuDNN's.
 bool isCudnn(DevicePath path);
 
+/// The paths the executor tries, in order, for a launch routed to
+/// `routed`: a library that refuses a shape at run time (no algorithm, a
+/// workspace limit) hands the launch on, a lone batch norm from cuDNN's
+/// fused calls to its plain ones, a single op to its hand-written kernel,
+/// and every launch at last to the host, which takes them all.
+std::vector<DevicePath> fallbacksOf(DevicePath routed, const Launch &launch);
+
 /// One launch as the device runs it.
 struct DeviceLaunch {
   Launch launch;      // index: its position among the device launches
