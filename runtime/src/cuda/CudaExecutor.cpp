@@ -5,9 +5,10 @@
 // and cuDNN descriptors and algorithms, then ONE device allocation holding
 // the plan's arena, the library workspace sized to the largest need, the
 // optimizer kernels' segment tables and the hand-written kernels' operand
-// tables, and the step counter. Launches are prepared against arena
-// offsets and bound to addresses once that allocation exists. step() only enqueues, or replays
-// the step's CUDA graph. The host fallback runs through a CPU executor
+// tables, and the step counter. Each launch is a step of its path's type
+// (steps/LaunchStep.h, one file per path), prepared against arena offsets
+// and bound to addresses once that allocation exists. step() only
+// enqueues, or replays the step's CUDA graph. The host fallback runs through a CPU executor
 // over a host mirror of the arena, so the CPU backend's kernels,
 // initializers and half-precision handling are used as they are, never
 // copied.
@@ -18,38 +19,19 @@
 
 #include "dlc/runtime/Collective.h"
 
-#include "../cublas/CublasLtGemm.h"
-#include "../cudnn/CudnnBatchNorm.h"
-#include "../cudnn/CudnnConv.h"
-#include "../cudnn/CudnnFusedBatchNorm.h"
-#include "CudaCheck.h"
-#include "dlc/runtime/Device.h"
-#include "dlc/runtime/cpu/CpuExecutor.h"
 #include "dlc/runtime/cuda/HandKernels.h"
-#include "dlc/runtime/cuda/LaunchPaths.h"
-#include "dlc/runtime/cuda/KernelCompiler.h"
 #include "dlc/runtime/cuda/Nccl.h"
-#include "dlc/runtime/cuda/LaunchPaths.h"
+#include "steps/LaunchStep.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 #include <thread>
 
 namespace dlc::rt::cuda {
 
 namespace {
-
-/// The optimizer and operand tables' alignment in their device allocation
-/// (DlcSegment and DlcHandOperand hold 8-byte pointers; 16 keeps every
-/// table on a vector boundary).
-constexpr size_t kTableAlignment = 16;
-/// Regions of the one device allocation start on this boundary.
-constexpr size_t kRegionAlignment = 256;
-
-size_t alignUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 /// Advances the device's step counter, and the dropout counter beside it,
 /// at the end of every step (inside the graph when there is one).
@@ -65,63 +47,12 @@ bool envFlag(const char *name) {
   return value && std::string(value) == "1";
 }
 
-/// One launch as the step runs it.
-struct LaunchStep {
-  Launch launch;
-  LaunchPath path;
-  // generated
-  KernelForm form = KernelForm::kLoop;
-  std::string kernelName;
-  cudaKernel_t kernel = nullptr;
-  dim3 grid, block;
-  std::vector<void *> pointers; // loop, reduction and row kernels' parameters
-  std::vector<int64_t> pointerOffsets; // their arena offsets, until bound
-  bool readsStep = false;       // ... then the dropout counter
-  size_t tableOffset = 0;       // optimizer, hand-written: its table in Impl::tables
-  int segments = 0;
-  // hand-written: the kernel's one parameter block (pointers filled in)
-  bool hand = false;
-  HandKernelArgs handArgs;
-  int handTableSlot = -1; // p slot of its operand table (at tableOffset), or -1
-  int handScratchSlot = -1; // p slot of its scratch (at scratchOffset), or -1
-  int handPhases = 1;       // launches in a row, the phase in handArgs.i[kPhaseSlot]
-  size_t scratchOffset = 0;
-  int64_t handOffsets[HandKernelArgs::kPointers]; // p's arena offsets (-1: null)
-  /// The launch's table (segments or operands) for a given arena address.
-  std::function<std::string(unsigned char *arena)> packTable;
-  // library
-  std::unique_ptr<cublas::Gemm> gemm;
-  std::unique_ptr<cudnn::Conv> conv;
-  std::unique_ptr<cudnn::BatchNorm> bn;
-  std::unique_ptr<cudnn::FusedBatchNorm> fusedBn;
-  // nccl: the plan kernel's buffers averaged over the ranks
-  bool nccl = false;
-  // host fallback: buffers copied down (inputs and outputs, so that bytes
-  // a kernel leaves alone keep their device values) and copied back up.
-  std::vector<int32_t> hostReads, hostWrites;
-};
-
-/// Reserves `bytes` of the tables region for `step`'s table.
-void reserveTable(LaunchStep &step, size_t bytes, size_t &tableBytes) {
-  tableBytes = alignUp(tableBytes, kTableAlignment);
-  step.tableOffset = tableBytes;
-  tableBytes += bytes;
-}
-
-/// Adds `why` to the reasons a launch is not on a faster path.
-void addReason(std::string &reason, const std::string &why) {
-  reason += (reason.empty() ? "" : "; ") + why;
-}
-
 } // namespace
 
-struct CudaExecutor::Impl {
-  CudaDeviceInfo device;
+/// The executor: what its steps share (StepContext), the steps, the
+/// all-reduce stream and its schedule, the CUDA graph and the profile.
+struct CudaExecutor::Impl : StepContext {
   std::string deviceName;
-  /// The host mirror: the CPU backend over a host copy of the arena. Its
-  /// plan is the plan.
-  std::unique_ptr<cpu::CpuExecutor> host;
-  cudaStream_t stream = nullptr;
   /// Overlapped all-reduces (CudaOptions::overlapAllReduce): their stream,
   /// and per launch the events that fork it from the step's stream and
   /// join it back (all_reduce launches only), the all-reduce launches whose
@@ -130,28 +61,12 @@ struct CudaExecutor::Impl {
   std::vector<cudaEvent_t> forked, joined;
   std::vector<std::vector<size_t>> joinBefore;
   std::vector<size_t> joinAtEnd;
-  /// The one device allocation: the arena at its start, then the
-  /// workspace, the tables and the step counter.
-  unsigned char *arena = nullptr;
+  /// The one device allocation's size (StepContext::arena at its start).
   size_t allocationBytes = 0;
-  void *workspace = nullptr;
-  size_t workspaceBytes = 0;
-  unsigned char *tables = nullptr;
-  /// cuDNN's fused batch norm: what each forward group leaves for its
-  /// gradient (CudnnFusedBatchNorm.h), one slice per forward group, found
-  /// by the group's (input, relu output) buffers.
-  unsigned char *reserve = nullptr;
-  size_t reserveBytes = 0;
-  std::map<std::pair<int32_t, int32_t>, size_t> reserveOf;
   cudaEvent_t start = nullptr, stop = nullptr;
   bool stepRecorded = false;
-  CudaOptions options;
-  /// The step counter the kernels read (see the header), and its kernel.
-  /// Beside it the dropout counter: the step plus this rank's
-  /// dropoutStepOffset, which dropout kernels read instead, so that each
-  /// rank draws the CPU backend's masks for its rank.
-  long long *deviceStep = nullptr, *deviceDropoutCounter = nullptr;
-  long long dropoutCounterStart = 0; // what initialize() sets it to
+  long long dropoutCounterStart = 0; // what initialize() sets the dropout counter to
+  /// Advances the step counter and the dropout counter (kAdvanceStepSource).
   cudaKernel_t advanceStep = nullptr;
   /// Step 0: the step counter at 0, the dropout counter at this rank's
   /// offset (two's complement: the kernels read it back as unsigned).
@@ -175,20 +90,12 @@ struct CudaExecutor::Impl {
   std::vector<cudaEvent_t> marks;
   std::vector<double> launchMs;
   int64_t profiledSteps = 0;
-  cublasLtHandle_t lt = nullptr;
-  cudnnHandle_t dnn = nullptr;
-  std::map<std::string, cudaLibrary_t> libraries;
-  std::vector<LaunchStep> launches;
+  /// Every launch in plan order, on its path.
+  std::vector<std::unique_ptr<LaunchStep>> launches;
   std::vector<LaunchPath> paths;
   std::function<void(size_t)> observer;
-  int64_t stepCounter = 0;
-  /// This rank's NCCL communicator; null on one GPU.
-  NcclCommunicator *communicator = nullptr;
 
   ~Impl();
-  const Plan &plan() const { return host->plan(); }
-  /// "sm_90": what kernels are compiled for.
-  std::string arch() const;
 
   // create(), step by step.
   /// The device `requested.device` names, made current, and the stream.
@@ -211,32 +118,8 @@ struct CudaExecutor::Impl {
   Status prepareLaunch(const DeviceLaunch &device, const std::vector<Launch> &all,
                        KernelCompiler &compiler, cudnn::AlgorithmCache &algorithms,
                        size_t &tableBytes);
-  Status prepareGenerated(LaunchStep &step, const std::vector<Launch> &all,
-                          KernelCompiler &compiler, size_t &tableBytes);
-  /// A GEMM (or GEMM-epilogue group) through cuBLASLt; no step.gemm, with
-  /// why in `reason`, when cuBLASLt refuses it.
-  Status prepareCublasLt(LaunchStep &step, std::string &reason);
-  /// A convolution, batch norm or fused batch-norm group through cuDNN; no
-  /// library object, with why in `reason`, when cuDNN refuses it.
-  Status prepareCudnn(LaunchStep &step, const std::vector<Launch> &all,
-                      cudnn::AlgorithmCache &algorithms, std::string &reason);
-  /// The CPU backend runs the launch on host copies of what it touches.
-  void prepareHostFallback(LaunchStep &step);
   /// The one allocation, then every launch's addresses and tables.
   Status allocateAndBind(size_t tableBytes);
-  /// `entry` of the source compiled for this device (once per key).
-  Status loadKernel(KernelCompiler &compiler, const std::string &libraryKey,
-                    const std::string &source, const std::string &entry,
-                    const std::string &where, cudaKernel_t &kernel);
-  /// A single kernel's hand-written launch; false (with `reason`) when
-  /// HandKernels refuses it.
-  StatusOr<bool> prepareHandWritten(const Launch &launch, KernelCompiler &compiler,
-                                    LaunchStep &step, std::string &reason,
-                                    size_t &tableBytes);
-  Status runLaunch(LaunchStep &step);
-  /// An all_reduce launch: its buffers' mean over the ranks, through NCCL,
-  /// enqueued on `on`.
-  Status allReduce(const LaunchStep &step, cudaStream_t on);
   /// Where each all_reduce's results are first needed (joinBefore,
   /// joinAtEnd), with its stream and events; nothing without all_reduce.
   Status scheduleAllReduces();
@@ -256,21 +139,6 @@ struct CudaExecutor::Impl {
   Status enqueueEagerly(const std::string &at);
   /// Captures the launches and the advance into graphExec.
   Status captureGraph();
-  Status runOnHost(LaunchStep &step);
-  /// The host's wait for the device: for `event`, or for all of `on` when
-  /// `event` is null. With a communicator it polls beside NCCL's state
-  /// (NcclCommunicator::wait), so that a peer that failed or hangs ends it
-  /// with an error instead of blocking forever; without one it blocks.
-  Status waitFor(cudaStream_t on, cudaEvent_t event, const std::string &why) const;
-  /// Copies buffers between the host mirror and the device, then waits.
-  /// Copies buffers between the device arena and the host mirror, and waits.
-  Status copy(const std::vector<int32_t> &ids, bool toDevice, const std::string &why);
-  Status upload(const std::vector<int32_t> &ids, const std::string &why) {
-    return copy(ids, /*toDevice=*/true, why);
-  }
-  Status download(const std::vector<int32_t> &ids, const std::string &why) {
-    return copy(ids, /*toDevice=*/false, why);
-  }
 };
 
 CudaExecutor::Impl::~Impl() {
@@ -331,10 +199,6 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(Plan plan, CudaOpti
   return std::unique_ptr<CudaExecutor>(new CudaExecutor(std::move(impl)));
 }
 
-std::string CudaExecutor::Impl::arch() const {
-  return "sm_" + std::to_string(device.computeMajor) + std::to_string(device.computeMinor);
-}
-
 Status CudaExecutor::Impl::openDevice(const std::vector<CudaDeviceInfo> &devices,
                                       const CudaOptions &requested) {
   auto chosen = std::find_if(devices.begin(), devices.end(), [&](const CudaDeviceInfo &d) {
@@ -393,8 +257,8 @@ Status CudaExecutor::Impl::prepareLaunches() {
   DLC_RETURN_IF_ERROR(scheduleAllReduces());
   DLC_RETURN_IF_ERROR(
       cudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize", "create()"));
-  for (const LaunchStep &l : launches)
-    paths.push_back(l.path);
+  for (const std::unique_ptr<LaunchStep> &l : launches)
+    paths.push_back(l->describe());
   return Status::ok();
 }
 
@@ -407,10 +271,10 @@ void CudaExecutor::Impl::precompile(const std::vector<DeviceLaunch> &routed,
     return;
   std::vector<KernelSource> sources = {{"dlc_advance_step", kAdvanceStepSource}};
   for (const DeviceLaunch &d : routed) {
-    if (d.path == "generated") {
+    if (d.path == DevicePath::kGenerated) {
       if (auto g = generateKernel(plan(), d.launch, all); g.isOk())
         sources.push_back({g->name, g->source});
-    } else if (d.path == "hand-written") {
+    } else if (d.path == DevicePath::kHandWritten) {
       const PlanKernel &k = plan().kernels[d.launch.kernels.front()];
       if (auto hand = planHandKernel(plan(), k); hand.isOk())
         sources.push_back({"dlc_hw_" + hand->family, handKernelSource(hand->family)});
@@ -440,201 +304,30 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
                                          KernelCompiler &compiler,
                                          cudnn::AlgorithmCache &algorithms,
                                          size_t &tableBytes) {
-  LaunchStep step;
-  step.launch = device.launch;
-  step.path.label = launchLabelWithOps(plan(), device.launch);
+  std::string label = launchLabelWithOps(plan(), device.launch);
   // LaunchPaths decided the path from the plan; a library may still refuse
-  // here (no algorithm for the shape), and then the hand-written kernel or
-  // the host takes the launch.
+  // here (no algorithm for the shape), and then the next path takes the
+  // launch (the hand-written kernel, the host), with why in `reason`.
   std::string reason = device.reason;
-  if (device.path == "nccl") {
-    step.path.path = "nccl";
-    step.nccl = true;
-  } else if (device.path == "generated") {
-    DLC_RETURN_IF_ERROR(prepareGenerated(step, all, compiler, tableBytes));
-  } else {
-    if (device.path == "cublaslt")
-      DLC_RETURN_IF_ERROR(prepareCublasLt(step, reason));
-    else if (device.path == "cudnn")
-      DLC_RETURN_IF_ERROR(prepareCudnn(step, all, algorithms, reason));
-    bool onLibrary = step.gemm || step.conv || step.bn || step.fusedBn;
-    bool handWritten = false;
-    if (!onLibrary && device.path != "host-fallback" && step.launch.kernels.size() == 1) {
-      auto hand = prepareHandWritten(step.launch, compiler, step, reason, tableBytes);
-      if (!hand.isOk())
-        return hand.status();
-      handWritten = *hand;
-    }
-    if (!onLibrary && !handWritten)
-      prepareHostFallback(step);
-  }
-  step.path.reason = reason;
-  launches.push_back(std::move(step));
-  return Status::ok();
-}
-
-Status CudaExecutor::Impl::prepareGenerated(LaunchStep &step, const std::vector<Launch> &all,
-                                            KernelCompiler &compiler, size_t &tableBytes) {
-  const Plan &p = plan();
-  const std::string &where = step.path.label;
-  auto generated = generateKernel(p, step.launch, all);
-  if (!generated.isOk())
-    return generated.status(); // LaunchPaths said it was generated
-  const GeneratedKernel &g = *generated;
-  step.path.path = "generated";
-  step.form = g.form;
-  step.kernelName = g.name;
-  DLC_RETURN_IF_ERROR(loadKernel(compiler, g.name, g.source, g.name, where, step.kernel));
-  int64_t blocks = gridBlocks(g);
-  int64_t cap = int64_t(device.multiprocessors) * kBlocksPerMultiprocessor;
-  step.grid = dim3(static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, cap)));
-  step.block = dim3(g.blockSize, g.blockSizeY);
-  if (walksSegmentTable(g.form)) {
-    step.segments = static_cast<int>(g.tableSegments());
-    step.packTable = [g, plan = &p](unsigned char *base) {
-      return packSegmentTable(g, [&](int32_t id) {
-        return reinterpret_cast<uint64_t>(base) + uint64_t(plan->buffers[id].offset);
-      });
-    };
-    reserveTable(step, step.packTable(nullptr).size(), tableBytes);
-  } else {
-    for (int32_t id : g.args)
-      step.pointerOffsets.push_back(p.buffers[id].offset);
-    step.readsStep = g.readsStep;
-  }
-  return Status::ok();
-}
-
-Status CudaExecutor::Impl::prepareCublasLt(LaunchStep &step, std::string &reason) {
-  const Plan &p = plan();
-  const Launch &launch = step.launch;
-  const std::string &where = step.path.label;
-  if (!lt)
-    DLC_RETURN_IF_ERROR(cublas::cublasCheck(cublasLtCreate(&lt), "cublasLtCreate", where));
-  // A GEMM-epilogue group is one call; LaunchPaths chose its epilogue.
-  std::optional<GemmEpilogue> epilogue;
-  if (launch.kernels.size() > 1) {
-    auto chosen = gemmEpilogueFor(p, launch);
-    if (!chosen.isOk())
-      return chosen.status(); // LaunchPaths said it had one
-    epilogue = *chosen;
-  }
-  const PlanKernel &gemmKernel =
-      epilogue ? p.kernels[epilogue->gemm] : p.kernels[launch.kernels.front()];
-  std::string refusal;
-  DLC_RETURN_IF_ERROR(cublas::Gemm::plan(lt, p, gemmKernel, options.allowTf32, where,
-                                         step.gemm, refusal,
-                                         epilogue ? &*epilogue : nullptr));
-  if (step.gemm)
-    step.path.path = "cublaslt";
-  else
-    addReason(reason, "cuBLASLt refuses it: " + refusal);
-  return Status::ok();
-}
-
-Status CudaExecutor::Impl::prepareCudnn(LaunchStep &step, const std::vector<Launch> &all,
-                                        cudnn::AlgorithmCache &algorithms,
-                                        std::string &reason) {
-  const Plan &p = plan();
-  const Launch &launch = step.launch;
-  const std::string &where = step.path.label;
-  if (!dnn) {
-    DLC_RETURN_IF_ERROR(cudnn::cudnnCheck(cudnnCreate(&dnn), "cudnnCreate", where));
-    DLC_RETURN_IF_ERROR(
-        cudnn::cudnnCheck(cudnnSetStream(dnn, stream), "cudnnSetStream", where));
-  }
-  std::string refusal;
-  // A paddle batch-norm group, or a lone FP16 NHWC batch norm: cuDNN's
-  // fused batch norm calls (the lone one without the activation). A lone
-  // batch norm they do not take runs on the plain calls below.
-  const bool lone = launch.kernels.size() == 1;
-  auto group = fusedBatchNormFor(p, launch, all);
-  if (!lone && !group.isOk())
-    return group.status(); // LaunchPaths said it was one
-  std::pair<int32_t, int32_t> key;
-  if (group.isOk()) {
-    key = std::make_pair(group->x, group->y);
-    if (group->backward && !reserveOf.count(key)) {
-      if (!lone) {
-        addReason(reason,
-                  "its forward group did not run fused, so there is no reserve space to read");
-        return Status::ok();
-      }
-    } else {
-      DLC_RETURN_IF_ERROR(
-          cudnn::FusedBatchNorm::plan(dnn, p, *group, where, step.fusedBn, refusal));
-      if (!step.fusedBn && !lone) {
-        addReason(reason, "cuDNN refuses it: " + refusal);
-        return Status::ok();
-      }
+  Preparation preparation{*this,     device.launch, label,      all,
+                          compiler,  algorithms,    tableBytes, reason};
+  for (DevicePath path : fallbacksOf(device.path, device.launch)) {
+    PreparedStep step = prepareStep(path, preparation);
+    if (!step.isOk())
+      return step.status();
+    if (*step) {
+      (*step)->setReason(reason);
+      launches.push_back(std::move(*step));
+      return Status::ok();
     }
   }
-  if (step.fusedBn) {
-    if (group->backward) {
-      step.fusedBn->setReserveOffset(reserveOf.at(key));
-    } else {
-      reserveBytes = alignUp(reserveBytes, kRegionAlignment);
-      step.fusedBn->setReserveOffset(reserveBytes);
-      reserveOf[key] = reserveBytes;
-      reserveBytes += step.fusedBn->reserveBytes();
-    }
-    step.path.path = "cudnn";
-    return Status::ok();
-  }
-  const PlanKernel &kernel = p.kernels[launch.kernels.front()];
-  if (kernel.opClass == OpClass::kBatchNormalization)
-    DLC_RETURN_IF_ERROR(cudnn::BatchNorm::plan(p, kernel, where, step.bn, refusal));
-  else
-    DLC_RETURN_IF_ERROR(cudnn::Conv::plan(dnn, p, kernel, options.allowTf32, where,
-                                          algorithms, step.conv, refusal));
-  if (step.conv || step.bn)
-    step.path.path = "cudnn";
-  else
-    addReason(reason, "cuDNN refuses it: " + refusal);
-  return Status::ok();
-}
-
-void CudaExecutor::Impl::prepareHostFallback(LaunchStep &step) {
-  const Plan &p = plan();
-  step.path.path = "host-fallback";
-  for (size_t k : step.launch.kernels)
-    for (const std::vector<int32_t> *ids : {&p.kernels[k].inputs, &p.kernels[k].outputs})
-      for (int32_t id : *ids) {
-        if (std::find(step.hostReads.begin(), step.hostReads.end(), id) ==
-            step.hostReads.end())
-          step.hostReads.push_back(id);
-        if (ids == &p.kernels[k].outputs &&
-            std::find(step.hostWrites.begin(), step.hostWrites.end(), id) ==
-                step.hostWrites.end())
-          step.hostWrites.push_back(id);
-      }
-}
-
-Status CudaExecutor::Impl::loadKernel(KernelCompiler &compiler, const std::string &libraryKey,
-                                      const std::string &source, const std::string &entry,
-                                      const std::string &where, cudaKernel_t &kernel) {
-  // One library per source, compiled (or found in the disk cache) once.
-  auto library = libraries.find(libraryKey);
-  if (library == libraries.end()) {
-    auto cubin = compiler.compile(libraryKey, source, arch());
-    if (!cubin.isOk())
-      return Status(cubin.status().code(), where + ": " + cubin.status().message());
-    cudaLibrary_t loaded = nullptr;
-    DLC_RETURN_IF_ERROR(cudaCheck(cudaLibraryLoadData(&loaded, cubin->data(), nullptr, nullptr,
-                                                      0, nullptr, nullptr, 0),
-                                  "cudaLibraryLoadData", where + ", " + libraryKey));
-    library = libraries.emplace(libraryKey, loaded).first;
-  }
-  return cudaCheck(cudaLibraryGetKernel(&kernel, library->second, entry.c_str()),
-                   "cudaLibraryGetKernel", where + ", kernel " + entry);
+  return Status(StatusCode::kInternal, label + ": no path took it");
 }
 
 Status CudaExecutor::Impl::allocateAndBind(size_t tableBytes) {
   // One workspace for every library call, sized to the largest need.
-  for (const LaunchStep &l : launches)
-    workspaceBytes = std::max({workspaceBytes, l.gemm ? l.gemm->workspaceBytes() : size_t(0),
-                               l.conv ? l.conv->workspaceBytes() : size_t(0),
-                               l.fusedBn ? l.fusedBn->workspaceBytes() : size_t(0)});
+  for (const std::unique_ptr<LaunchStep> &l : launches)
+    workspaceBytes = std::max(workspaceBytes, l->workspaceBytes());
   const Plan &p = plan();
   size_t arenaBytes = static_cast<size_t>(std::max<int64_t>(p.arenaBytes, 1));
   size_t workspaceAt = alignUp(arenaBytes, kRegionAlignment);
@@ -669,17 +362,8 @@ Status CudaExecutor::Impl::allocateAndBind(size_t tableBytes) {
                                 "cudaMemsetAsync", "the arena"));
   DLC_RETURN_IF_ERROR(resetCounters("create()"));
   std::string packed(tableBytes, '\0');
-  for (LaunchStep &l : launches) {
-    for (int64_t offset : l.pointerOffsets)
-      l.pointers.push_back(arena + offset);
-    if (l.hand)
-      for (int i = 0; i < HandKernelArgs::kPointers; ++i)
-        l.handArgs.p[i] = l.handOffsets[i] < 0 ? nullptr : arena + l.handOffsets[i];
-    if (l.packTable) {
-      std::string table = l.packTable(arena);
-      packed.replace(l.tableOffset, table.size(), table);
-    }
-  }
+  for (std::unique_ptr<LaunchStep> &l : launches)
+    l->bind(*this, packed);
   if (tableBytes)
     DLC_RETURN_IF_ERROR(cudaCheck(cudaMemcpyAsync(tables, packed.data(), tableBytes,
                                                   cudaMemcpyHostToDevice, stream),
@@ -687,58 +371,6 @@ Status CudaExecutor::Impl::allocateAndBind(size_t tableBytes) {
                                   "the optimizer kernels' segment tables and hand-written "
                                   "operand tables"));
   return cudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize", "the arena");
-}
-
-StatusOr<bool> CudaExecutor::Impl::prepareHandWritten(const Launch &launch,
-                                                      KernelCompiler &compiler,
-                                                      LaunchStep &step, std::string &reason,
-                                                      size_t &tableBytes) {
-  const Plan &p = plan();
-  auto hand = planHandKernel(p, p.kernels[launch.kernels.front()]);
-  if (!hand.isOk()) {
-    reason += (reason.empty() ? "not hand-written: " : "; not hand-written: ") +
-              hand.status().message();
-    return false;
-  }
-  // One library per family.
-  DLC_RETURN_IF_ERROR(loadKernel(compiler, "dlc_hw_" + hand->family,
-                                 handKernelSource(hand->family), hand->name,
-                                 step.path.label, step.kernel));
-  step.path.path = "hand-written";
-  step.hand = true;
-  step.readsStep = hand->family == "dropout"; // the dropout counter, not the step
-  step.kernelName = hand->name;
-  step.handArgs = hand->args;
-  std::fill(std::begin(step.handOffsets), std::end(step.handOffsets), int64_t(-1));
-  for (size_t i = 0; i < hand->buffers.size(); ++i)
-    step.handOffsets[i] = hand->buffers[i] < 0 ? -1 : p.buffers[hand->buffers[i]].offset;
-  if (hand->tableSlot >= 0) {
-    // The operand table joins the optimizer tables; runLaunch points
-    // p[tableSlot] at it once they are on the device.
-    step.handTableSlot = hand->tableSlot;
-    step.packTable = [table = hand->table, buffers = hand->tableBuffers,
-                      plan = &p](unsigned char *base) {
-      std::vector<HandOperand> bound = table;
-      for (size_t i = 0; i < bound.size(); ++i)
-        bound[i].p = reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(base) +
-                                              uintptr_t(plan->buffers[buffers[i]].offset));
-      return std::string(reinterpret_cast<const char *>(bound.data()),
-                         bound.size() * sizeof(HandOperand));
-    };
-    reserveTable(step, hand->table.size() * sizeof(HandOperand), tableBytes);
-  }
-  step.handPhases = hand->phases;
-  if (hand->scratchSlot >= 0) {
-    // Zeroed with the tables, and left with a zero counter by every launch.
-    step.handScratchSlot = hand->scratchSlot;
-    tableBytes = alignUp(tableBytes, kTableAlignment);
-    step.scratchOffset = tableBytes;
-    tableBytes += static_cast<size_t>(hand->scratchBytes);
-  }
-  int64_t cap = int64_t(device.multiprocessors) * kBlocksPerMultiprocessor;
-  step.grid = dim3(static_cast<unsigned>(std::clamp<int64_t>(hand->blocks, 1, cap)));
-  step.block = dim3(hand->blockSize);
-  return true;
 }
 
 //===----------------------------------------------------------------------===//
@@ -750,22 +382,22 @@ Status CudaExecutor::Impl::scheduleAllReduces() {
   std::vector<int64_t> waitAt = allReduceWaitPoints(p);
   std::vector<size_t> launchOf(p.kernels.size());
   for (size_t i = 0; i < launches.size(); ++i)
-    for (size_t k : launches[i].launch.kernels)
+    for (size_t k : launches[i]->launch().kernels)
       launchOf[k] = i;
   joinBefore.assign(launches.size(), {});
   forked.assign(launches.size(), nullptr);
   joined.assign(launches.size(), nullptr);
   for (size_t i = 0; i < launches.size(); ++i) {
-    if (!launches[i].nccl)
+    if (launches[i]->path() != DevicePath::kCollective)
       continue;
-    int64_t wait = waitAt[launches[i].launch.kernels.front()];
+    int64_t wait = waitAt[launches[i]->launch().kernels.front()];
     if (wait >= static_cast<int64_t>(p.kernels.size()))
       joinAtEnd.push_back(i);
     else
       joinBefore[launchOf[wait]].push_back(i);
     for (cudaEvent_t *event : {&forked[i], &joined[i]})
       DLC_RETURN_IF_ERROR(cudaCheck(cudaEventCreateWithFlags(event, cudaEventDisableTiming),
-                                    "cudaEventCreateWithFlags", launches[i].path.label));
+                                    "cudaEventCreateWithFlags", launches[i]->label()));
     if (!commStream)
       DLC_RETURN_IF_ERROR(cudaCheck(cudaStreamCreate(&commStream), "cudaStreamCreate",
                                     "the all-reduce stream"));
@@ -774,23 +406,23 @@ Status CudaExecutor::Impl::scheduleAllReduces() {
 }
 
 Status CudaExecutor::Impl::enqueueLaunch(size_t i, bool overlap) {
-  LaunchStep &launch = launches[i];
+  LaunchStep &launch = *launches[i];
   if (!overlap)
-    return runLaunch(launch);
-  const std::string &where = launch.path.label;
+    return launch.enqueue(*this, stream);
+  const std::string &where = launch.label();
   for (size_t r : joinBefore[i])
     DLC_RETURN_IF_ERROR(cudaCheck(cudaStreamWaitEvent(stream, joined[r], 0),
                                   "cudaStreamWaitEvent", where + ", waiting for " +
-                                                             launches[r].path.label));
-  if (!launch.nccl)
-    return runLaunch(launch);
+                                                             launches[r]->label()));
+  if (launch.path() != DevicePath::kCollective)
+    return launch.enqueue(*this, stream);
   // Fork: the all-reduce starts once everything before it is enqueued
   // (its gradients are written), and the step's stream goes on.
   DLC_RETURN_IF_ERROR(
       cudaCheck(cudaEventRecord(forked[i], stream), "cudaEventRecord", where));
   DLC_RETURN_IF_ERROR(cudaCheck(cudaStreamWaitEvent(commStream, forked[i], 0),
                                 "cudaStreamWaitEvent", where));
-  DLC_RETURN_IF_ERROR(allReduce(launch, commStream));
+  DLC_RETURN_IF_ERROR(launch.enqueue(*this, commStream));
   return cudaCheck(cudaEventRecord(joined[i], commStream), "cudaEventRecord", where);
 }
 
@@ -800,122 +432,8 @@ Status CudaExecutor::Impl::joinAtStepEnd(bool overlap) {
   for (size_t r : joinAtEnd)
     DLC_RETURN_IF_ERROR(cudaCheck(cudaStreamWaitEvent(stream, joined[r], 0),
                                   "cudaStreamWaitEvent",
-                                  "the end of the step, waiting for " + launches[r].path.label));
+                                  "the end of the step, waiting for " + launches[r]->label()));
   return Status::ok();
-}
-
-Status CudaExecutor::Impl::allReduce(const LaunchStep &step, cudaStream_t on) {
-  const Plan &p = plan();
-  const PlanKernel &kernel = p.kernels[step.launch.kernels.front()];
-  if (!communicator)
-    return Status(StatusCode::kInvalidArgument,
-                  step.path.label + ": " + runsAloneMessage(planRanks(p)));
-  if (communicator->ranks() != planRanks(p))
-    return Status(StatusCode::kInvalidArgument,
-                  step.path.label + ": compiled for " + std::to_string(planRanks(p)) +
-                      " ranks, run on " + std::to_string(communicator->ranks()));
-  if (communicator->rank() != options.rank)
-    return Status(StatusCode::kInvalidArgument,
-                  step.path.label + ": the executor runs rank " + std::to_string(options.rank) +
-                      " (its dropout masks) and its NCCL communicator is rank " +
-                      std::to_string(communicator->rank()));
-  std::vector<DeviceBuffer> bucket;
-  for (size_t i = 0; i < kernel.inputs.size(); ++i) {
-    const PlanBuffer &in = p.buffers[kernel.inputs[i]];
-    const PlanBuffer &out = p.buffers[kernel.outputs[i]];
-    bucket.push_back({arena + in.offset, arena + out.offset, in.numElements(), in.dtype});
-  }
-  if (Status s = communicator->allReduceMean(bucket, on); !s.isOk())
-    return Status(s.code(), step.path.label + ": " + s.message());
-  return Status::ok();
-}
-
-Status CudaExecutor::Impl::runLaunch(LaunchStep &step) {
-  const std::string &where = step.path.label;
-  if (step.nccl)
-    return allReduce(step, stream);
-  if (step.gemm)
-    return step.gemm->run(lt, arena, workspace, workspaceBytes, stream);
-  if (step.conv)
-    return step.conv->run(dnn, arena, workspace, workspaceBytes);
-  if (step.bn)
-    return step.bn->run(dnn, arena, stream);
-  if (step.fusedBn)
-    return step.fusedBn->run(dnn, arena, reserve, workspace, workspaceBytes, stream);
-  if (!step.kernel)
-    return runOnHost(step);
-  std::vector<void *> args;
-  void *table = tables + step.tableOffset;
-  if (step.hand) {
-    // (DlcHandArgs a, const long long *step)
-    if (step.handTableSlot >= 0)
-      step.handArgs.p[step.handTableSlot] = table;
-    if (step.handScratchSlot >= 0)
-      step.handArgs.p[step.handScratchSlot] = tables + step.scratchOffset;
-    args = {&step.handArgs, step.readsStep ? &deviceDropoutCounter : &deviceStep};
-    // Earlier phases: cudaLaunchKernel copies the parameters, so the phase
-    // slot can move on between launches (a graph capture copies them too).
-    for (int phase = 0; phase + 1 < step.handPhases; ++phase) {
-      step.handArgs.i[HandKernel::kPhaseSlot] = phase;
-      DLC_RETURN_IF_ERROR(cudaCheck(
-          cudaLaunchKernel(reinterpret_cast<const void *>(step.kernel), step.grid, step.block,
-                           args.data(), 0, stream),
-          "cudaLaunchKernel", where + ", kernel " + step.kernelName + " phase " +
-                                  std::to_string(phase)));
-    }
-    step.handArgs.i[HandKernel::kPhaseSlot] = step.handPhases - 1;
-  } else if (walksSegmentTable(step.form)) {
-    // (const DlcSegment / DlcCastSegment *table, int segments, const long long *step)
-    args = {&table, &step.segments, &deviceStep};
-  } else {
-    for (void *&pointer : step.pointers)
-      args.push_back(&pointer);
-    if (step.readsStep)
-      args.push_back(&deviceDropoutCounter);
-  }
-  return cudaCheck(cudaLaunchKernel(reinterpret_cast<const void *>(step.kernel), step.grid,
-                                    step.block, args.data(), 0, stream),
-                   "cudaLaunchKernel", where + ", kernel " + step.kernelName);
-}
-
-Status CudaExecutor::Impl::copy(const std::vector<int32_t> &ids, bool toDevice,
-                                const std::string &why) {
-  unsigned char *mirror = host->hostArena();
-  for (int32_t id : ids) {
-    const PlanBuffer &b = plan().buffers[id];
-    unsigned char *device = arena + b.offset, *hostCopy = mirror + b.offset;
-    DLC_RETURN_IF_ERROR(cudaCheck(
-        cudaMemcpyAsync(toDevice ? device : hostCopy, toDevice ? hostCopy : device, b.bytes,
-                        toDevice ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, stream),
-        "cudaMemcpyAsync", why + ", buffer '" + b.name + "'"));
-  }
-  // The mirror is pageable memory, rewritten by the next fallback.
-  return waitFor(stream, nullptr, why);
-}
-
-Status CudaExecutor::Impl::waitFor(cudaStream_t on, cudaEvent_t event,
-                                   const std::string &why) const {
-  if (!communicator)
-    return event ? cudaCheck(cudaEventSynchronize(event), "cudaEventSynchronize", why)
-                 : cudaCheck(cudaStreamSynchronize(on), "cudaStreamSynchronize", why);
-  return communicator->wait(
-      [&]() -> StatusOr<bool> {
-        cudaError_t r = event ? cudaEventQuery(event) : cudaStreamQuery(on);
-        if (r == cudaErrorNotReady)
-          return false;
-        DLC_RETURN_IF_ERROR(cudaCheck(r, event ? "cudaEventQuery" : "cudaStreamQuery", why));
-        return true;
-      },
-      why);
-}
-
-Status CudaExecutor::Impl::runOnHost(LaunchStep &step) {
-  const std::string &where = step.path.label + " on the host";
-  DLC_RETURN_IF_ERROR(download(step.hostReads, where));
-  for (size_t k : step.launch.kernels)
-    if (Status s = host->runKernel(k, stepCounter); !s.isOk())
-      return Status(s.code(), step.path.label + " (host fallback): " + s.message());
-  return upload(step.hostWrites, where);
 }
 
 Status CudaExecutor::Impl::enqueueEagerly(const std::string &at) {
@@ -928,15 +446,15 @@ Status CudaExecutor::Impl::enqueueEagerly(const std::string &at) {
   }
   bool overlap = overlapping();
   for (size_t i = 0; i < launches.size(); ++i) {
-    LaunchStep &launch = launches[i];
+    LaunchStep &launch = *launches[i];
     if (profiling)
       DLC_RETURN_IF_ERROR(cudaCheck(cudaEventRecord(marks[i], stream), "cudaEventRecord", at));
     if (Status s = enqueueLaunch(i, overlap); !s.isOk())
       return Status(s.code(), at + ": " + s.message());
     if (options.syncEachLaunch || observer)
-      DLC_RETURN_IF_ERROR(waitFor(stream, nullptr, at + ", after " + launch.path.label));
+      DLC_RETURN_IF_ERROR(waitFor(stream, nullptr, at + ", after " + launch.label()));
     if (observer)
-      for (size_t k : launch.launch.kernels)
+      for (size_t k : launch.launch().kernels)
         observer(k);
   }
   if (Status s = joinAtStepEnd(overlap); !s.isOk())
@@ -953,7 +471,7 @@ Status CudaExecutor::Impl::enqueueEagerly(const std::string &at) {
     for (size_t i = 0; i < launches.size(); ++i) {
       float ms = 0;
       DLC_RETURN_IF_ERROR(cudaCheck(cudaEventElapsedTime(&ms, marks[i], marks[i + 1]),
-                                    "cudaEventElapsedTime", at + ", " + launches[i].path.label));
+                                    "cudaEventElapsedTime", at + ", " + launches[i]->label()));
       launchMs[i] += ms;
     }
     ++profiledSteps;

@@ -11,7 +11,7 @@ StatusOr<std::vector<GeneratedKernel>> generateDeviceKernels(const Plan &plan) {
   std::vector<Launch> launches = launchesOf(device);
   std::vector<GeneratedKernel> kernels;
   for (const DeviceLaunch &d : device) {
-    if (d.path != "generated")
+    if (d.path != DevicePath::kGenerated)
       continue;
     auto kernel = generateKernel(plan, d.launch, launches);
     if (!kernel.isOk())

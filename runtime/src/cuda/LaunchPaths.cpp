@@ -22,7 +22,7 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
   // A GEMM-epilogue group (not a run split out of one: those lack the GEMM).
   const std::string &first = plan.kernels[launch.kernels.front()].op;
   if (plan.kernels[launch.kernels.front()].opClass == OpClass::kCollective) {
-    d.path = "nccl";
+    d.path = DevicePath::kCollective;
     d.reason = "a gradient all-reduce over data-parallel ranks";
     return d;
   }
@@ -33,10 +33,10 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
                               ? gemmRefusal(plan, plan.kernels[epilogue->gemm])
                               : epilogue.status().message();
     if (refusal.empty()) {
-      d.path = "cublaslt";
+      d.path = DevicePath::kCublasLt;
       return d;
     }
-    d.path = "host-fallback";
+    d.path = DevicePath::kHostFallback;
     d.reason = "no cuBLASLt epilogue: " + refusal;
     return d;
   }
@@ -46,17 +46,17 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
       isFusedBatchNorm(launch.fusion)) {
     auto fused = fusedBatchNormFor(plan, launch, launches);
     if (fused.isOk()) {
-      d.path = "cudnn";
+      d.path = DevicePath::kCudnnFusedBatchNorm;
       return d;
     }
-    d.path = "host-fallback";
+    d.path = DevicePath::kHostFallback;
     d.reason = "no cuDNN fused batch norm: " + fused.status().message();
     return d;
   }
   if (launch.implementation == "generated") {
     auto generated = generateKernel(plan, launch, launches);
     if (generated.isOk()) {
-      d.path = "generated";
+      d.path = DevicePath::kGenerated;
       d.blocks = gridBlocks(*generated);
       d.threadsPerBlock = int64_t(generated->blockSize) * generated->blockSizeY;
       return d;
@@ -67,21 +67,22 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
     if (kernel.op == "matmul" || kernel.op == "linear") {
       std::string refusal = gemmRefusal(plan, kernel);
       if (refusal.empty()) {
-        d.path = "cublaslt";
+        d.path = DevicePath::kCublasLt;
         return d;
       }
       reason = "cuBLASLt refuses it: " + refusal;
     } else if (kernel.op.rfind("conv2d", 0) == 0) {
       std::string refusal = convRefusal(plan, kernel);
       if (refusal.empty()) {
-        d.path = "cudnn";
+        d.path = DevicePath::kCudnnConvolution;
         return d;
       }
       reason = "cuDNN refuses it: " + refusal;
     } else if (kernel.opClass == OpClass::kBatchNormalization) {
       std::string refusal = batchNormRefusal(plan, kernel);
       if (refusal.empty()) {
-        d.path = "cudnn";
+        // planDeviceLaunches moves it to the fused calls where they take it.
+        d.path = DevicePath::kCudnnBatchNorm;
         return d;
       }
       reason = "cuDNN refuses it: " + refusal;
@@ -94,7 +95,7 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
   if (launch.kernels.size() == 1) {
     auto hand = planHandKernel(plan, plan.kernels[launch.kernels.front()]);
     if (hand.isOk()) {
-      d.path = "hand-written";
+      d.path = DevicePath::kHandWritten;
       d.blocks = hand->blocks;
       d.threadsPerBlock = hand->blockSize;
       return d;
@@ -102,7 +103,7 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
     reason += (reason.empty() ? "not hand-written: " : "; not hand-written: ") +
               hand.status().message();
   }
-  d.path = "host-fallback";
+  d.path = DevicePath::kHostFallback;
   d.reason = reason;
   return d;
 }
@@ -429,7 +430,7 @@ std::vector<DeviceLaunch> route(const Plan &plan, const std::vector<Launch> &ori
       plan, original,
       [&](const Launch &launch) {
         DeviceLaunch whole = choose(plan, launch, original);
-        if (whole.path != "host-fallback")
+        if (whole.path != DevicePath::kHostFallback)
           return std::string();
         return whole.reason.empty() ? std::string("no device kernel computes it") : whole.reason;
       },
@@ -471,13 +472,16 @@ std::vector<DeviceLaunch> planDeviceLaunches(const Plan &plan) {
     // statistics the fused calls read: on the plain calls, which are
     // 10-60x slower over NHWC half data (2026-11-25). Such an input's
     // groups keep the strategy's split instead.
+    // A lone batch norm cuDNN's fused calls take runs on them.
     std::vector<Launch> all = launchesOf(device);
     std::set<int32_t> plainInputs;
-    for (const DeviceLaunch &d : device)
-      if (d.path == "cudnn" && d.launch.kernels.size() == 1 &&
-          plan.kernels[d.launch.kernels[0]].opClass == OpClass::kBatchNormalization &&
-          !fusedBatchNormFor(plan, d.launch, all).isOk())
-        plainInputs.insert(batchNormInput(plan.kernels[d.launch.kernels[0]]));
+    for (DeviceLaunch &d : device)
+      if (d.path == DevicePath::kCudnnBatchNorm) {
+        if (fusedBatchNormFor(plan, d.launch, all).isOk())
+          d.path = DevicePath::kCudnnFusedBatchNorm;
+        else
+          plainInputs.insert(batchNormInput(plan.kernels[d.launch.kernels[0]]));
+      }
     bool reverted = false;
     for (Launch &launch : original)
       if (launch.fusion != planned[launch.index])
@@ -499,6 +503,57 @@ std::vector<Launch> launchesOf(const std::vector<DeviceLaunch> &device) {
   return launches;
 }
 
+const char *devicePathName(DevicePath path) {
+  switch (path) {
+  case DevicePath::kGenerated:
+    return "generated";
+  case DevicePath::kCublasLt:
+    return "cublaslt";
+  case DevicePath::kCudnnConvolution:
+  case DevicePath::kCudnnBatchNorm:
+  case DevicePath::kCudnnFusedBatchNorm:
+    return "cudnn";
+  case DevicePath::kHandWritten:
+    return "hand-written";
+  case DevicePath::kCollective:
+    return "nccl";
+  case DevicePath::kHostFallback:
+    return "host-fallback";
+  }
+  return "host-fallback";
+}
+
+bool isCudnn(DevicePath path) {
+  return path == DevicePath::kCudnnConvolution || path == DevicePath::kCudnnBatchNorm ||
+         path == DevicePath::kCudnnFusedBatchNorm;
+}
+
+std::vector<DevicePath> fallbacksOf(DevicePath routed, const Launch &launch) {
+  const bool single = launch.kernels.size() == 1;
+  switch (routed) {
+  // Decided from the plan alone, and nothing refuses them later.
+  case DevicePath::kGenerated:
+  case DevicePath::kCollective:
+  case DevicePath::kHostFallback:
+    return {routed};
+  case DevicePath::kHandWritten:
+    return {routed, DevicePath::kHostFallback};
+  // A lone batch norm the fused calls refuse takes the plain ones.
+  case DevicePath::kCudnnFusedBatchNorm:
+    if (single)
+      return {routed, DevicePath::kCudnnBatchNorm, DevicePath::kHandWritten,
+              DevicePath::kHostFallback};
+    return {routed, DevicePath::kHostFallback};
+  case DevicePath::kCublasLt:
+  case DevicePath::kCudnnConvolution:
+  case DevicePath::kCudnnBatchNorm:
+    if (single)
+      return {routed, DevicePath::kHandWritten, DevicePath::kHostFallback};
+    return {routed, DevicePath::kHostFallback};
+  }
+  return {DevicePath::kHostFallback};
+}
+
 const std::vector<std::string> &devicePathNames() {
   static const std::vector<std::string> names = {"generated", "cublaslt", "cudnn",
                                                  "hand-written", "nccl", "host-fallback"};
@@ -510,7 +565,7 @@ std::map<std::string, int64_t> countByPath(const std::vector<DeviceLaunch> &devi
   for (const std::string &name : devicePathNames())
     counts[name] = 0;
   for (const DeviceLaunch &d : device)
-    ++counts[d.path];
+    ++counts[devicePathName(d.path)];
   return counts;
 }
 
@@ -543,7 +598,7 @@ void printLaunchPaths(std::ostream &os, const std::string &name, const Plan &pla
       if (entry.first++ == 0)
         entry.second = d.splitReason;
     }
-    if (d.path != "host-fallback")
+    if (d.path != DevicePath::kHostFallback)
       continue;
     std::string op =
         d.launch.kernels.size() == 1 ? plan.kernels[d.launch.kernels.front()].op : d.launch.kind;
@@ -559,7 +614,7 @@ void printLaunchPaths(std::ostream &os, const std::string &name, const Plan &pla
   int64_t grouped = 0, lone = 0;
   std::vector<const DeviceLaunch *> plain;
   for (const DeviceLaunch &d : device) {
-    if (d.path != "cudnn" || !holdsBatchNorm(plan, d.launch))
+    if (!isCudnn(d.path) || !holdsBatchNorm(plan, d.launch))
       continue;
     if (!fusedBatchNormFor(plan, d.launch, all).isOk())
       plain.push_back(&d);
@@ -579,7 +634,7 @@ void printLaunchPaths(std::ostream &os, const std::string &name, const Plan &pla
   if (!verbose)
     return;
   for (const DeviceLaunch &d : device) {
-    os << "  #" << d.launch.index << " " << d.path << " " << d.launch.kind;
+    os << "  #" << d.launch.index << " " << devicePathName(d.path) << " " << d.launch.kind;
     if (d.launch.group >= 0)
       os << " (group " << d.launch.group << ")";
     os << ":";

@@ -108,7 +108,7 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
     LaunchCost c;
     c.index = static_cast<int64_t>(l);
     c.kind = d.launch.kind;
-    c.path = d.path;
+    c.path = cuda::devicePathName(d.path);
     c.label = launchLabel(d.launch);
     c.access = accessOf(plan, d);
     c.blocks = d.blocks;
@@ -122,10 +122,10 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
         c.contractionType = dtypeName(plan.buffers[kernel.inputs[0]].dtype);
         c.convPass = convPassOf(kernel.op);
         c.outputElements += static_cast<double>(plan.buffers[kernel.outputs[0]].numElements());
-        c.nchwLibraryContraction = d.path == "cudnn" && kernelLayout(kernel) == "NCHW";
+        c.nchwLibraryContraction = cuda::isCudnn(d.path) && kernelLayout(kernel) == "NCHW";
         // cuDNN's NHWC convolutions read channels-last rows the same way
         // (ResNet's stem: 3 channels, 6-byte rows).
-        if (d.path == "cublaslt" || (d.path == "cudnn" && kernelLayout(kernel) == "NHWC"))
+        if (d.path == cuda::DevicePath::kCublasLt || (cuda::isCudnn(d.path) && kernelLayout(kernel) == "NHWC"))
           for (int32_t id : {kernel.inputs[0], kernel.inputs[1], kernel.outputs[0]}) {
             const PlanBuffer &b = plan.buffers[id];
             int64_t row = b.shape.empty() ? 1 : b.shape.back() * dtypeBytes(b.dtype);
@@ -146,7 +146,7 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
       for (int32_t id : kernel.outputs)
         produced.push_back(id);
     }
-    c.legacyLibraryNorm = d.path == "cudnn" && c.access == Access::kNormalization &&
+    c.legacyLibraryNorm = cuda::isCudnn(d.path) && c.access == Access::kNormalization &&
                           !cuda::fusedBatchNormFor(plan, d.launch, launches).isOk();
     // The bytes a pass over a buffer costs. cuDNN's plain batch-norm calls
     // take about as long on half-precision data as on float (the H100,
@@ -179,7 +179,7 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
         c.passBytes += passCost(b);
       }
     }
-    if (d.path == "nccl") {
+    if (d.path == cuda::DevicePath::kCollective) {
       const PlanKernel &kernel = plan.kernels[d.launch.kernels.front()];
       c.allReduceBytes = 0;
       for (int32_t id : kernel.inputs)

@@ -248,12 +248,12 @@ int main(int argc, char **argv) {
         if (entry.first++ == 0)
           entry.second = d.splitReason;
       }
-      if (d.path == "hand-written") {
+      if (d.path == DevicePath::kHandWritten) {
         auto hand = planHandKernel(*plan, plan->kernels[d.launch.kernels.front()]);
         if (hand.isOk())
           families.insert(hand->family);
       }
-      if (d.path != "generated")
+      if (d.path != DevicePath::kGenerated)
         continue;
       auto g = generateKernel(*plan, d.launch, launches);
       if (!g.isOk()) {

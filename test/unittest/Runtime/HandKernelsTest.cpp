@@ -33,6 +33,7 @@
 #include <dlfcn.h>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <functional>
 #include <map>
 #include <random>
@@ -1168,6 +1169,39 @@ TEST(HandKernels, EveryKernelMatchesTheCpuReferenceWithManyThreadsOnTheHost) {
                  });
   dlclose(library);
 #endif
+}
+
+// The kernel text lives in runtime/src/cuda/kernels/*.cuh; what NVRTC and
+// the host tests compile is those files byte for byte: the common parts in
+// order, then the family's own file.
+TEST(HandKernels, EveryFamilySourceIsItsKernelFilesAsTheyAre) {
+  auto file = [](const std::string &name) {
+    std::ifstream in(std::string(DLC_SOURCE_DIR) + "/runtime/src/cuda/kernels/" + name,
+                     std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  const std::map<std::string, std::string> files = {
+      {"softmax", "Softmax.cuh"},     {"norm", "Norm.cuh"},
+      {"loss", "Loss.cuh"},           {"embedding", "Embedding.cuh"},
+      {"dropout", "Dropout.cuh"},     {"pool", "Pool.cuh"},
+      {"optimizer", "Optimizer.cuh"}, {"batch_norm", "BatchNorm.cuh"},
+      {"resize", "Resize.cuh"}};
+  ASSERT_EQ(handKernelFamilies().size(), files.size());
+  std::string types = file("TypeHeaders.cuh"), begin = file("CommonBegin.cuh"),
+              common = file("Common.cuh");
+  ASSERT_FALSE(types.empty() || begin.empty() || common.empty()) << "no kernel files";
+  for (const std::string &family : handKernelFamilies()) {
+    ASSERT_TRUE(files.count(family)) << family;
+    std::string source = handKernelSource(family), own = file(files.at(family));
+    ASSERT_FALSE(own.empty()) << files.at(family);
+    EXPECT_EQ(source.rfind(types, 0), 0u) << family << " does not start with TypeHeaders.cuh";
+    size_t at = source.find(begin);
+    EXPECT_NE(at, std::string::npos) << family;
+    EXPECT_EQ(source.size() - own.size() - common.size(), source.rfind(common))
+        << family << ": Common.cuh does not come right before " << files.at(family);
+    EXPECT_EQ(source.substr(source.size() - own.size()), own)
+        << family << " does not end with " << files.at(family) << " as it is";
+  }
 }
 
 TEST(HandKernels, EveryFamilyCompilesWithNvrtcForSm80AndSm90) {

@@ -51,12 +51,12 @@ TEST(LaunchPaths, RoutesEachOpToItsPath) {
 
   std::vector<DeviceLaunch> device = planDeviceLaunches(b.plan);
   ASSERT_EQ(device.size(), 5u);
-  EXPECT_EQ(device[0].path, "generated");
+  EXPECT_EQ(device[0].path, DevicePath::kGenerated);
   EXPECT_EQ(device[0].launch.kernels.size(), 2u);
-  EXPECT_EQ(device[1].path, "cublaslt");
-  EXPECT_EQ(device[2].path, "hand-written");
-  EXPECT_EQ(device[3].path, "cudnn");
-  EXPECT_EQ(device[4].path, "host-fallback");
+  EXPECT_EQ(device[1].path, DevicePath::kCublasLt);
+  EXPECT_EQ(device[2].path, DevicePath::kHandWritten);
+  EXPECT_EQ(device[3].path, DevicePath::kCudnnConvolution);
+  EXPECT_EQ(device[4].path, DevicePath::kHostFallback);
   EXPECT_NE(device[4].reason.find("cuBLASLt refuses it: operands of i32 and i32"),
             std::string::npos)
       << device[4].reason;
@@ -64,6 +64,12 @@ TEST(LaunchPaths, RoutesEachOpToItsPath) {
   EXPECT_EQ(counts["generated"], 1);
   EXPECT_EQ(counts["host-fallback"], 1);
   EXPECT_EQ(counts.size(), devicePathNames().size());
+  // Text output names the three cuDNN paths alike, and the collective nccl.
+  EXPECT_STREQ(devicePathName(DevicePath::kCudnnConvolution), "cudnn");
+  EXPECT_STREQ(devicePathName(DevicePath::kCudnnBatchNorm), "cudnn");
+  EXPECT_STREQ(devicePathName(DevicePath::kCudnnFusedBatchNorm), "cudnn");
+  EXPECT_STREQ(devicePathName(DevicePath::kCollective), "nccl");
+  EXPECT_EQ(counts["cudnn"], 1);
 }
 
 TEST(LaunchPaths, AGroupNoKernelComputesIsSplitAndItsPartsExportWhatSiblingsRead) {
@@ -91,9 +97,9 @@ TEST(LaunchPaths, AGroupNoKernelComputesIsSplitAndItsPartsExportWhatSiblingsRead
   EXPECT_TRUE(device[0].splitFromGroup);
   EXPECT_TRUE(device[1].splitFromGroup);
   EXPECT_FALSE(device[2].splitFromGroup);
-  EXPECT_EQ(device[0].path, "generated");
-  EXPECT_EQ(device[1].path, "hand-written");
-  EXPECT_EQ(device[2].path, "generated");
+  EXPECT_EQ(device[0].path, DevicePath::kGenerated);
+  EXPECT_EQ(device[1].path, DevicePath::kHandWritten);
+  EXPECT_EQ(device[2].path, DevicePath::kGenerated);
   EXPECT_EQ(device[0].launch.group, 0);
   EXPECT_NE(device[0].reason.find("split from its group"), std::string::npos);
   EXPECT_NE(device[0].reason.find("softmax"), std::string::npos) << device[0].reason;
@@ -134,15 +140,15 @@ TEST(LaunchPaths, LibraryRefusalsNameTheProblem) {
     std::string refusal = batchNormRefusal(n.plan, n.plan.kernels[0]);
     if (data == DType::kBF16) {
       EXPECT_EQ(refusal, "data of bf16 (cuDNN's batch norm: f32 or f16)");
-      EXPECT_EQ(planDeviceLaunches(n.plan)[0].path, "hand-written");
+      EXPECT_EQ(planDeviceLaunches(n.plan)[0].path, DevicePath::kHandWritten);
     } else {
       EXPECT_EQ(refusal, "") << dtypeName(data);
-      EXPECT_EQ(planDeviceLaunches(n.plan)[0].path, "cudnn");
+      EXPECT_EQ(planDeviceLaunches(n.plan)[0].path, DevicePath::kCudnnBatchNorm);
     }
     // The experiment switch sends every batch norm to the hand-written kernel.
     setenv("DLC_CUDA_BATCH_NORM", "hand-written", 1);
     EXPECT_EQ(batchNormRefusal(n.plan, n.plan.kernels[0]), "DLC_CUDA_BATCH_NORM=hand-written");
-    EXPECT_EQ(planDeviceLaunches(n.plan)[0].path, "hand-written");
+    EXPECT_EQ(planDeviceLaunches(n.plan)[0].path, DevicePath::kHandWritten);
     unsetenv("DLC_CUDA_BATCH_NORM");
     n.plan.buffers[stats[0]].dtype = data; // pure half statistics: not cuDNN's
     if (data == DType::kF16) {
@@ -172,15 +178,15 @@ TEST(LaunchPaths, NhwcGoesToCudnnOrTheHandWrittenBatchNorm) {
   EXPECT_EQ(batchNormRefusal(b.plan, b.plan.kernels[1]), "");
   std::vector<DeviceLaunch> device = planDeviceLaunches(b.plan);
   ASSERT_EQ(device.size(), 2u);
-  EXPECT_EQ(device[0].path, "cudnn");
-  EXPECT_EQ(device[1].path, "cudnn");
+  EXPECT_EQ(device[0].path, DevicePath::kCudnnConvolution);
+  EXPECT_EQ(device[1].path, DevicePath::kCudnnFusedBatchNorm);
 
   // The hand-written batch norm runs channels last too (it once sent
   // NHWC to the host).
   setenv("DLC_CUDA_BATCH_NORM", "hand-written", 1);
   device = planDeviceLaunches(b.plan);
   unsetenv("DLC_CUDA_BATCH_NORM");
-  EXPECT_EQ(device[1].path, "hand-written") << device[1].reason;
+  EXPECT_EQ(device[1].path, DevicePath::kHandWritten) << device[1].reason;
 
   // amp-bf16's NHWC batch norm: cuDNN's takes f32 or f16 data, so the
   // hand-written one runs it, not the host.
@@ -188,7 +194,7 @@ TEST(LaunchPaths, NhwcGoesToCudnnOrTheHandWrittenBatchNorm) {
     b.plan.buffers[id].dtype = DType::kBF16;
   EXPECT_NE(batchNormRefusal(b.plan, b.plan.kernels[1]).find("data of bf16"), std::string::npos);
   device = planDeviceLaunches(b.plan);
-  EXPECT_EQ(device[1].path, "hand-written") << device[1].reason;
+  EXPECT_EQ(device[1].path, DevicePath::kHandWritten) << device[1].reason;
 
   b.plan.kernels[0].attrs["layout"] = std::string("CHWN");
   EXPECT_EQ(convRefusal(b.plan, b.plan.kernels[0]), "layout 'CHWN'");
@@ -226,8 +232,8 @@ TEST(LaunchPaths, BatchNormActGroupsAreOneCudnnCallInFp16Nhwc) {
   Plan fused = bnActPair(DType::kF16, "NHWC", 8);
   std::vector<DeviceLaunch> device = planDeviceLaunches(fused);
   ASSERT_EQ(device.size(), 2u);
-  EXPECT_EQ(device[0].path, "cudnn");
-  EXPECT_EQ(device[1].path, "cudnn");
+  EXPECT_EQ(device[0].path, DevicePath::kCudnnFusedBatchNorm);
+  EXPECT_EQ(device[1].path, DevicePath::kCudnnFusedBatchNorm);
   std::vector<Launch> launches = launchesOf(device);
   auto forward = fusedBatchNormFor(fused, launches[0], launches);
   auto backward = fusedBatchNormFor(fused, launches[1], launches);
@@ -263,7 +269,7 @@ TEST(LaunchPaths, BatchNormActGroupsAreOneCudnnCallInFp16Nhwc) {
   Plan temporaryBias = bnActPair(DType::kF16, "NHWC", 8);
   temporaryBias.buffers[temporaryBias.kernels[0].inputs[2]].role = BufferRole::kTemporary;
   std::vector<DeviceLaunch> split = planDeviceLaunches(temporaryBias);
-  EXPECT_EQ(split.front().path, "cudnn") << "the forward group still fuses";
+  EXPECT_EQ(split.front().path, DevicePath::kCudnnFusedBatchNorm) << "the forward group still fuses";
   EXPECT_NE(split.back().splitReason.find("reads the forward's bias 'bias', a temporary buffer"),
             std::string::npos)
       << split.back().splitReason;
@@ -290,7 +296,7 @@ TEST(LaunchPaths, XlaInputGroupsOfTheBatchNormPatternsRunAsCudnnFusedCalls) {
   std::vector<DeviceLaunch> device = planDeviceLaunches(xla);
   ASSERT_EQ(device.size(), 2u);
   for (const DeviceLaunch &d : device) {
-    EXPECT_EQ(d.path, "cudnn") << d.reason;
+    EXPECT_EQ(d.path, DevicePath::kCudnnFusedBatchNorm) << d.reason;
     EXPECT_FALSE(d.splitFromGroup);
     EXPECT_EQ(d.launch.kind, "input") << "the strategy's group keeps its name";
   }
@@ -342,7 +348,7 @@ TEST(LaunchPaths, XlaInputGroupsOfTheBatchNormPatternsRunAsCudnnFusedCalls) {
   for (const DeviceLaunch &d : device) {
     if (!holdsBatchNorm(unpaired, d.launch))
       continue;
-    EXPECT_EQ(d.path, "cudnn") << d.reason;
+    EXPECT_EQ(d.path, DevicePath::kCudnnFusedBatchNorm) << d.reason;
     EXPECT_TRUE(fusedBatchNormFor(unpaired, d.launch, all).isOk())
         << "launch #" << d.launch.index << " would take cuDNN's plain calls";
   }
@@ -372,8 +378,8 @@ TEST(LaunchPaths, LoneNhwcHalfBatchNormIsAFusedCallWithoutActivation) {
   Plan plan = lonePair(DType::kF16, "NHWC");
   std::vector<DeviceLaunch> device = planDeviceLaunches(plan);
   ASSERT_EQ(device.size(), 2u);
-  EXPECT_EQ(device[0].path, "cudnn");
-  EXPECT_EQ(device[1].path, "cudnn");
+  EXPECT_EQ(device[0].path, DevicePath::kCudnnFusedBatchNorm);
+  EXPECT_EQ(device[1].path, DevicePath::kCudnnFusedBatchNorm);
   std::vector<Launch> launches = launchesOf(device);
   auto forward = fusedBatchNormFor(plan, launches[0], launches);
   auto backward = fusedBatchNormFor(plan, launches[1], launches);
@@ -395,6 +401,10 @@ TEST(LaunchPaths, LoneNhwcHalfBatchNormIsAFusedCallWithoutActivation) {
     std::vector<Launch> l = launchesOf(d);
     auto refused = fusedBatchNormFor(other, l[0], l);
     ASSERT_FALSE(refused.isOk()) << layout;
+    if (data == DType::kF32) {
+      EXPECT_EQ(d[0].path, DevicePath::kCudnnBatchNorm) << "the plain calls";
+      EXPECT_EQ(d[1].path, DevicePath::kCudnnBatchNorm) << "the plain calls";
+    }
     EXPECT_NE(refused.status().message().find(why), std::string::npos)
         << refused.status().message();
   }
@@ -461,7 +471,7 @@ TEST(LaunchPaths, GemmEpiloguesFollowTheActivationAndWhatIsReadLater) {
       EXPECT_EQ(e->aux >= 0 ? plan.buffers[e->aux].name : "", c.keepPre ? "pre" : "") << label;
       // The whole group is one cuBLASLt launch.
       ASSERT_EQ(device.size(), 2u) << label;
-      EXPECT_EQ(device[0].path, "cublaslt") << label;
+      EXPECT_EQ(device[0].path, DevicePath::kCublasLt) << label;
       EXPECT_EQ(device[0].launch.kernels.size(), 2u);
     } else {
       ASSERT_FALSE(e.isOk()) << label;
@@ -469,8 +479,8 @@ TEST(LaunchPaths, GemmEpiloguesFollowTheActivationAndWhatIsReadLater) {
           << label << ": " << e.status().message();
       // Split: the GEMM on cuBLASLt, the activation generated.
       ASSERT_EQ(device.size(), 3u) << label;
-      EXPECT_EQ(device[0].path, "cublaslt");
-      EXPECT_EQ(device[1].path, "generated");
+      EXPECT_EQ(device[0].path, DevicePath::kCublasLt);
+      EXPECT_EQ(device[1].path, DevicePath::kGenerated);
       EXPECT_NE(device[0].splitReason.find("no cuBLASLt epilogue"), std::string::npos);
     }
   }
@@ -497,7 +507,7 @@ TEST(LaunchPaths, DgeluWithTheBiasGradientIsOneEpilogue) {
   EXPECT_EQ(e->biasGrad, db);
   std::vector<DeviceLaunch> device = planDeviceLaunches(b.plan);
   ASSERT_EQ(device.size(), 1u);
-  EXPECT_EQ(device[0].path, "cublaslt");
+  EXPECT_EQ(device[0].path, DevicePath::kCublasLt);
 
   // ReLU's gradient has no epilogue without the forward's bitmask.
   b.plan.kernels[1].op = "relu_backward";
@@ -508,8 +518,8 @@ TEST(LaunchPaths, DgeluWithTheBiasGradientIsOneEpilogue) {
   // generated reduction.
   std::vector<DeviceLaunch> split = planDeviceLaunches(b.plan);
   ASSERT_EQ(split.size(), 2u);
-  EXPECT_EQ(split[0].path, "cublaslt");
-  EXPECT_EQ(split[1].path, "generated");
+  EXPECT_EQ(split[0].path, DevicePath::kCublasLt);
+  EXPECT_EQ(split[1].path, DevicePath::kGenerated);
   EXPECT_EQ(split[1].launch.kernels.size(), 2u);
   EXPECT_TRUE(split[1].splitFromGroup);
 }
@@ -533,11 +543,37 @@ TEST(LaunchPaths, GeluAuxRowsNotAMultipleOf8AreSplit) {
       << e.status().message();
   std::vector<DeviceLaunch> device = planDeviceLaunches(b.plan);
   ASSERT_EQ(device.size(), 2u);
-  EXPECT_EQ(device[0].path, "cublaslt");
+  EXPECT_EQ(device[0].path, DevicePath::kCublasLt);
 }
 
 // A split group keeps its runs of element-wise kernels (dropout included)
 // together: one generated launch each, the op the generator refuses alone.
+// What the executor tries when a library refuses a shape at run time:
+// every chain starts on the routed path and ends on a checked one (the
+// hand-written kernel for a single op, the host for every launch).
+TEST(LaunchPaths, EveryLibraryPathFallsBackToACheckedPath) {
+  Launch lone, group;
+  lone.kernels = {0};
+  group.kernels = {0, 1};
+  using P = DevicePath;
+  EXPECT_EQ(fallbacksOf(P::kCublasLt, lone),
+            (std::vector<P>{P::kCublasLt, P::kHandWritten, P::kHostFallback}));
+  EXPECT_EQ(fallbacksOf(P::kCublasLt, group), (std::vector<P>{P::kCublasLt, P::kHostFallback}));
+  EXPECT_EQ(fallbacksOf(P::kCudnnConvolution, lone),
+            (std::vector<P>{P::kCudnnConvolution, P::kHandWritten, P::kHostFallback}));
+  EXPECT_EQ(fallbacksOf(P::kCudnnBatchNorm, lone),
+            (std::vector<P>{P::kCudnnBatchNorm, P::kHandWritten, P::kHostFallback}));
+  EXPECT_EQ(fallbacksOf(P::kCudnnFusedBatchNorm, lone),
+            (std::vector<P>{P::kCudnnFusedBatchNorm, P::kCudnnBatchNorm, P::kHandWritten,
+                            P::kHostFallback}));
+  EXPECT_EQ(fallbacksOf(P::kCudnnFusedBatchNorm, group),
+            (std::vector<P>{P::kCudnnFusedBatchNorm, P::kHostFallback}));
+  EXPECT_EQ(fallbacksOf(P::kHandWritten, lone),
+            (std::vector<P>{P::kHandWritten, P::kHostFallback}));
+  for (P path : {P::kGenerated, P::kCollective, P::kHostFallback})
+    EXPECT_EQ(fallbacksOf(path, lone), std::vector<P>{path}) << devicePathName(path);
+}
+
 TEST(LaunchPaths, ASplitGroupKeepsItsElementwiseRunsTogether) {
   Builder b;
   const DType f = DType::kF32;
@@ -556,9 +592,9 @@ TEST(LaunchPaths, ASplitGroupKeepsItsElementwiseRunsTogether) {
   b.kernel("dropout", {c1}, {d}, drop);
   std::vector<DeviceLaunch> device = planDeviceLaunches(b.plan);
   ASSERT_EQ(device.size(), 3u);
-  EXPECT_EQ(device[0].path, "generated");
-  EXPECT_EQ(device[1].path, "hand-written");
-  EXPECT_EQ(device[2].path, "generated");
+  EXPECT_EQ(device[0].path, DevicePath::kGenerated);
+  EXPECT_EQ(device[1].path, DevicePath::kHandWritten);
+  EXPECT_EQ(device[2].path, DevicePath::kGenerated);
   EXPECT_EQ(device[2].launch.kernels.size(), 2u) << "scale and dropout, one launch";
   for (const DeviceLaunch &l : device)
     EXPECT_TRUE(l.splitFromGroup);

@@ -1,9 +1,11 @@
 //===- Sources.h - the hand-written kernels' CUDA C++ texts -----*- C++ -*-===//
 //
-// Each family's text is a complete translation unit for NVRTC (the common
-// header and the prelude included): one extern "C" __global__ kernel per
-// op, all taking (const DlcHandArgs a, const long long *step): the step
-// counter lives on the device (CudaExecutor.h). Compiled without
+// Each family's text is kept in runtime/src/cuda/kernels/<Family>.cuh and
+// embedded byte for byte at build time (dlc_embed_text); with the common
+// header and the prelude before it, it is a complete translation unit for
+// NVRTC: one extern "C" __global__ kernel per op, all taking
+// (const DlcHandArgs a, const long long *step): the step counter lives on
+// the device (CudaExecutor.h). Compiled without
 // __CUDACC__ the same text is plain C++ running one block of one thread,
 // which HandKernelsTest uses to check every kernel against the CPU
 // reference on the host.

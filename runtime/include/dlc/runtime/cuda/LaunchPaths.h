@@ -70,10 +70,36 @@ using codegen::packSegmentTable;
 using codegen::splitGroups;
 using codegen::walksSegmentTable;
 
+/// The paths a launch can take on the device (the executor runs each with a
+/// step type of its own: docs/AddingALaunchPath.md).
+enum class DevicePath {
+  kGenerated,           // KernelCodegen's kernel, compiled by NVRTC
+  kCublasLt,            // matmul / linear, or a GEMM-epilogue group in one call
+  kCudnnConvolution,    // a 2-d convolution or its data or filter gradient
+  kCudnnBatchNorm,      // a lone batch norm (or gradient) on cuDNN's plain calls
+  kCudnnFusedBatchNorm, // a batch-norm group, or a lone one, on cuDNN's fused calls
+  kHandWritten,         // a single op with a HandKernels.h kernel
+  kCollective,          // a gradient all-reduce through NCCL
+  kHostFallback,        // the CPU backend on a host mirror of its buffers
+};
+
+/// The path's name in text output (dlc-kernels --paths, reports): the three
+/// cuDNN paths are all "cudnn", the collective one "nccl".
+const char *devicePathName(DevicePath path);
+/// Whether the path is one of cuDNN's.
+bool isCudnn(DevicePath path);
+
+/// The paths the executor tries, in order, for a launch routed to
+/// `routed`: a library that refuses a shape at run time (no algorithm, a
+/// workspace limit) hands the launch on, a lone batch norm from cuDNN's
+/// fused calls to its plain ones, a single op to its hand-written kernel,
+/// and every launch at last to the host, which takes them all.
+std::vector<DevicePath> fallbacksOf(DevicePath routed, const Launch &launch);
+
 /// One launch as the device runs it.
 struct DeviceLaunch {
   Launch launch;      // index: its position among the device launches
-  std::string path;   // "generated", "cublaslt", "cudnn", "hand-written", "host-fallback"
+  DevicePath path = DevicePath::kHostFallback;
   /// Why it is not on a faster path: a host fallback's reason, or why the
   /// group it came from was split ("" when neither).
   std::string reason;
@@ -143,7 +169,7 @@ bool holdsBatchNorm(const Plan &plan, const Launch &launch);
 /// forward group recognised first, among `launches` before it.
 void recogniseFusedBatchNorm(const Plan &plan, Launch &launch, const std::vector<Launch> &launches);
 
-/// The path names in report order, and the launches on each.
+/// The path names (devicePathName) in report order, and the launches on each.
 const std::vector<std::string> &devicePathNames();
 std::map<std::string, int64_t> countByPath(const std::vector<DeviceLaunch> &device);
 /// Bytes per step to and from device memory with these launches

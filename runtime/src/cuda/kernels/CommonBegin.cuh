@@ -1,0 +1,2 @@
+#ifndef DLC_HAND_COMMON
+#define DLC_HAND_COMMON
