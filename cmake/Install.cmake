@@ -15,7 +15,7 @@ foreach(dir dialects/include passes/include compiler/include runtime/include)
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
     FILES_MATCHING PATTERN "*.h" PATTERN "*.td")
 endforeach()
-foreach(dir dialects/include passes/include compiler/include)
+foreach(dir dialects/include passes/include compiler/include runtime/include)
   install(DIRECTORY ${PROJECT_BINARY_DIR}/${dir}/dlc
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
     FILES_MATCHING PATTERN "*.inc"

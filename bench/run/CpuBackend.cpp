@@ -54,9 +54,9 @@ rt::Status prepareCpuBackend(const rt::Plan &plan, const std::string &backend,
             ++widened;
             break;
           }
-      if (rt::cpu::dnnlKernels().count(op))
+      if (rt::cpu::dnnlKernels().count(kernel.id))
         ++library;
-      else if (options.libraryKernels && options.libraryKernels->count(op))
+      else if (options.libraryKernels && options.libraryKernels->count(kernel.id))
         ++fastHost;
       else
         ++reference, ++referenceOps[op];

@@ -101,7 +101,7 @@ void captureGradient(const rt::Executor &exec, size_t k, GradientCapture &captur
     for (const rt::PlanKernel &update : plan.kernels)
       if (update.opClass == rt::OpClass::kOptimizer && update.inputs.size() > 1)
         capture.updateGradients.insert(update.inputs[1]);
-  if (kernel.op == "cast" && kernel.inputs.size() == 1 && kernel.outputs.size() == 1 &&
+  if (kernel.id == rt::OpId::kCast && kernel.inputs.size() == 1 && kernel.outputs.size() == 1 &&
       capture.updateGradients.count(kernel.outputs[0]) &&
       rt::cpu::isHalf(plan.buffers[kernel.inputs[0]].dtype)) {
     // The widening is exact: these are the values the update reads.
@@ -119,7 +119,7 @@ void captureGradient(const rt::Executor &exec, size_t k, GradientCapture &captur
   } else {
     values = asFloats(exec.bytesOf(gradId), plan.buffers[gradId].dtype);
   }
-  size_t statusOperand = kernel.op == "sgd_update" ? 3 : 4;
+  size_t statusOperand = kernel.id == rt::OpId::kSgdUpdate ? 3 : 4;
   if (kernel.inputs.size() > statusOperand) {
     float factor =
         asFloats(exec.bytesOf(kernel.inputs[statusOperand]), rt::DType::kF32)[0];

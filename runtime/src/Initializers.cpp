@@ -119,9 +119,9 @@ Status initializeValues(const PlanBuffer &buffer, std::mt19937_64 &rng,
 
 int64_t integerRangeOf(const Plan &plan, int32_t bufferId) {
   for (const PlanKernel &k : plan.kernels) {
-    if (k.op == "embedding" && k.inputs.size() == 2 && k.inputs[1] == bufferId)
+    if (k.id == OpId::kEmbedding && k.inputs.size() == 2 && k.inputs[1] == bufferId)
       return plan.buffers[k.inputs[0]].shape[0];
-    if (k.op == "softmax_cross_entropy" && k.inputs.size() == 2 &&
+    if (k.id == OpId::kSoftmaxCrossEntropy && k.inputs.size() == 2 &&
         k.inputs[1] == bufferId) {
       const std::vector<int64_t> &logits = plan.buffers[k.inputs[0]].shape;
       int64_t axis = k.intAttr("class_axis", 1);

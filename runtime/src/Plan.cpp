@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -90,6 +91,12 @@ private:
   size_t pos = 0;
   bool failed = false;
 };
+
+std::string hex(uint64_t value) {
+  char text[19];
+  std::snprintf(text, sizeof(text), "0x%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
 
 enum AttrTag : uint8_t { kInt = 0, kFloat = 1, kString = 2, kInts = 3 };
 
@@ -314,6 +321,10 @@ Status validatePlan(const Plan &plan) {
   int64_t ranksOfPlan = planRanks(plan);
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
     const PlanKernel &kernel = plan.kernels[k];
+    if (static_cast<size_t>(kernel.id) >= kNumOps || kernel.op != opName(kernel.id))
+      return invalid("kernel #" + std::to_string(k) + " is named '" + kernel.op +
+                     "' but its op id is " + std::to_string(static_cast<int>(kernel.id)) +
+                     " ('" + std::string(opName(kernel.id)) + "'): set both with setOp");
     for (const auto *list : {&kernel.inputs, &kernel.outputs})
       for (int32_t id : *list)
         if (id < 0 || static_cast<size_t>(id) >= plan.buffers.size())
@@ -348,6 +359,8 @@ Status validatePlan(const Plan &plan) {
 
 std::string serializePlan(const Plan &plan) {
   Writer payload;
+  payload.pod<uint64_t>(opTableFingerprint());
+  payload.pod<uint64_t>(kNumOps);
   payload.str(plan.model);
   payload.pod(plan.batch);
   payload.str(plan.precision);
@@ -366,7 +379,7 @@ std::string serializePlan(const Plan &plan) {
   }
   payload.pod<uint64_t>(plan.kernels.size());
   for (const PlanKernel &k : plan.kernels) {
-    payload.str(k.op);
+    payload.pod(static_cast<uint16_t>(k.id));
     payload.ints(std::vector<int64_t>(k.inputs.begin(), k.inputs.end()));
     payload.ints(std::vector<int64_t>(k.outputs.begin(), k.outputs.end()));
     writeAttrs(payload, k.attrs);
@@ -420,6 +433,14 @@ StatusOr<Plan> deserializePlan(std::string_view bytes,
                  "corrupt plan file: the checksum does not match");
 
   Reader in(payload);
+  uint64_t opTable = in.pod<uint64_t>();
+  uint64_t numOps = in.pod<uint64_t>();
+  if (in.ok() && (opTable != opTableFingerprint() || numOps != kNumOps))
+    return error(StatusCode::kInvalidArgument,
+                 "the plan was compiled for another set of ops (" + std::to_string(numOps) +
+                     " ops, table fingerprint " + hex(opTable) + "; this runtime has " +
+                     std::to_string(kNumOps) + ", " + hex(opTableFingerprint()) +
+                     "): compile the model again with this dlc");
   Plan plan;
   plan.model = in.str();
   plan.batch = in.pod<int64_t>();
@@ -450,7 +471,12 @@ StatusOr<Plan> deserializePlan(std::string_view bytes,
   if (in.plausibleCount(numKernels, 8))
     for (uint64_t k = 0; k < numKernels && in.ok(); ++k) {
       PlanKernel kernel;
-      kernel.op = in.str();
+      uint16_t id = in.pod<uint16_t>();
+      if (id >= kNumOps)
+        return error(StatusCode::kDataLoss, "corrupt plan file: kernel #" + std::to_string(k) +
+                                                " has op id " + std::to_string(id) + " of " +
+                                                std::to_string(kNumOps));
+      kernel.setOp(static_cast<OpId>(id));
       // Ids are int32 in memory: one past that range would wrap to another
       // buffer's id and pass validatePlan, so it is refused as it is read.
       for (auto *list : {&kernel.inputs, &kernel.outputs})

@@ -14,18 +14,18 @@ int64_t kernelMacs(const Plan &plan, const PlanKernel &k) {
   };
   // Each output element of a convolution sums C/groups x KH x KW products;
   // both gradients do the same work as the forward convolution.
-  if (k.op == "conv2d")
+  if (k.id == OpId::kConv2d)
     return numElements(shape(k.outputs[0])) * numElements(shape(k.inputs[1]), 1);
-  if (k.op == "conv2d_backward_data")
+  if (k.id == OpId::kConv2dBackwardData)
     return numElements(shape(k.inputs[0])) * numElements(shape(k.inputs[1]), 1);
-  if (k.op == "conv2d_backward_filter")
+  if (k.id == OpId::kConv2dBackwardFilter)
     return numElements(shape(k.inputs[0])) * numElements(shape(k.outputs[0]), 1);
-  if (k.op == "matmul") {
+  if (k.id == OpId::kMatmul) {
     const std::vector<int64_t> &lhs = shape(k.inputs[0]);
     int64_t contracted = k.flag("transpose_lhs") ? lhs[lhs.size() - 2] : lhs.back();
     return numElements(shape(k.outputs[0])) * contracted;
   }
-  if (k.op == "linear")
+  if (k.id == OpId::kLinear)
     return numElements(shape(k.outputs[0])) * shape(k.inputs[0]).back();
   return 0;
 }
@@ -37,7 +37,8 @@ PlanSummary summarizePlan(const Plan &plan) {
       summary.parameters += b.numElements();
   bool forward = true;
   for (const PlanKernel &k : plan.kernels) {
-    if (k.op.size() > 9 && k.op.compare(k.op.size() - 9, 9, "_backward") == 0)
+    std::string_view name = opName(k.id);
+    if (name.size() > 9 && name.substr(name.size() - 9) == "_backward")
       forward = false;
     int64_t macs = kernelMacs(plan, k);
     summary.stepMacs += macs;

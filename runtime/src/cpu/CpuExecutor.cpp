@@ -85,8 +85,8 @@ const KernelRegistry &fastKernels() {
 }
 
 bool CpuExecutor::takesBf16(const PlanKernel &k, const Plan &plan, const Options &options) {
-  if (!options.libraryKernels || !options.nativeBf16Ops || !options.nativeBf16Ops->count(k.op) ||
-      !options.libraryKernels->count(k.op))
+  if (!options.libraryKernels || !options.nativeBf16Ops || !options.nativeBf16Ops->count(k.id) ||
+      !options.libraryKernels->count(k.id))
     return false;
   bool anyBf16 = false;
   for (const std::vector<int32_t> *ids : {&k.inputs, &k.outputs})
@@ -175,9 +175,9 @@ StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::create(Plan plan, const Opti
   std::unique_ptr<CpuExecutor> exec(new CpuExecutor(std::move(plan)));
   const Plan &p = exec->plan_;
   for (const PlanKernel &k : p.kernels) {
-    auto it = cpuKernels().find(k.op);
+    auto it = cpuKernels().find(k.id);
     if (options.libraryKernels)
-      if (auto lib = options.libraryKernels->find(k.op); lib != options.libraryKernels->end())
+      if (auto lib = options.libraryKernels->find(k.id); lib != options.libraryKernels->end())
         it = lib;
     if (it == cpuKernels().end())
       return Status(StatusCode::kUnavailable,
@@ -293,7 +293,7 @@ Status CpuExecutor::materializeGradientCast(size_t k, const std::vector<size_t> 
   if (kernel.opClass != OpClass::kOptimizer || kernel.inputs.size() < 2)
     return Status::ok();
   for (size_t c : launch)
-    if (plan_.kernels[c].op == "cast" && plan_.kernels[c].outputs[0] == kernel.inputs[1])
+    if (plan_.kernels[c].id == OpId::kCast && plan_.kernels[c].outputs[0] == kernel.inputs[1])
       return runKernel(c, stepCounter);
   return Status::ok();
 }

@@ -82,8 +82,8 @@ Status embeddingBackward(const KernelContext &c) {
 } // namespace
 
 void registerFastEmbeddingKernels(KernelRegistry &r) {
-  r["embedding"] = embedding;
-  r["embedding_backward"] = embeddingBackward;
+  r[OpId::kEmbedding] = embedding;
+  r[OpId::kEmbeddingBackward] = embeddingBackward;
 }
 
 } // namespace dlc::rt::cpu

@@ -160,8 +160,8 @@ Status softmaxCrossEntropyBackward(const KernelContext &c) {
 } // namespace
 
 void registerFastLossKernels(KernelRegistry &r) {
-  r["softmax_cross_entropy"] = softmaxCrossEntropy;
-  r["softmax_cross_entropy_backward"] = softmaxCrossEntropyBackward;
+  r[OpId::kSoftmaxCrossEntropy] = softmaxCrossEntropy;
+  r[OpId::kSoftmaxCrossEntropyBackward] = softmaxCrossEntropyBackward;
 }
 
 } // namespace dlc::rt::cpu

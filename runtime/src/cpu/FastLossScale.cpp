@@ -56,7 +56,7 @@ Status lossScaleStatus(const KernelContext &c) {
 } // namespace
 
 void registerFastLossScaleKernels(KernelRegistry &r) {
-  r["loss_scale_status"] = lossScaleStatus;
+  r[OpId::kLossScaleStatus] = lossScaleStatus;
 }
 
 } // namespace dlc::rt::cpu

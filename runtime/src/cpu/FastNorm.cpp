@@ -117,8 +117,8 @@ Status layerNormBackward(const KernelContext &c) {
 } // namespace
 
 void registerFastNormKernels(KernelRegistry &r) {
-  r["layer_norm"] = layerNorm;
-  r["layer_norm_backward"] = layerNormBackward;
+  r[OpId::kLayerNorm] = layerNorm;
+  r[OpId::kLayerNormBackward] = layerNormBackward;
 }
 
 } // namespace dlc::rt::cpu

@@ -166,8 +166,8 @@ Status resizeBilinearBackwardKernel(const KernelContext &c) {
 } // namespace
 
 void registerFastResizeKernels(KernelRegistry &r) {
-  r["resize_bilinear"] = resizeBilinear;
-  r["resize_bilinear_backward"] = resizeBilinearBackwardKernel;
+  r[OpId::kResizeBilinear] = resizeBilinear;
+  r[OpId::kResizeBilinearBackward] = resizeBilinearBackwardKernel;
 }
 
 } // namespace dlc::rt::cpu

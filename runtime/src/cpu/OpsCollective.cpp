@@ -37,7 +37,7 @@ Status allReduce(const KernelContext &c) {
 } // namespace
 
 void registerCollectiveKernels(KernelRegistry &registry) {
-  registry["all_reduce"] = allReduce;
+  registry[OpId::kAllReduce] = allReduce;
 }
 
 } // namespace dlc::rt::cpu

@@ -591,50 +591,50 @@ Status castKernel(const KernelContext &c) {
 } // namespace
 
 void registerDenseKernels(KernelRegistry &r) {
-  r["cast"] = castKernel;
-  r["loss_scale_status"] = lossScaleStatus;
-  r["update_loss_scale"] = updateLossScale;
+  r[OpId::kCast] = castKernel;
+  r[OpId::kLossScaleStatus] = lossScaleStatus;
+  r[OpId::kUpdateLossScale] = updateLossScale;
   // NaN propagates as in PyTorch (relu(nan) = nan, its gradient passes):
   // a NaN input must not turn into a finite loss.
-  r["relu"] = [](const KernelContext &c) {
+  r[OpId::kRelu] = [](const KernelContext &c) {
     return unary(c, [](float x) { return x > 0 || std::isnan(x) ? x : 0.0f; });
   };
-  r["tanh"] = [](const KernelContext &c) {
+  r[OpId::kTanh] = [](const KernelContext &c) {
     return unary(c, [](float x) { return std::tanh(x); });
   };
-  r["sigmoid"] = [](const KernelContext &c) {
+  r[OpId::kSigmoid] = [](const KernelContext &c) {
     return unary(c, [](float x) { return static_cast<float>(1 / (1 + std::exp(-double(x)))); });
   };
-  r["silu"] = [](const KernelContext &c) {
+  r[OpId::kSilu] = [](const KernelContext &c) {
     return unary(c, [](float x) { return static_cast<float>(x / (1 + std::exp(-double(x)))); });
   };
-  r["relu6"] = [](const KernelContext &c) { return unary(c, relu6); };
-  r["hardswish"] = [](const KernelContext &c) {
+  r[OpId::kRelu6] = [](const KernelContext &c) { return unary(c, relu6); };
+  r[OpId::kHardswish] = [](const KernelContext &c) {
     return unary(c, [](float x) { return x * relu6(x + 3.0f) / 6.0f; });
   };
-  r["hardsigmoid"] = [](const KernelContext &c) {
+  r[OpId::kHardsigmoid] = [](const KernelContext &c) {
     return unary(c, [](float x) { return relu6(x + 3.0f) / 6.0f; });
   };
-  r["gelu"] = [](const KernelContext &c) {
+  r[OpId::kGelu] = [](const KernelContext &c) {
     bool exact = isExactGelu(c);
     return unary(c, [exact](float x) { return gelu(x, exact); });
   };
-  r["scale"] = [](const KernelContext &c) {
+  r[OpId::kScale] = [](const KernelContext &c) {
     float s = static_cast<float>(c.kernel().floatAttr("scale", 1)),
           b = static_cast<float>(c.kernel().floatAttr("bias", 0));
     return unary(c, [s, b](float x) { return x * s + b; });
   };
-  r["dropout"] = dropout;
-  r["relu_backward"] = [](const KernelContext &c) {
+  r[OpId::kDropout] = dropout;
+  r[OpId::kReluBackward] = [](const KernelContext &c) {
     return unaryBackward(c, [](float dy, float x) { return x <= 0 ? 0.0f : dy; });
   };
-  r["tanh_backward"] = [](const KernelContext &c) {
+  r[OpId::kTanhBackward] = [](const KernelContext &c) {
     return unaryBackward(c, [](float dy, float y) { return dy * (1 - y * y); });
   };
-  r["sigmoid_backward"] = [](const KernelContext &c) {
+  r[OpId::kSigmoidBackward] = [](const KernelContext &c) {
     return unaryBackward(c, [](float dy, float y) { return dy * y * (1 - y); });
   };
-  r["silu_backward"] = [](const KernelContext &c) {
+  r[OpId::kSiluBackward] = [](const KernelContext &c) {
     return unaryBackward(c, [](float dy, float x) {
       double s = 1 / (1 + std::exp(-double(x)));
       return static_cast<float>(dy * s * (1 + x * (1 - s)));
@@ -642,42 +642,42 @@ void registerDenseKernels(KernelRegistry &r) {
   };
   // The boundaries and NaN follow PyTorch's CUDA kernels (its scalar CPU
   // loop; see TrainGradOps.td for where its vectorized CPU loop differs).
-  r["relu6_backward"] = [](const KernelContext &c) {
+  r[OpId::kRelu6Backward] = [](const KernelContext &c) {
     return unaryBackward(c, [](float dy, float x) { return x <= 0 || x >= 6 ? 0.0f : dy; });
   };
-  r["hardswish_backward"] = [](const KernelContext &c) {
+  r[OpId::kHardswishBackward] = [](const KernelContext &c) {
     return unaryBackward(c, [](float dy, float x) {
       return x < -3 ? 0.0f : x <= 3 ? dy * (x / 3.0f + 0.5f) : dy;
     });
   };
-  r["hardsigmoid_backward"] = [](const KernelContext &c) {
+  r[OpId::kHardsigmoidBackward] = [](const KernelContext &c) {
     return unaryBackward(c, [](float dy, float x) {
       return x > -3 && x < 3 ? dy * (1.0f / 6.0f) : 0.0f;
     });
   };
-  r["gelu_backward"] = [](const KernelContext &c) {
+  r[OpId::kGeluBackward] = [](const KernelContext &c) {
     bool exact = isExactGelu(c);
     return unaryBackward(c, [exact](float dy, float x) { return dy * geluDerivative(x, exact); });
   };
-  r["add"] = [](const KernelContext &c) { return binary(c, [](float a, float b) { return a + b; }); };
-  r["sub"] = [](const KernelContext &c) { return binary(c, [](float a, float b) { return a - b; }); };
-  r["mul"] = [](const KernelContext &c) { return binary(c, [](float a, float b) { return a * b; }); };
-  r["div"] = [](const KernelContext &c) { return binary(c, [](float a, float b) { return a / b; }); };
-  r["reduce_sum"] = [](const KernelContext &c) { return reduce(c, Reduce::kSum); };
-  r["reduce_mean"] = [](const KernelContext &c) { return reduce(c, Reduce::kMean); };
-  r["reduce_max"] = [](const KernelContext &c) { return reduce(c, Reduce::kMax); };
-  r["matmul"] = matmul;
-  r["linear"] = linear;
-  r["softmax"] = softmax;
-  r["softmax_backward"] = softmaxBackward;
-  r["layer_norm"] = layerNorm;
-  r["layer_norm_backward"] = layerNormBackward;
-  r["embedding"] = embedding;
-  r["embedding_backward"] = embeddingBackward;
-  r["softmax_cross_entropy"] = softmaxCrossEntropy;
-  r["softmax_cross_entropy_backward"] = softmaxCrossEntropyBackward;
-  r["sgd_update"] = sgdUpdate;
-  r["adamw_update"] = adamwUpdate;
+  r[OpId::kAdd] = [](const KernelContext &c) { return binary(c, [](float a, float b) { return a + b; }); };
+  r[OpId::kSub] = [](const KernelContext &c) { return binary(c, [](float a, float b) { return a - b; }); };
+  r[OpId::kMul] = [](const KernelContext &c) { return binary(c, [](float a, float b) { return a * b; }); };
+  r[OpId::kDiv] = [](const KernelContext &c) { return binary(c, [](float a, float b) { return a / b; }); };
+  r[OpId::kReduceSum] = [](const KernelContext &c) { return reduce(c, Reduce::kSum); };
+  r[OpId::kReduceMean] = [](const KernelContext &c) { return reduce(c, Reduce::kMean); };
+  r[OpId::kReduceMax] = [](const KernelContext &c) { return reduce(c, Reduce::kMax); };
+  r[OpId::kMatmul] = matmul;
+  r[OpId::kLinear] = linear;
+  r[OpId::kSoftmax] = softmax;
+  r[OpId::kSoftmaxBackward] = softmaxBackward;
+  r[OpId::kLayerNorm] = layerNorm;
+  r[OpId::kLayerNormBackward] = layerNormBackward;
+  r[OpId::kEmbedding] = embedding;
+  r[OpId::kEmbeddingBackward] = embeddingBackward;
+  r[OpId::kSoftmaxCrossEntropy] = softmaxCrossEntropy;
+  r[OpId::kSoftmaxCrossEntropyBackward] = softmaxCrossEntropyBackward;
+  r[OpId::kSgdUpdate] = sgdUpdate;
+  r[OpId::kAdamWUpdate] = adamwUpdate;
 }
 
 } // namespace dlc::rt::cpu

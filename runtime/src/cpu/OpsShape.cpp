@@ -125,12 +125,12 @@ Status sumToShape(const KernelContext &c) {
 } // namespace
 
 void registerShapeKernels(KernelRegistry &registry) {
-  registry["transpose"] = transpose;
-  registry["slice"] = slice;
-  registry["slice_backward"] = sliceBackward;
-  registry["concat"] = concat;
-  registry["broadcast_to"] = broadcastTo;
-  registry["sum_to_shape"] = sumToShape;
+  registry[OpId::kTranspose] = transpose;
+  registry[OpId::kSlice] = slice;
+  registry[OpId::kSliceBackward] = sliceBackward;
+  registry[OpId::kConcat] = concat;
+  registry[OpId::kBroadcastTo] = broadcastTo;
+  registry[OpId::kSumToShape] = sumToShape;
 }
 
 } // namespace dlc::rt::cpu

@@ -248,18 +248,18 @@ Status resizeBilinearBackwardKernel(const KernelContext &c) {
 } // namespace
 
 void registerSpatialKernels(KernelRegistry &r) {
-  r["conv2d"] = layoutAware(conv2d);
-  r["conv2d_backward_data"] = layoutAware(conv2dBackwardDataKernel);
-  r["conv2d_backward_filter"] = layoutAware(conv2dBackwardFilterKernel);
-  r["batch_norm"] = layoutAware(batchNorm);
-  r["batch_norm_backward"] = layoutAware(batchNormBackward);
-  r["max_pool2d"] = layoutAware(maxPool);
-  r["max_pool2d_backward"] = layoutAware(maxPoolBackward);
-  r["avg_pool2d"] = layoutAware(avgPool);
-  r["avg_pool2d_backward"] = layoutAware(avgPoolBackward);
-  r["global_avg_pool"] = globalAvgPool;
-  r["resize_bilinear"] = layoutAware(resizeBilinear);
-  r["resize_bilinear_backward"] = layoutAware(resizeBilinearBackwardKernel);
+  r[OpId::kConv2d] = layoutAware(conv2d);
+  r[OpId::kConv2dBackwardData] = layoutAware(conv2dBackwardDataKernel);
+  r[OpId::kConv2dBackwardFilter] = layoutAware(conv2dBackwardFilterKernel);
+  r[OpId::kBatchNorm] = layoutAware(batchNorm);
+  r[OpId::kBatchNormBackward] = layoutAware(batchNormBackward);
+  r[OpId::kMaxPool2d] = layoutAware(maxPool);
+  r[OpId::kMaxPool2dBackward] = layoutAware(maxPoolBackward);
+  r[OpId::kAvgPool2d] = layoutAware(avgPool);
+  r[OpId::kAvgPool2dBackward] = layoutAware(avgPoolBackward);
+  r[OpId::kGlobalAvgPool] = globalAvgPool;
+  r[OpId::kResizeBilinear] = layoutAware(resizeBilinear);
+  r[OpId::kResizeBilinearBackward] = layoutAware(resizeBilinearBackwardKernel);
 }
 
 } // namespace dlc::rt::cpu

@@ -5,8 +5,8 @@
 namespace dlc::rt::cublas {
 
 std::string gemmRefusal(const Plan &plan, const PlanKernel &kernel) {
-  bool linear = kernel.op == "linear";
-  if ((kernel.op != "matmul" && !linear) || kernel.outputs.size() != 1 ||
+  bool linear = kernel.id == OpId::kLinear;
+  if ((kernel.id != OpId::kMatmul && !linear) || kernel.outputs.size() != 1 ||
       kernel.inputs.size() < 2 || kernel.inputs.size() > (linear ? 3u : 2u))
     return kernel.op + " is not a matmul or linear of two operands";
   const PlanBuffer &lhs = plan.buffers[kernel.inputs[0]];

@@ -73,8 +73,8 @@ Status Gemm::plan(cublasLtHandle_t handle, const Plan &plan, const PlanKernel &k
                   bool allowTf32, const std::string &where, std::unique_ptr<Gemm> &gemm,
                   std::string &refusal, const GemmEpilogue *epilogue) {
   gemm.reset();
-  const bool linear = kernel.op == "linear";
-  if ((kernel.op != "matmul" && !linear) || kernel.outputs.size() != 1 ||
+  const bool linear = kernel.id == OpId::kLinear;
+  if ((kernel.id != OpId::kMatmul && !linear) || kernel.outputs.size() != 1 ||
       kernel.inputs.size() < 2) {
     refusal = kernel.op + " is not a matmul or linear of two operands";
     return Status::ok();

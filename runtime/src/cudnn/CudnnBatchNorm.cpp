@@ -36,7 +36,7 @@ Status BatchNorm::plan(const Plan &plan, const PlanKernel &kernel, const std::st
     return Status::ok();
   std::unique_ptr<BatchNorm> b(new BatchNorm());
   b->where_ = where;
-  b->backward_ = kernel.op == "batch_norm_backward";
+  b->backward_ = kernel.id == OpId::kBatchNormBackward;
   batchNormHyperParameters(kernel, b->epsilon_, b->momentum_);
   const PlanBuffer &x = plan.buffers[kernel.inputs[b->backward_ ? 1 : 0]];
   const cudnnDataType_t type = x.dtype == DType::kF16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;

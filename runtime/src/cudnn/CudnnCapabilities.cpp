@@ -16,20 +16,20 @@ std::string epsilonRefusal(const PlanKernel &kernel) {
 
 std::string convRefusal(const Plan &plan, const PlanKernel &kernel) {
   int32_t x, w, y;
-  if (kernel.op == "conv2d" && kernel.inputs.size() >= 2 && kernel.inputs.size() <= 3 &&
+  if (kernel.id == OpId::kConv2d && kernel.inputs.size() >= 2 && kernel.inputs.size() <= 3 &&
       kernel.outputs.size() == 1)
     x = kernel.inputs[0], w = kernel.inputs[1], y = kernel.outputs[0];
-  else if (kernel.op == "conv2d_backward_data" && kernel.inputs.size() == 2 &&
+  else if (kernel.id == OpId::kConv2dBackwardData && kernel.inputs.size() == 2 &&
            kernel.outputs.size() == 1)
     y = kernel.inputs[0], w = kernel.inputs[1], x = kernel.outputs[0];
-  else if (kernel.op == "conv2d_backward_filter" && kernel.inputs.size() == 2 &&
+  else if (kernel.id == OpId::kConv2dBackwardFilter && kernel.inputs.size() == 2 &&
            kernel.outputs.size() == 1)
     y = kernel.inputs[0], x = kernel.inputs[1], w = kernel.outputs[0];
   else
     return kernel.op + " with " + std::to_string(kernel.inputs.size()) + " operands and " +
            std::to_string(kernel.outputs.size()) + " results";
   const PlanBuffer &X = plan.buffers[x], &W = plan.buffers[w], &Y = plan.buffers[y];
-  const PlanBuffer *bias = kernel.op == "conv2d" && kernel.inputs.size() > 2
+  const PlanBuffer *bias = kernel.id == OpId::kConv2d && kernel.inputs.size() > 2
                                ? &plan.buffers[kernel.inputs[2]]
                                : nullptr;
   if (!isFloatType(X.dtype) || W.dtype != X.dtype || Y.dtype != X.dtype ||
@@ -45,7 +45,7 @@ std::string convRefusal(const Plan &plan, const PlanKernel &kernel) {
 
 int64_t batchNormChannels(const Plan &plan, const PlanKernel &kernel) {
   const PlanBuffer &x =
-      plan.buffers[kernel.inputs[kernel.op == "batch_norm_backward" ? 1 : 0]];
+      plan.buffers[kernel.inputs[kernel.id == OpId::kBatchNormBackward ? 1 : 0]];
   return kernelLayout(kernel) == "NHWC" ? x.shape.back() : x.shape[1];
 }
 
@@ -56,8 +56,8 @@ std::string batchNormRefusal(const Plan &plan, const PlanKernel &kernel) {
   if (const char *choice = std::getenv("DLC_CUDA_BATCH_NORM");
       choice && std::string(choice) == "hand-written")
     return "DLC_CUDA_BATCH_NORM=hand-written";
-  bool backward = kernel.op == "batch_norm_backward";
-  if (!(kernel.op == "batch_norm" && kernel.inputs.size() == 5 && kernel.outputs.size() == 3) &&
+  bool backward = kernel.id == OpId::kBatchNormBackward;
+  if (!(kernel.id == OpId::kBatchNorm && kernel.inputs.size() == 5 && kernel.outputs.size() == 3) &&
       !(backward && kernel.inputs.size() == 3 && kernel.outputs.size() == 3))
     return kernel.op + " with " + std::to_string(kernel.inputs.size()) + " operands and " +
            std::to_string(kernel.outputs.size()) + " results";

@@ -78,14 +78,14 @@ Status Conv::plan(cudnnHandle_t handle, const Plan &plan, const PlanKernel &kern
   // Which buffer is which: conv2d (x, w[, bias]) -> y;
   // conv2d_backward_data (dy, w) -> dx; conv2d_backward_filter (dy, x) -> dw.
   int32_t x, w, y;
-  if (kernel.op == "conv2d" && kernel.inputs.size() >= 2 && kernel.outputs.size() == 1) {
+  if (kernel.id == OpId::kConv2d && kernel.inputs.size() >= 2 && kernel.outputs.size() == 1) {
     c->kind_ = Kind::kForward;
     x = kernel.inputs[0], w = kernel.inputs[1], y = kernel.outputs[0];
-  } else if (kernel.op == "conv2d_backward_data" && kernel.inputs.size() == 2 &&
+  } else if (kernel.id == OpId::kConv2dBackwardData && kernel.inputs.size() == 2 &&
              kernel.outputs.size() == 1) {
     c->kind_ = Kind::kBackwardData;
     y = kernel.inputs[0], w = kernel.inputs[1], x = kernel.outputs[0];
-  } else if (kernel.op == "conv2d_backward_filter" && kernel.inputs.size() == 2 &&
+  } else if (kernel.id == OpId::kConv2dBackwardFilter && kernel.inputs.size() == 2 &&
              kernel.outputs.size() == 1) {
     c->kind_ = Kind::kBackwardFilter;
     y = kernel.inputs[0], x = kernel.inputs[1], w = kernel.outputs[0];

@@ -78,7 +78,7 @@ template <typename Body> Status guarded(const KernelContext &c, Body body, bool 
     return body();
   } catch (const dnnl::error &e) {
     return Status(StatusCode::kInternal,
-                  "kernel '" + c.op() + "': oneDNN: " + e.what());
+                  "kernel '" + c.kernel().op + "': oneDNN: " + e.what());
   }
 }
 

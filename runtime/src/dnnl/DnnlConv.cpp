@@ -241,9 +241,9 @@ Status conv2dBackwardFilter(const KernelContext &c) {
 } // namespace
 
 void registerConvKernels(KernelRegistry &r) {
-  r["conv2d"] = conv2d;
-  r["conv2d_backward_data"] = conv2dBackwardData;
-  r["conv2d_backward_filter"] = conv2dBackwardFilter;
+  r[OpId::kConv2d] = conv2d;
+  r[OpId::kConv2dBackwardData] = conv2dBackwardData;
+  r[OpId::kConv2dBackwardFilter] = conv2dBackwardFilter;
 }
 
 } // namespace dlc::rt::cpu::onednn

@@ -66,12 +66,13 @@ const KernelRegistry &dnnlKernels() {
   return registry;
 }
 
-const std::set<std::string> &dnnlNativeBf16Ops() {
-  static const std::set<std::string> ops = []() -> std::set<std::string> {
+const std::set<OpId> &dnnlNativeBf16Ops() {
+  static const std::set<OpId> ops = []() -> std::set<OpId> {
     switch (dnnl::get_effective_cpu_isa()) {
     case dnnl::cpu_isa::avx512_core_bf16:
     case dnnl::cpu_isa::avx512_core_amx:
-      return {"matmul", "linear", "conv2d", "conv2d_backward_data", "conv2d_backward_filter"};
+      return {OpId::kMatmul, OpId::kLinear, OpId::kConv2d, OpId::kConv2dBackwardData,
+              OpId::kConv2dBackwardFilter};
     default:
       return {};
     }

@@ -152,8 +152,8 @@ double measureGemmGflops() {
 }
 
 void registerMatmulKernels(KernelRegistry &r) {
-  r["matmul"] = matmul;
-  r["linear"] = linear;
+  r[OpId::kMatmul] = matmul;
+  r[OpId::kLinear] = linear;
 }
 
 } // namespace dlc::rt::cpu::onednn

@@ -272,8 +272,8 @@ Status batchNormBackward(const KernelContext &c) {
 } // namespace
 
 void registerNormKernels(KernelRegistry &r) {
-  r["batch_norm"] = batchNorm;
-  r["batch_norm_backward"] = batchNormBackward;
+  r[OpId::kBatchNorm] = batchNorm;
+  r[OpId::kBatchNormBackward] = batchNormBackward;
 }
 
 } // namespace dlc::rt::cpu::onednn

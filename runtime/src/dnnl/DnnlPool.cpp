@@ -300,10 +300,10 @@ Status poolBackward(const KernelContext &c, bool max) {
 } // namespace
 
 void registerPoolKernels(KernelRegistry &r) {
-  r["max_pool2d"] = [](const KernelContext &c) { return poolForward(c, true); };
-  r["avg_pool2d"] = [](const KernelContext &c) { return poolForward(c, false); };
-  r["max_pool2d_backward"] = [](const KernelContext &c) { return poolBackward(c, true); };
-  r["avg_pool2d_backward"] = [](const KernelContext &c) { return poolBackward(c, false); };
+  r[OpId::kMaxPool2d] = [](const KernelContext &c) { return poolForward(c, true); };
+  r[OpId::kAvgPool2d] = [](const KernelContext &c) { return poolForward(c, false); };
+  r[OpId::kMaxPool2dBackward] = [](const KernelContext &c) { return poolBackward(c, true); };
+  r[OpId::kAvgPool2dBackward] = [](const KernelContext &c) { return poolBackward(c, false); };
 }
 
 } // namespace dlc::rt::cpu::onednn

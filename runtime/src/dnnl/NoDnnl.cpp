@@ -16,8 +16,8 @@ const KernelRegistry &dnnlKernels() {
   return empty;
 }
 
-const std::set<std::string> &dnnlNativeBf16Ops() {
-  static const std::set<std::string> none;
+const std::set<OpId> &dnnlNativeBf16Ops() {
+  static const std::set<OpId> none;
   return none;
 }
 

@@ -77,11 +77,11 @@ Access accessOf(const Plan &plan, const cuda::DeviceLaunch &d) {
   return access;
 }
 
-ConvPass convPassOf(const std::string &op) {
-  return op == "conv2d"                   ? ConvPass::kForward
-         : op == "conv2d_backward_data"   ? ConvPass::kBackwardData
-         : op == "conv2d_backward_filter" ? ConvPass::kBackwardFilter
-                                          : ConvPass::kNone;
+ConvPass convPassOf(OpId op) {
+  return op == OpId::kConv2d                 ? ConvPass::kForward
+         : op == OpId::kConv2dBackwardData   ? ConvPass::kBackwardData
+         : op == OpId::kConv2dBackwardFilter ? ConvPass::kBackwardFilter
+                                             : ConvPass::kNone;
 }
 
 } // namespace
@@ -120,7 +120,7 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
       if (macs > 0) {
         c.flops += 2.0 * static_cast<double>(macs);
         c.contractionType = dtypeName(plan.buffers[kernel.inputs[0]].dtype);
-        c.convPass = convPassOf(kernel.op);
+        c.convPass = convPassOf(kernel.id);
         c.outputElements += static_cast<double>(plan.buffers[kernel.outputs[0]].numElements());
         c.nchwLibraryContraction = cuda::isCudnn(d.path) && kernelLayout(kernel) == "NCHW";
         // cuDNN's NHWC convolutions read channels-last rows the same way

@@ -51,8 +51,10 @@ struct Case {
   /// Every case times element-wise ops, alone or in a group of `kind`.
   void kernel(const std::string &op, std::vector<int32_t> in, std::vector<int32_t> out,
               PlanAttrs attrs = {}, FusionKind kind = FusionKind::kNone) {
-    plan.kernels.push_back(PlanKernel{op, std::move(in), std::move(out), std::move(attrs),
-                                      OpClass::kElementwise, kind});
+    PlanKernel k{OpId::kConstant, "", std::move(in), std::move(out), std::move(attrs),
+                 OpClass::kElementwise, kind};
+    k.setOp(parseOpId(op).value());
+    plan.kernels.push_back(std::move(k));
   }
 };
 

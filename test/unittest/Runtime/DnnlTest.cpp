@@ -110,15 +110,16 @@ public:
                                           std::vector<std::pair<size_t, size_t>> aliases = {},
                                           bool byReference = false) {
     const std::string &op = planKernel().op;
-    EXPECT_TRUE(dnnlKernels().count(op)) << op;
-    if (!dnnlKernels().count(op))
+    OpId id = planKernel().id;
+    EXPECT_TRUE(dnnlKernels().count(id)) << op;
+    if (!dnnlKernels().count(id))
       return {};
     int64_t before = dnnlReferenceCalls();
-    auto fast = run(dnnlKernels().at(op), aliases);
+    auto fast = run(dnnlKernels().at(id), aliases);
     EXPECT_EQ(dnnlReferenceCalls() - before, byReference ? 1 : 0)
         << what << ": " << op << (byReference ? " did not run" : " ran")
         << " the reference kernel";
-    auto ref = run(cpuKernels().at(op), aliases);
+    auto ref = run(cpuKernels().at(id), aliases);
     for (size_t o = 0; o < planKernel().outputs.size(); ++o) {
       int32_t id = planKernel().outputs[o];
       double err = 0, scale = 0;
@@ -361,11 +362,11 @@ TEST_F(Dnnl, BatchNormStatisticsAreTheSameForEveryThreadCount) {
     std::vector<std::vector<float>> one;
     {
       ScopedCpuThreads scoped(1);
-      one = k.run(dnnlKernels().at("batch_norm"));
+      one = k.run(dnnlKernels().at(OpId::kBatchNorm));
     }
     for (int threads : {2, 3}) {
       ScopedCpuThreads scoped(threads);
-      EXPECT_EQ(k.run(dnnlKernels().at("batch_norm")), one)
+      EXPECT_EQ(k.run(dnnlKernels().at(OpId::kBatchNorm)), one)
           << cs.layout << " rank " << cs.x.size() << " on " << threads << " threads";
     }
     k.compare(cs.layout + " rank " + std::to_string(cs.x.size()) + ", mean 300");
@@ -486,10 +487,10 @@ TEST_F(Dnnl, ChannelsLastMaxPoolIsTheReferencesWithTiesInfinitiesAndNans) {
         std::vector<std::vector<float>> fast[2];
         for (int threads : {1, 2}) {
           ScopedCpuThreads scoped(threads);
-          fast[threads - 1] = k.run(dnnlKernels().at(op));
+          fast[threads - 1] = k.run(dnnlKernels().at(k.planKernel().id));
         }
         EXPECT_EQ(dnnlReferenceCalls(), before) << what;
-        auto ref = k.run(cpuKernels().at(op));
+        auto ref = k.run(cpuKernels().at(k.planKernel().id));
         int32_t out = k.planKernel().outputs[0];
         const std::vector<float> &one = fast[0][out], &two = fast[1][out], &r = ref[out];
         EXPECT_EQ(0, std::memcmp(one.data(), two.data(), one.size() * 4)) << what;
@@ -537,14 +538,14 @@ TEST_F(Dnnl, RepeatedRunsAreBitIdentical) {
     OneKernel k;
     k.kernel("conv2d_backward_filter", {k.input(s.y), k.input(s.x)}, {k.output(s.w)},
              convAttrs(cs, layout));
-    auto first = k.run(dnnlKernels().at("conv2d_backward_filter"));
+    auto first = k.run(dnnlKernels().at(OpId::kConv2dBackwardFilter));
     for (int i = 0; i < 3; ++i)
-      EXPECT_EQ(k.run(dnnlKernels().at("conv2d_backward_filter")), first) << layout;
+      EXPECT_EQ(k.run(dnnlKernels().at(OpId::kConv2dBackwardFilter)), first) << layout;
     OneKernel bn;
     bn.kernel("batch_norm_backward", {bn.input(s.x), bn.input(s.x), bn.input({cs.c})},
               {bn.output(s.x), bn.output({cs.c}), bn.output({cs.c})}, {{"layout", layout}});
-    auto bnFirst = bn.run(dnnlKernels().at("batch_norm_backward"));
-    EXPECT_EQ(bn.run(dnnlKernels().at("batch_norm_backward")), bnFirst) << layout;
+    auto bnFirst = bn.run(dnnlKernels().at(OpId::kBatchNormBackward));
+    EXPECT_EQ(bn.run(dnnlKernels().at(OpId::kBatchNormBackward)), bnFirst) << layout;
   }
 }
 
@@ -557,7 +558,7 @@ TEST_F(Dnnl, HalfPrecisionOperandsAreRefusedNotMisread) {
   PlanBuilder b;
   b.kernel("conv2d", {0, 1}, {2});
   const PlanKernel &k = b.plan.kernels.back();
-  Status s = dnnlKernels().at("conv2d")(
+  Status s = dnnlKernels().at(OpId::kConv2d)(
       KernelContext(k, {{half.data(), DType::kF16, &x}, {wv.data(), DType::kF32, &w}},
                     {{yv.data(), DType::kF32, &y}}, 0));
   EXPECT_FALSE(s.isOk());
@@ -565,7 +566,7 @@ TEST_F(Dnnl, HalfPrecisionOperandsAreRefusedNotMisread) {
 }
 
 TEST_F(Dnnl, Bf16ProductsRunInBf16WhereTheCpuComputesIt) {
-  if (!dnnlNativeBf16Ops().count("linear"))
+  if (!dnnlNativeBf16Ops().count(OpId::kLinear))
     GTEST_SKIP() << "oneDNN computes no bf16 on this CPU (" << dnnlDescription()
                  << "): the executor widens bf16 to float";
   // A linear over bf16 buffers, as amp-bf16's plan holds them, against the
@@ -597,14 +598,14 @@ TEST_F(Dnnl, Bf16ProductsRunInBf16WhereTheCpuComputesIt) {
   const PlanKernel &k = b.plan.kernels.back();
   EXPECT_TRUE(CpuExecutor::takesBf16(k, b.plan, CpuExecutor::fastOptions()));
   EXPECT_FALSE(CpuExecutor::takesBf16(k, b.plan, CpuExecutor::Options()));
-  Status native = dnnlKernels().at("linear")(KernelContext(
+  Status native = dnnlKernels().at(OpId::kLinear)(KernelContext(
       k,
       {{xb.data(), DType::kBF16, &x}, {wb.data(), DType::kBF16, &w},
        {bb.data(), DType::kBF16, &bias}},
       {{yb.data(), DType::kBF16, &y}}, 0));
   ASSERT_TRUE(native.isOk()) << native.toString();
   ASSERT_TRUE(cpuKernels()
-                  .at("linear")(KernelContext(k,
+                  .at(OpId::kLinear)(KernelContext(k,
                                               {{xf.data(), DType::kF32, &x},
                                                {wf.data(), DType::kF32, &w},
                                                {bf.data(), DType::kF32, &bias}},

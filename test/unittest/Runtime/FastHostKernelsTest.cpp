@@ -71,7 +71,7 @@ public:
       outRefs.push_back(o.ref());
     }
     PlanKernel kernel = dlc_test::makeKernel(op_, {}, {}, attrs_);
-    Status status = registry.at(op_)(KernelContext(kernel, inRefs, outRefs, 0));
+    Status status = registry.at(kernel.id)(KernelContext(kernel, inRefs, outRefs, 0));
     results.clear();
     for (Operand &o : out)
       results.push_back(o.floats);
@@ -203,7 +203,7 @@ TEST(FastHostKernels, LayerNormBackwardMayWriteItsInputGradientOverTheOutputGrad
       G{gamma.data(), DType::kF32, &row}, DG{dg.data(), DType::kF32, &row},
       DB{db.data(), DType::kF32, &row};
   PlanKernel kernel = dlc_test::makeKernel("layer_norm_backward", {}, {}, {{"epsilon", 1e-5}});
-  ASSERT_TRUE(fastKernels().at("layer_norm_backward")(
+  ASSERT_TRUE(fastKernels().at(OpId::kLayerNormBackward)(
                   KernelContext(kernel, {DY, X, G}, {DY, DG, DB}, 0))
                   .isOk());
   EXPECT_EQ(dy, expected[0]);

@@ -66,8 +66,8 @@ public:
     TensorRef loss{&r.loss, DType::kF32, &p.buffers[loss_].shape};
     TensorRef dl{&dloss, DType::kF32, &p.buffers[loss_].shape};
     TensorRef G{r.grad.data(), DType::kF32, &p.buffers[grad_].shape};
-    r.forward = registry.at("softmax_cross_entropy")(KernelContext(p.kernels[0], {L, Y}, {loss}, 0));
-    r.backward = registry.at("softmax_cross_entropy_backward")(
+    r.forward = registry.at(OpId::kSoftmaxCrossEntropy)(KernelContext(p.kernels[0], {L, Y}, {loss}, 0));
+    r.backward = registry.at(OpId::kSoftmaxCrossEntropyBackward)(
         KernelContext(p.kernels[1], {dl, L, Y}, {G}, 0));
     return r;
   }

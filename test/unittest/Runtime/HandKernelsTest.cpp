@@ -183,7 +183,7 @@ std::vector<std::vector<float>> reference(const Case &c, Values v) {
   // Rank r's masks: the CPU's dropout takes the rank from its communicator.
   auto group = createThreadRankGroup(static_cast<int>(c.rank) + 1);
   cpu::KernelContext context(k, in, out, c.step, group[c.rank].get());
-  Status status = cpu::cpuKernels().at(k.op)(context);
+  Status status = cpu::cpuKernels().at(k.id)(context);
   EXPECT_TRUE(status.isOk()) << c.label << ": " << status.toString();
   for (int32_t id : k.outputs)
     for (float &x : v.f[id])

@@ -510,7 +510,7 @@ TEST(LaunchPaths, DgeluWithTheBiasGradientIsOneEpilogue) {
   EXPECT_EQ(device[0].path, DevicePath::kCublasLt);
 
   // ReLU's gradient has no epilogue without the forward's bitmask.
-  b.plan.kernels[1].op = "relu_backward";
+  b.plan.kernels[1].setOp(OpId::kReluBackward);
   auto relu = gemmEpilogueFor(b.plan, planLaunches(b.plan)[0]);
   ASSERT_FALSE(relu.isOk());
   EXPECT_NE(relu.status().message().find("bitmask"), std::string::npos);

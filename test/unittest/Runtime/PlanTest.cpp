@@ -41,7 +41,7 @@ Plan samplePlan() {
   plan.buffers.back().data = std::string("\0\0\0\x3f", 4); // 0.5f
   plan.arenaBytes = 6400;
   PlanKernel conv;
-  conv.op = "conv2d";
+  conv.setOp(OpId::kConv2d);
   conv.inputs = {0, 1};
   conv.outputs = {2};
   conv.attrs["padding"] = std::vector<int64_t>{1, 1};
@@ -51,7 +51,7 @@ Plan samplePlan() {
   conv.opClass = OpClass::kContraction;
   conv.fusionKind = FusionKind::kConvBiasAct;
   PlanKernel relu;
-  relu.op = "relu";
+  relu.setOp(OpId::kRelu);
   relu.opClass = OpClass::kElementwise;
   relu.inputs = {2};
   relu.outputs = {3};
@@ -79,6 +79,9 @@ TEST(PlanFile, RoundTripKeepsEveryField) {
   EXPECT_EQ(back->buffers[3].offset, 4096);
   ASSERT_EQ(back->kernels.size(), 2u);
   const PlanKernel &conv = back->kernels[0];
+  EXPECT_EQ(conv.id, OpId::kConv2d);
+  EXPECT_EQ(conv.op, "conv2d"); // derived from the id at load
+  EXPECT_EQ(back->kernels[1].id, OpId::kRelu);
   EXPECT_EQ(conv.inputs, (std::vector<int32_t>{0, 1}));
   EXPECT_EQ(std::get<std::vector<int64_t>>(conv.attrs.at("padding")),
             (std::vector<int64_t>{1, 1}));
@@ -127,6 +130,18 @@ TEST(PlanFile, OtherVersionIsRefusedWithBothVersions) {
                 ": compile the model again with this dlc");
 }
 
+/// Version 2 named ops by string; this runtime names them by OpId.
+TEST(PlanFile, VersionTwoIsRefusedWithBothVersions) {
+  ASSERT_EQ(kPlanFormatVersion, 3u);
+  std::string bytes = serializePlan(samplePlan());
+  uint32_t two = 2;
+  std::memcpy(&bytes[8], &two, sizeof(two));
+  auto back = deserializePlan(bytes, "v2.plan");
+  ASSERT_FALSE(back.isOk());
+  EXPECT_EQ(back.status().message(), "v2.plan: plan format version 2, this runtime reads "
+                                     "version 3: compile the model again with this dlc");
+}
+
 TEST(PlanFile, EveryTruncationIsRefused) {
   std::string bytes = serializePlan(samplePlan());
   for (size_t cut = 0; cut < bytes.size(); ++cut) {
@@ -170,6 +185,55 @@ size_t findWords(const std::string &bytes, std::vector<int64_t> words) {
   std::string needle(words.size() * 8, '\0');
   std::memcpy(needle.data(), words.data(), needle.size());
   return bytes.find(needle);
+}
+
+/// A plan compiled by a dlc with another op set: its OpIds may mean other
+/// ops, so it is refused before any kernel is read.
+TEST(PlanFile, AnotherOpTableIsRefused) {
+  std::string bytes = serializePlan(samplePlan());
+  constexpr size_t kPayload = 20; // the fingerprint opens the payload
+  uint64_t fingerprint;
+  std::memcpy(&fingerprint, &bytes[kPayload], 8);
+  ASSERT_EQ(fingerprint, opTableFingerprint());
+  uint64_t other = fingerprint ^ 1;
+  std::memcpy(&bytes[kPayload], &other, 8);
+  resealPlan(bytes);
+  auto back = deserializePlan(bytes, "other.plan");
+  ASSERT_FALSE(back.isOk());
+  EXPECT_EQ(back.status().code(), StatusCode::kInvalidArgument);
+  const std::string &message = back.status().message();
+  EXPECT_EQ(message.rfind("other.plan: the plan was compiled for another set of ops (", 0), 0u)
+      << message;
+  EXPECT_NE(message.find("compile the model again with this dlc"), std::string::npos) << message;
+
+  // The same table with one op more or fewer is another table too.
+  bytes = serializePlan(samplePlan());
+  uint64_t count = kNumOps + 1;
+  std::memcpy(&bytes[kPayload + 8], &count, 8);
+  resealPlan(bytes);
+  back = deserializePlan(bytes, "other.plan");
+  ASSERT_FALSE(back.isOk());
+  EXPECT_NE(back.status().message().find(std::to_string(kNumOps + 1) + " ops"),
+            std::string::npos)
+      << back.status().message();
+}
+
+TEST(PlanFile, OpIdPastTheTableIsCorrupt) {
+  std::string bytes = serializePlan(samplePlan());
+  // relu's id, just before its inputs [2] and outputs [3].
+  size_t ids = findWords(bytes, {1, 2, 1, 3});
+  ASSERT_NE(ids, std::string::npos);
+  uint16_t relu;
+  std::memcpy(&relu, &bytes[ids - 2], 2);
+  ASSERT_EQ(relu, static_cast<uint16_t>(OpId::kRelu));
+  uint16_t past = static_cast<uint16_t>(kNumOps);
+  std::memcpy(&bytes[ids - 2], &past, 2);
+  resealPlan(bytes);
+  auto back = deserializePlan(bytes, "crafted.plan");
+  ASSERT_FALSE(back.isOk());
+  EXPECT_EQ(back.status().message(), "crafted.plan: corrupt plan file: kernel #1 has op id " +
+                                         std::to_string(kNumOps) + " of " +
+                                         std::to_string(kNumOps));
 }
 
 TEST(PlanFile, SizesThatWrapAreRefusedAtLoad) {
@@ -269,6 +333,42 @@ TEST(PlanValidation, KernelNamingAMissingBuffer) {
   EXPECT_NE(status.message().find("kernel #1 (relu) names buffer #9 of 5"),
             std::string::npos)
       << status.toString();
+}
+
+/// A kernel whose name is not its id's (one set without setOp) would run
+/// one op where reports name another.
+TEST(PlanValidation, NameThatIsNotTheIdsIsRefused) {
+  Plan plan = samplePlan();
+  plan.kernels[1].op = "tanh";
+  EXPECT_EQ(validatePlan(plan).message(),
+            "kernel #1 is named 'tanh' but its op id is " +
+                std::to_string(static_cast<int>(OpId::kRelu)) + " ('relu'): set both with setOp");
+  plan.kernels[1].setOp(OpId::kTanh);
+  EXPECT_TRUE(validatePlan(plan).isOk());
+  PlanKernel unset; // neither set
+  plan.kernels.push_back(unset);
+  EXPECT_NE(validatePlan(plan).message().find("kernel #2 is named ''"), std::string::npos);
+}
+
+/// The generated op list: sorted, every name parses back to its id, and
+/// the fingerprint is of the names in that order.
+TEST(OpIds, NamesParseBackInOrder) {
+  ASSERT_GT(kNumOps, 50u);
+  for (size_t i = 0; i < kNumOps; ++i) {
+    OpId id = static_cast<OpId>(i);
+    EXPECT_EQ(parseOpId(opName(id)), id) << opName(id);
+    if (i > 0)
+      EXPECT_LT(opName(static_cast<OpId>(i - 1)), opName(id));
+  }
+  EXPECT_EQ(opName(OpId::kConv2dBackwardFilter), "conv2d_backward_filter");
+  EXPECT_EQ(opClassOf(OpId::kConv2d), OpClass::kContraction);
+  EXPECT_EQ(parseOpId("conv3d"), std::nullopt);
+  EXPECT_EQ(opName(static_cast<OpId>(kNumOps)), "");
+  uint64_t hash = 14695981039346656037ull; // FNV-1a's offset basis
+  for (size_t i = 0; i < kNumOps; ++i)
+    for (char c : std::string(opName(static_cast<OpId>(i))) + "\n")
+      hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  EXPECT_EQ(opTableFingerprint(), hash);
 }
 
 TEST(PlanValidation, ConstantWithoutItsBytes) {

@@ -5,57 +5,32 @@
 
 #include "dlc/runtime/Plan.h"
 
-#include <map>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace dlc_test {
 
-/// The class of an op in plans these tests build by hand, as the train
-/// dialect's ODS gives it (the compiler writes it into real plans);
-/// OpCatalogTest checks every row against the dialect.
-inline const std::map<std::string, dlc::rt::OpClass> &testOpClasses() {
-  using dlc::rt::OpClass;
-  static const std::map<std::string, OpClass> classes = {
-      {"relu", OpClass::kElementwise}, {"tanh", OpClass::kElementwise},
-      {"sigmoid", OpClass::kElementwise}, {"gelu", OpClass::kElementwise},
-      {"silu", OpClass::kElementwise}, {"silu_backward", OpClass::kElementwise},
-      {"relu6", OpClass::kElementwise}, {"relu6_backward", OpClass::kElementwise},
-      {"hardswish", OpClass::kElementwise}, {"hardswish_backward", OpClass::kElementwise},
-      {"hardsigmoid", OpClass::kElementwise}, {"hardsigmoid_backward", OpClass::kElementwise},
-      {"scale", OpClass::kElementwise}, {"add", OpClass::kElementwise},
-      {"sub", OpClass::kElementwise}, {"mul", OpClass::kElementwise},
-      {"div", OpClass::kElementwise}, {"cast", OpClass::kElementwise},
-      {"relu_backward", OpClass::kElementwise}, {"tanh_backward", OpClass::kElementwise},
-      {"sigmoid_backward", OpClass::kElementwise}, {"gelu_backward", OpClass::kElementwise},
-      {"dropout", OpClass::kRandom},
-      {"broadcast_to", OpClass::kDataMovement}, {"transpose", OpClass::kDataMovement},
-      {"slice", OpClass::kDataMovement}, {"slice_backward", OpClass::kDataMovement},
-      {"concat", OpClass::kDataMovement},
-      {"reduce_sum", OpClass::kReduction}, {"reduce_mean", OpClass::kReduction},
-      {"reduce_max", OpClass::kReduction}, {"sum_to_shape", OpClass::kReduction},
-      {"global_avg_pool", OpClass::kReduction},
-      {"softmax", OpClass::kRowNormalization}, {"softmax_backward", OpClass::kRowNormalization},
-      {"layer_norm", OpClass::kRowNormalization},
-      {"layer_norm_backward", OpClass::kRowNormalization},
-      {"batch_norm", OpClass::kBatchNormalization},
-      {"batch_norm_backward", OpClass::kBatchNormalization},
-      {"conv2d", OpClass::kContraction}, {"conv2d_backward_data", OpClass::kContraction},
-      {"conv2d_backward_filter", OpClass::kContraction}, {"matmul", OpClass::kContraction},
-      {"linear", OpClass::kContraction},
-      {"sgd_update", OpClass::kOptimizer}, {"adamw_update", OpClass::kOptimizer},
-      {"all_reduce", OpClass::kCollective},
-  };
-  return classes;
+/// The OpId of an op these tests name; a name that is no op fails the test
+/// program at once, rather than a kernel that runs another op.
+inline dlc::rt::OpId testOpId(const std::string &op) {
+  std::optional<dlc::rt::OpId> id = dlc::rt::parseOpId(op);
+  if (!id) {
+    std::fprintf(stderr, "test plan: '%s' is no train op (dlc/runtime/OpList.inc)\n",
+                 op.c_str());
+    std::abort();
+  }
+  return *id;
 }
 
-/// kOpaque for the ops above not listed (pooling, losses, embeddings, ...).
+/// The class ODS gives the op (the compiler writes it into real plans).
 inline dlc::rt::OpClass testOpClass(const std::string &op) {
-  auto it = testOpClasses().find(op);
-  return it == testOpClasses().end() ? dlc::rt::OpClass::kOpaque : it->second;
+  return dlc::rt::opClassOf(testOpId(op));
 }
 
-/// A kernel of a hand-built plan, with its op's class. A "fusion.kind"
+/// A kernel of a hand-built plan, with its op's id and class. A "fusion.kind"
 /// attribute, spelled as the IR spells kinds, becomes the kernel's
 /// fusionKind, as the lowering to the plan does.
 inline dlc::rt::PlanKernel makeKernel(const std::string &op, std::vector<int32_t> in,
@@ -65,8 +40,14 @@ inline dlc::rt::PlanKernel makeKernel(const std::string &op, std::vector<int32_t
     kind = dlc::rt::parseFusionKind(std::get<std::string>(it->second)).value();
     attrs.erase(it);
   }
-  return dlc::rt::PlanKernel{op,           std::move(in),     std::move(out),
-                             std::move(attrs), testOpClass(op), kind};
+  dlc::rt::PlanKernel kernel;
+  kernel.setOp(testOpId(op));
+  kernel.inputs = std::move(in);
+  kernel.outputs = std::move(out);
+  kernel.attrs = std::move(attrs);
+  kernel.opClass = testOpClass(op);
+  kernel.fusionKind = kind;
+  return kernel;
 }
 
 /// Appends a buffer to `plan` at the next 256-byte boundary of its arena (as

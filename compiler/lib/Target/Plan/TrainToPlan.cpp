@@ -206,7 +206,11 @@ LogicalResult PlanBuilder::addKernel(Operation *op) {
 
   int64_t index = static_cast<int64_t>(plan->kernels.size());
   rt::PlanKernel kernel;
-  kernel.op = opName.str();
+  std::optional<rt::OpId> id = rt::parseOpId(opName);
+  if (!id)
+    return op->emitOpError() << "has no op id (dlc/runtime/OpList.inc, generated from "
+                                "ODS): the runtime cannot tell which op to run";
+  kernel.setOp(*id);
   std::optional<rt::OpClass> opClass = train::getOpClass(op);
   if (!opClass)
     return op->emitOpError() << "has no op class (Train_OpClass in ODS): the runtime "
@@ -342,7 +346,7 @@ LogicalResult PlanBuilder::assignOffsets(PlanStats *stats) {
   // collective still reads or writes.
   for (int64_t k = 0; k < static_cast<int64_t>(plan->kernels.size()); ++k) {
     const rt::PlanKernel &reduce = plan->kernels[k];
-    if (reduce.op != "all_reduce")
+    if (reduce.id != rt::OpId::kAllReduce)
       continue;
     llvm::SmallDenseSet<int32_t> results;
     for (int32_t id : reduce.outputs)

@@ -8,8 +8,10 @@
 // File layout (little-endian):
 //   magic "DLCPLAN\n" | u32 format version | u64 payload bytes | payload |
 //   u64 FNV-1a hash of the payload
-// A file of another version, a truncated file and a corrupt file are each
-// refused with a message that says which.
+// The payload opens with the op table's fingerprint (Ops.h) and names each
+// kernel's op by its OpId. A file of another version, one compiled for
+// another op set, a truncated file and a corrupt file are each refused with
+// a message that says which.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +19,7 @@
 #define DLC_RUNTIME_PLAN_H
 
 #include "dlc/runtime/OpKinds.h"
+#include "dlc/runtime/Ops.h"
 #include "dlc/runtime/Status.h"
 
 #include <cstdint>
@@ -29,7 +32,8 @@
 namespace dlc::rt {
 
 /// Bumped whenever the payload layout changes; readers refuse other versions.
-constexpr uint32_t kPlanFormatVersion = 2;
+/// 3: kernels name their op by OpId, and the payload records the op table.
+constexpr uint32_t kPlanFormatVersion = 3;
 
 enum class DType : uint8_t { kF32, kF16, kBF16, kI32, kI64 };
 int64_t dtypeBytes(DType dtype);
@@ -81,13 +85,28 @@ struct PlanBuffer {
 
 
 struct PlanKernel {
-  std::string op; // the train op it runs, e.g. "conv2d_backward_filter"
+  /// The train op it runs, e.g. OpId::kConv2dBackwardFilter. Set it with
+  /// setOp, which keeps `op` in step. The default, train.constant, is no
+  /// kernel's op (constants are buffers): a kernel left unset has no CPU
+  /// kernel and fails validatePlan.
+  OpId id = OpId::kConstant;
+  /// The op's name, opName(id), e.g. "conv2d_backward_filter": for messages,
+  /// and for the code that still compares names while issue #33 moves it to
+  /// `id`. The plan file carries `id` alone; reading one derives this, and
+  /// validatePlan refuses a kernel whose name is not its id's.
+  std::string op;
   std::vector<int32_t> inputs;  // buffer indices
   std::vector<int32_t> outputs; // buffer indices
   PlanAttrs attrs;
   OpClass opClass = OpClass::kOpaque;
   /// The pattern of the fused group it belongs to ("fusion.group"), or kNone.
   FusionKind fusionKind = FusionKind::kNone;
+
+  /// Sets the op: `id` and its name `op`.
+  void setOp(OpId newId) {
+    id = newId;
+    op = std::string(opName(newId));
+  }
 
   /// Typed attributes: the value, or `fallback` when the attribute is absent
   /// or of another type.

@@ -85,14 +85,14 @@ TEST(TrainToPlan, SmallConvNetReusesMemory) {
   EXPECT_LT(plan->arenaBytes * 10, stats.totalBufferBytes * 7)
       << plan->arenaBytes << " of " << stats.totalBufferBytes;
   EXPECT_GE(plan->arenaBytes, stats.lowerBoundBytes);
-  std::set<std::string> ops;
+  std::set<rt::OpId> ops;
   for (const rt::PlanKernel &k : plan->kernels)
-    ops.insert(k.op);
-  for (const char *op : {"conv2d", "batch_norm", "conv2d_backward_data",
-                         "conv2d_backward_filter", "batch_norm_backward",
-                         "max_pool2d_backward", "sgd_update"})
-    EXPECT_TRUE(ops.count(op)) << op;
-  EXPECT_FALSE(ops.count("reshape")) << "reshapes are views, not kernels";
+    ops.insert(k.id);
+  for (rt::OpId op : {rt::OpId::kConv2d, rt::OpId::kBatchNorm, rt::OpId::kConv2dBackwardData,
+                      rt::OpId::kConv2dBackwardFilter, rt::OpId::kBatchNormBackward,
+                      rt::OpId::kMaxPool2dBackward, rt::OpId::kSgdUpdate})
+    EXPECT_TRUE(ops.count(op)) << rt::opName(op);
+  EXPECT_FALSE(ops.count(rt::OpId::kReshape)) << "reshapes are views, not kernels";
 }
 
 TEST(TrainToPlan, UpdatesAreWrittenInPlace) {
@@ -100,7 +100,7 @@ TEST(TrainToPlan, UpdatesAreWrittenInPlace) {
   auto plan = compileModel(context.get(), "mlp", 4, nullptr);
   ASSERT_TRUE(succeeded(plan));
   for (const rt::PlanKernel &k : plan->kernels) {
-    if (k.op != "sgd_update")
+    if (k.id != rt::OpId::kSgdUpdate)
       continue;
     // new_param shares the parameter's storage, the new momentum buffer the
     // old one's.
@@ -127,7 +127,16 @@ TEST(TrainToPlan, EveryModelLowersAndRoundTripsThroughAFile) {
     expectNoLiveOverlap(*plan);
     auto back = rt::deserializePlan(rt::serializePlan(*plan), model);
     ASSERT_TRUE(back.isOk()) << back.status().toString();
-    EXPECT_EQ(back->kernels.size(), plan->kernels.size());
+    ASSERT_EQ(back->kernels.size(), plan->kernels.size());
+    // Each kernel's op: the id the compiler wrote, the class beside it,
+    // and the name the id gives back at load.
+    for (size_t k = 0; k < plan->kernels.size(); ++k) {
+      const rt::PlanKernel &before = plan->kernels[k], &after = back->kernels[k];
+      EXPECT_EQ(after.id, before.id) << model << " #" << k;
+      EXPECT_EQ(after.op, before.op) << model << " #" << k;
+      EXPECT_EQ(after.op, rt::opName(after.id)) << model << " #" << k;
+      EXPECT_EQ(after.opClass, rt::opClassOf(after.id)) << model << " #" << k << " " << after.op;
+    }
   }
 }
 
@@ -143,7 +152,7 @@ TEST(TrainToPlan, AllReducesKeepTheirBytesUntilTheirFirstReader) {
   std::vector<int64_t> waitAt = rt::allReduceWaitPoints(*plan);
   int64_t reduces = 0, overlapped = 0;
   for (size_t k = 0; k < plan->kernels.size(); ++k) {
-    if (plan->kernels[k].op != "all_reduce")
+    if (plan->kernels[k].id != rt::OpId::kAllReduce)
       continue;
     ++reduces;
     std::set<int32_t> results(plan->kernels[k].outputs.begin(),

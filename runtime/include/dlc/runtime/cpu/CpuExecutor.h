@@ -56,7 +56,7 @@ public:
   size_t numOutputs() const { return outputs.size(); }
   /// The training step being run, from 0.
   int64_t step() const { return stepIndex; }
-  const std::string &op() const { return kernel_.op; }
+  OpId op() const { return kernel_.id; }
   /// The plan's kernel: its typed attributes (`kernel().intAttr("axis", 0)`).
   const PlanKernel &kernel() const { return kernel_; }
   /// This rank's handle on its data-parallel group; null on one rank (and
@@ -84,7 +84,7 @@ private:
 };
 
 using KernelFn = std::function<Status(const KernelContext &)>;
-using KernelRegistry = std::map<std::string, KernelFn>;
+using KernelRegistry = std::map<OpId, KernelFn>;
 
 /// fp16 / bf16 buffers, which kernels see widened to float.
 bool isHalf(DType dtype);
@@ -93,7 +93,7 @@ bool isHalf(DType dtype);
 void widenToFloat(const void *from, DType dtype, float *to, int64_t n);
 void roundFromFloat(const float *from, DType dtype, void *to, int64_t n);
 
-/// Every CPU kernel, by plan op name.
+/// Every CPU kernel, by op.
 const KernelRegistry &cpuKernels();
 
 /// What --backend cpu runs instead of cpuKernels() where it has the op:
@@ -114,13 +114,13 @@ public:
     /// covers runs as one compiled host kernel, all its plan kernels at
     /// once, on cpuThreadCount() threads; the others run one by one.
     bool generatedLaunches = false;
-    /// Kernels by op name that take precedence over cpuKernels() for the
+    /// Kernels by op that take precedence over cpuKernels() for the
     /// kernels run one by one (a vendor library's); null: none.
     const KernelRegistry *libraryKernels = nullptr;
     /// Ops of libraryKernels that take bf16 operands and results as they
     /// are (oneDNN's, where the CPU computes bf16); null: none. Every other
     /// kernel sees half-precision buffers widened to float.
-    const std::set<std::string> *nativeBf16Ops = nullptr;
+    const std::set<OpId> *nativeBf16Ops = nullptr;
     /// Where the fast mode keeps its compiled kernels ("" is no cache).
     std::string kernelCacheDir;
     /// The fast mode's threads; 0 is cpuThreadCount(). Results are the same

@@ -31,7 +31,7 @@ bool dnnlAvailable();
 /// "oneDNN 2.6.3, OpenMP, 2 threads, ISA avx2", or why there is none.
 std::string dnnlDescription();
 
-/// The oneDNN kernels by plan op name; empty without oneDNN. A kernel
+/// The oneDNN kernels by op; empty without oneDNN. A kernel
 /// whose configuration oneDNN cannot run as the reference defines it (see
 /// DnnlPool.cpp) runs the reference kernel instead.
 const KernelRegistry &dnnlKernels();
@@ -42,7 +42,7 @@ const KernelRegistry &dnnlKernels();
 /// which DNNL_MAX_CPU_ISA caps); empty elsewhere, where the executor widens
 /// bf16 to float. bf16 products are summed in float, as PyTorch's CPU
 /// autocast does.
-const std::set<std::string> &dnnlNativeBf16Ops();
+const std::set<OpId> &dnnlNativeBf16Ops();
 
 /// Calls of dnnlKernels() so far that ran the reference kernel instead.
 int64_t dnnlReferenceCalls();
