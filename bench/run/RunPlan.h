@@ -39,6 +39,9 @@ struct RunOptions {
   /// --no-overlap: each all-reduce in its place, not alongside the rest of
   /// the backward pass.
   bool noOverlap = false;
+  /// Whether a long run off the CUDA backend points at dlc-bench's
+  /// --predict, with its prediction (announceRun).
+  bool pointToPredict = false;
   /// Starts the progress line on a terminal ("[2/6] resnet50 amp xla: "),
   /// "" for none.
   std::string progressLabel;

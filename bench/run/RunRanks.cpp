@@ -144,7 +144,7 @@ rt::Status RankRun::run() {
   last.assign(ranks, 0);
   trajectory.assign(local, {});
   result.lossEvery = o.lossEvery;
-  Progress progress(o); // rank 0's steps
+  Progress progress(o, stepSecondsAtLeast(plan, o, ranks)); // rank 0's steps
   HostBusy busy;        // this process's
   for (int64_t repeat = 0; repeat < o.repeats; ++repeat)
     DLC_RETURN_IF_ERROR(runRepeat(repeat, progress, busy));
@@ -347,6 +347,8 @@ rt::Status RankRun::runRepeat(int64_t repeat, Progress &progress, HostBusy &busy
             o.inputsIn.empty() ? "" : o.inputsIn + "/rank" + std::to_string(r));
         !s.isOk())
       return s;
+    if (r == 0)
+      progress.phase(repeat, /*warmup=*/true, o.warmup);
     for (int64_t step = 0; step < o.warmup; ++step) {
       if (rt::Status s = exec.step(); !s.isOk())
         return s;
@@ -362,6 +364,8 @@ rt::Status RankRun::runRepeat(int64_t repeat, Progress &progress, HostBusy &busy
   if (process)
     if (auto ready = gather({0.0f}); !ready.isOk())
       return ready.status();
+  if (mine[0] == 0)
+    progress.phase(repeat, /*warmup=*/false, o.steps);
   for (auto &monitor : monitors)
     monitor->start();
   if (profileGpu)

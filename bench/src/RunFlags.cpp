@@ -270,6 +270,7 @@ RunOptions RunFlags::runOptions() const {
   o.noOverlap = noOverlap;
   o.tf32 = tf32;
   o.gpuName = gpuName;
+  o.pointToPredict = true;
   return o;
 }
 
