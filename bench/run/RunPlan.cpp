@@ -48,7 +48,8 @@ rt::Status readyBackend(const rt::Plan &plan, const RunOptions &o, int64_t ranks
 }
 } // namespace
 
-void describePlan(const rt::Plan &plan, const std::string &backend, Result &result) {
+void describePlan(const rt::Plan &plan, const std::string &backend, bool gpuFigures,
+                  Result &result) {
   result.model = plan.model;
   result.backend = backend;
   result.precision = plan.precision;
@@ -89,13 +90,15 @@ void describePlan(const rt::Plan &plan, const std::string &backend, Result &resu
   result.forwardMacsPerSample = summary.forwardMacs / std::max<int64_t>(plan.batch, 1);
   result.trainFlopsPerStep = 2 * summary.stepMacs;
   result.kernelsPerStep = summary.launches;
-  result.deviceLaunches = deviceLaunchCount(plan);
   result.memoryBytesPerStep = summary.memoryBytes;
   result.fusedGroups = summary.groupsByKind;
   result.kernelsByKind = summary.launchesByKind;
+  if (backend != "cuda" && !gpuFigures)
+    return;
   // The CUDA backend's routing needs no GPU: compile-only runs report it.
+  std::vector<rt::cuda::DeviceLaunch> device = rt::cuda::planDeviceLaunches(plan);
+  result.deviceLaunches = static_cast<int64_t>(device.size());
   if (backend == "cuda") {
-    std::vector<rt::cuda::DeviceLaunch> device = rt::cuda::planDeviceLaunches(plan);
     result.launchesByPath = rt::cuda::countByPath(device);
     result.deviceMemoryBytesPerStep = rt::cuda::deviceMemoryBytes(plan, device);
   }
@@ -166,6 +169,7 @@ rt::Status RepeatRun::createExecutor() {
     s.gpu = created->get();
     s.executor = std::move(*created);
     result.launchesByPath = s.executor->launchesByPath();
+    result.launchesPerStep = static_cast<int64_t>(s.gpu->launchPaths().size());
     result.device = s.gpu->deviceName();
     result.tf32 = s.gpu->options().allowTf32;
     auto monitor = rt::NvmlMonitor::open(s.gpu->pciBusId());
@@ -177,6 +181,7 @@ rt::Status RepeatRun::createExecutor() {
     auto created = rt::cpu::CpuExecutor::create(plan, cpuExecutorOptions(o.backend));
     if (!created.isOk())
       return failure(created.status().toString());
+    result.launchesPerStep = (*created)->launchesPerStep();
     s.executor = std::move(*created);
   }
   rt::Executor &exec = *s.executor;

@@ -196,6 +196,7 @@ rt::Status RankRun::createCudaRanks() {
   for (int i = 0; i < local; ++i)
     gpus[i]->setCommunicator(ncclGroup[i].get());
   result.launchesByPath = execs[0]->launchesByPath();
+  result.launchesPerStep = static_cast<int64_t>(gpus[0]->launchPaths().size());
   result.device = gpus[0]->deviceName() + " x " + std::to_string(ranks);
   result.tf32 = gpus[0]->options().allowTf32;
   openMonitors();
@@ -280,6 +281,7 @@ rt::Status RankRun::createCpuRanks() {
       return failure(created.status().toString());
     (*created)->setCommunicator(process ? process : threadGroup[i].get());
     (*created)->setOverlapAllReduce(!o.noOverlap && !o.profile);
+    result.launchesPerStep = (*created)->launchesPerStep(); // every rank's alike
     execs.push_back(std::move(*created));
   }
   return rt::Status::ok();

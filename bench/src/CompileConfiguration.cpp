@@ -189,7 +189,10 @@ int compileConfiguration(const Configuration &c, const RunFlags &flags, bool fro
   // The plan's own description (its model, precision, strategy, batch,
   // optimizer, counts), then what only the compiler knows.
   result.optimizer = optimizerFlag();
-  describePlan(plan, flags.backend, result);
+  // The CUDA backend's launch count is a GPU figure: a CPU run routes the
+  // plan for it only when --gpu or --debug-dir's routing.txt asks for one.
+  describePlan(plan, flags.backend, !flags.gpuName.empty() || !flags.debugDir.empty(),
+               result);
   result.compileMs = compileMs;
   result.totalBufferBytes = stats.totalBufferBytes;
   result.lowerBoundBytes = stats.lowerBoundBytes;
