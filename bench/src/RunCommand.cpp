@@ -57,7 +57,6 @@ namespace {
 /// result's status says where.
 constexpr int kInterrupted = -1;
 
-
 /// Checks the flags that concern the sweep as a whole and makes it: every
 /// combination, model slowest, then precision, then fusion, then layout,
 /// then batch, then GPUs. A non-zero exit code after an error.
@@ -249,7 +248,6 @@ int runConfiguration(const RunFlags &flags, const rt::Plan &plan,
 }
 
 } // namespace
-
 
 int runBench(int argc, char **argv, const char *overview) {
   mlir::dlc::registerAllPasses();
