@@ -98,11 +98,11 @@ void announceRun(const rt::Plan &plan, const RunOptions &o, int64_t ranks) {
 void sayPhase(const RunOptions &o, double stepSeconds, const std::string &phase) {
   if (!runShowsPhases(stepSeconds))
     return;
-  // On a terminal the progress line that follows takes its place.
-  if (isatty(STDERR_FILENO))
-    std::cerr << "\r\033[K" << o.progressLabel << phase << std::flush;
-  else
-    std::cerr << "dlc: " + o.progressLabel + phase + "\n" << std::flush;
+  // A line of its own on a terminal too: an error before the first step
+  // must not land on it.
+  std::cerr << (isatty(STDERR_FILENO) ? "\r\033[K" : "") + ("dlc: " + o.progressLabel + phase) +
+                   "\n"
+            << std::flush;
 }
 
 Progress::Progress(const RunOptions &o, double stepSeconds)

@@ -111,7 +111,7 @@ bool runShowsPhases(double stepSeconds);
 void announceRun(const rt::Plan &plan, const RunOptions &o, int64_t ranks);
 
 /// One line saying the run enters `phase` ("compiling the host kernels"),
-/// when runShowsPhases; on a terminal the progress line overwrites it.
+/// when runShowsPhases.
 void sayPhase(const RunOptions &o, double stepSeconds, const std::string &phase);
 
 /// What a run is about to do, and how far it is: rank 0 only.
