@@ -37,7 +37,8 @@ MODELS = list(DLC_PARAMETERS)
 # Fields of the dlc-bench/1 schema that come from dlc's compiled plan (counts,
 # bytes, FLOPs and what is derived from them: TFLOP/s, the peak behind MFU);
 # a peer has no plan, so it writes null, not a made-up zero.
-PLAN_FIELDS = ["kernels_per_step", "device_launches", "memory_bytes_per_step", "fused_groups",
+PLAN_FIELDS = ["kernels_per_step", "device_launches", "launches_per_step",
+               "memory_bytes_per_step", "fused_groups",
                "kernels_by_kind", "achieved_tflops", "peak_tflops", "mfu", "peak_name",
                "forward_macs_per_sample", "train_flops_per_step",
                "peak_arena_bytes", "total_buffer_bytes",

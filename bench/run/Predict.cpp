@@ -2,6 +2,10 @@
 
 #include "Predict.h"
 
+#include "ProfileCheck.h"
+
+#include "dlc/runtime/PlanSummary.h"
+
 #include <algorithm>
 #include <iomanip>
 #include <map>
@@ -40,6 +44,22 @@ double computeSum(const std::vector<rp::SimLaunch> &launches) {
   return sum;
 }
 
+/// The data-parallel step of `in` on `in.gpus` of `o.gpu`, its compute
+/// launches scaled by `scale`, into `cluster` and `timeline`.
+bool simulate(const PredictInput &in, const PredictOptions &o, double scale,
+              rp::Cluster &cluster, rp::StepTimeline &timeline,
+              std::vector<rp::SimLaunch> &launches, std::string &error) {
+  if (!makeCluster(*o.gpu, *o.network, in.gpus, o.gpusPerNode, cluster, error))
+    return false;
+  rp::SimOptions sim;
+  sim.overlap = o.overlap;
+  sim.algorithm = o.algorithm;
+  sim.rankSlowdown = 1 + o.rankVariation * rp::expectedMaxOfNormals(in.gpus);
+  launches = rp::simLaunches(in.launches, deviceSpecOf(*o.gpu), o.params, o.tf32, scale);
+  timeline = rp::simulateStep(launches, cluster, sim);
+  return true;
+}
+
 } // namespace
 
 bool predictSweep(const std::vector<PredictInput> &inputs, const PredictOptions &o,
@@ -65,14 +85,10 @@ bool predictSweep(const std::vector<PredictInput> &inputs, const PredictOptions 
       return false;
     }
     rp::Cluster cluster;
-    if (!makeCluster(*o.gpu, *o.network, in.gpus, o.gpusPerNode, cluster, error))
+    rp::StepTimeline timeline;
+    std::vector<rp::SimLaunch> launches;
+    if (!simulate(in, o, scales[key(in)], cluster, timeline, launches, error))
       return false;
-    rp::SimOptions sim;
-    sim.overlap = o.overlap;
-    sim.algorithm = o.algorithm;
-    sim.rankSlowdown = 1 + o.rankVariation * rp::expectedMaxOfNormals(in.gpus);
-    std::vector<rp::SimLaunch> launches =
-        rp::simLaunches(in.launches, device, o.params, o.tf32, scales[key(in)]);
     Prediction p;
     p.model = in.model;
     p.precision = in.precision;
@@ -81,7 +97,7 @@ bool predictSweep(const std::vector<PredictInput> &inputs, const PredictOptions 
     p.batch = in.batch;
     p.gpus = in.gpus;
     p.nodes = cluster.nodes;
-    p.timeline = rp::simulateStep(launches, cluster, sim);
+    p.timeline = std::move(timeline);
     p.stepMs = p.timeline.stepSeconds * 1e3;
     p.computeMs = p.timeline.computeSeconds * 1e3;
     p.commMs = p.timeline.commSeconds * 1e3;
@@ -322,6 +338,34 @@ void writePredictions(std::ostream &os, const std::vector<Prediction> &predictio
         os << "    " << std::setw(10) << fixed(l.ms, 3) << " ms  " << l.path << "  " << l.label
            << "\n";
     }
+}
+
+std::string predictedStepHint(const rt::Plan &plan) {
+  PredictOptions o;
+  o.gpu = findGpu(kDefaultPredictGpu);
+  o.network = findNetwork(kDefaultPredictNetwork);
+  if (!o.gpu || !o.network)
+    return "";
+  // As --predict reads it: the GPU's calibration where there is one.
+  if (std::string file = calibrationFileFor(o.gpu->name); !file.empty())
+    if (!rp::readCostParams(file, o.params).isOk())
+      return "";
+  PredictInput in;
+  in.gpus = rt::planRanks(plan);
+  in.launches = rp::planLaunchCosts(plan);
+  rp::Cluster cluster;
+  rp::StepTimeline timeline;
+  std::vector<rp::SimLaunch> launches;
+  std::string error;
+  if (!simulate(in, o, 1, cluster, timeline, launches, error) || timeline.stepSeconds <= 0)
+    return "";
+  double ms = timeline.stepSeconds * 1e3;
+  std::ostringstream os;
+  os << "--predict --gpu " << o.gpu->name << " answers for the GPU without one: a step of "
+     << std::fixed << std::setprecision(ms < 1 ? 3 : ms < 10 ? 2 : ms < 100 ? 1 : 0) << ms << " ms on "
+     << (in.gpus == 1 ? std::string("one ") : std::to_string(in.gpus) + " x ") << o.gpu->name
+     << ", predicted";
+  return os.str();
 }
 
 } // namespace dlc::bench

@@ -32,6 +32,12 @@ namespace dlc::bench {
 /// no datasheet gives.
 constexpr double kRankStepVariation = 0.06;
 
+/// The GPU and the interconnect a CPU run's hint predicts for
+/// (predictedStepHint): the one GPU whose cost model is fitted to measured
+/// runs (bench/calibration/h100.json), and --network's default.
+constexpr const char *kDefaultPredictGpu = "H100-SXM";
+constexpr const char *kDefaultPredictNetwork = "nvlink";
+
 /// One compiled configuration, as the cost model sees it.
 struct PredictInput {
   std::string model, precision, fusion, layout;
@@ -74,6 +80,13 @@ rt::perf::DeviceSpec deviceSpecOf(const GpuPeak &gpu);
 /// model, precision, fusion, layout and batch (which must be among them).
 bool predictSweep(const std::vector<PredictInput> &inputs, const PredictOptions &options,
                   std::vector<Prediction> &predictions, std::string &error);
+
+/// What a run without a GPU says to point at --predict: "--predict --gpu
+/// H100-SXM answers for the GPU without one: a step of 41.2 ms on 8 x
+/// H100-SXM, predicted", the plan routed as the CUDA backend would and its
+/// ranks simulated as --predict does on kDefaultPredictGpu; "" when the cost
+/// model cannot say.
+std::string predictedStepHint(const rt::Plan &plan);
 
 void writePredictions(std::ostream &os, const std::vector<Prediction> &predictions,
                       const PredictOptions &options, Format format);

@@ -95,8 +95,4 @@ std::vector<ProfileEntry> cudaProfile(const rt::Plan &plan,
   return entries;
 }
 
-int64_t deviceLaunchCount(const rt::Plan &plan) {
-  return static_cast<int64_t>(rt::cuda::planDeviceLaunches(plan).size());
-}
-
 } // namespace dlc::bench

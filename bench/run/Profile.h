@@ -49,10 +49,6 @@ std::vector<ProfileEntry> cudaProfile(const rt::Plan &plan,
                                       const std::vector<double> &msPerStep,
                                       const std::vector<double> &predictedMs = {});
 
-/// The device launches of `plan`: what runs after xla's input fusions and
-/// other groups the CUDA backend cannot run whole are split.
-int64_t deviceLaunchCount(const rt::Plan &plan);
-
 } // namespace dlc::bench
 
 #endif // DLC_BENCH_PROFILE_H

@@ -86,6 +86,8 @@ std::string mib(int64_t bytes) {
 std::string bytesOrNull(int64_t bytes) {
   return bytes < 0 ? "null" : std::to_string(bytes);
 }
+/// A count; a negative one was not taken.
+std::string countOrNull(int64_t count) { return bytesOrNull(count); }
 
 /// JSON number: finite values as is, others as null (a NaN loss is data).
 std::string num(double value) {
@@ -220,7 +222,8 @@ void writeJson(std::ostream &os, const Result &r) {
      << num(r.repeatResults.empty() ? NAN : r.repeatResults.front().lossLast) << "},\n"
      << "  \"loss_finite\": " << (lossFinite(r) ? "true" : "false") << ",\n"
      << "  \"kernels_per_step\": " << r.kernelsPerStep << ",\n"
-     << "  \"device_launches\": " << r.deviceLaunches << ",\n"
+     << "  \"device_launches\": " << countOrNull(r.deviceLaunches) << ",\n"
+     << "  \"launches_per_step\": " << countOrNull(r.launchesPerStep) << ",\n"
      << "  \"memory_bytes_per_step\": " << r.memoryBytesPerStep << ",\n"
      << "  \"all_reduces_per_step\": " << r.allReducesPerStep << ",\n"
      << "  \"all_reduce_bytes_per_step\": " << r.allReduceBytesPerStep << ",\n"
@@ -597,7 +600,7 @@ void writeCompileReport(std::ostream &os, const Result &r, Format format) {
       {"forward_gmacs_per_sample", fixed(r.forwardMacsPerSample / 1e9, 3)},
       {"train_gflops_per_step", fixed(r.trainFlopsPerStep / 1e9, 3)},
       {"kernels_per_step", std::to_string(r.kernelsPerStep)},
-      {"device_launches", std::to_string(r.deviceLaunches)},
+      {"device_launches", countOrNull(r.deviceLaunches)},
       {"memory_bytes_per_step", std::to_string(r.memoryBytesPerStep)},
       {"all_reduces_per_step", std::to_string(r.allReducesPerStep)},
       {"all_reduce_bytes_per_step", std::to_string(r.allReduceBytesPerStep)},

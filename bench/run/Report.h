@@ -119,8 +119,15 @@ struct Result {
   std::string json;
 
   /// The launches the CUDA backend makes of the plan (groups it cannot run
-  /// whole split), beside kernelsPerStep, the launches fusion left.
-  int64_t deviceLaunches = 0;
+  /// whole split), beside kernelsPerStep, the launches fusion left. A GPU
+  /// figure: routed only where one is asked for (describePlan); -1 (null)
+  /// otherwise.
+  int64_t deviceLaunches = -1;
+  /// The launches the backend that ran the step made per step: the CPU
+  /// executor's (a generated host launch once, every other kernel alone),
+  /// the CUDA backend's device launches; -1 (null) when none ran
+  /// (--compile-only).
+  int64_t launchesPerStep = -1;
   /// --profile: each launch's time, bytes and FLOPs (Profile.h).
   std::vector<ProfileEntry> profile;
   /// --loss-every N (0: not asked): the first repeat's loss after every

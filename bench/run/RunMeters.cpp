@@ -2,6 +2,8 @@
 
 #include "RunSteps.h"
 
+#include "Predict.h"
+
 #include "dlc/runtime/Collective.h"
 #include "dlc/runtime/PlanSummary.h"
 #include "dlc/runtime/cpu/Dnnl.h"
@@ -48,6 +50,19 @@ static double progressAfterSeconds() {
   return after && *after ? std::atof(after) : 2.0;
 }
 
+double stepSecondsAtLeast(const rt::Plan &plan, const RunOptions &o, int64_t ranks) {
+  if (o.backend != "cpu")
+    return 0;
+  double gflops = rt::cpu::dnnlGemmGflops();
+  double flops = 2.0 * static_cast<double>(rt::summarizePlan(plan).stepMacs) * ranks;
+  return gflops > 0 ? flops / (gflops * 1e9) : 0;
+}
+
+bool runShowsPhases(double stepSeconds) {
+  return rt::launchedRank() == 0 &&
+         (isatty(STDERR_FILENO) || stepSeconds >= progressAfterSeconds());
+}
+
 void announceRun(const rt::Plan &plan, const RunOptions &o, int64_t ranks) {
   if (rt::launchedRank() != 0)
     return;
@@ -57,30 +72,43 @@ void announceRun(const rt::Plan &plan, const RunOptions &o, int64_t ranks) {
        << (ranks > 1 && o.backend != "cuda" ? " (threads sharing this machine's cores)" : "")
        << ", batch " << plan.batch << (ranks > 1 ? " each" : "") << "; " << o.warmup
        << " warm-up and " << o.repeats << " x " << o.steps << " timed steps";
-  double step = 0;
-  if (o.backend == "cpu") {
+  double step = stepSecondsAtLeast(plan, o, ranks);
+  if (step > 0) {
     double gflops = rt::cpu::dnnlGemmGflops();
     double flops = 2.0 * static_cast<double>(rt::summarizePlan(plan).stepMacs) * ranks;
-    if (gflops > 0) {
-      step = flops / (gflops * 1e9);
-      what << "; a step at least " << durationText(step) << " (" << std::fixed
-           << std::setprecision(flops >= 1e12 ? 2 : 1)
-           << (flops >= 1e12 ? flops / 1e12 : flops / 1e9) << (flops >= 1e12 ? " TFLOP" : " GFLOP")
-           << " at the " << std::setprecision(0) << gflops
-           << " GFLOP/s of a oneDNN matrix product here), the run at least "
-           << durationText(step * o.repeats * (o.warmup + o.steps));
-    }
+    what << "; a step at least " << durationText(step) << " (" << std::fixed
+         << std::setprecision(flops >= 1e12 ? 2 : 1)
+         << (flops >= 1e12 ? flops / 1e12 : flops / 1e9) << (flops >= 1e12 ? " TFLOP" : " GFLOP")
+         << " at the " << std::setprecision(0) << gflops
+         << " GFLOP/s of a oneDNN matrix product here), the run at least "
+         << durationText(step * o.repeats * (o.warmup + o.steps));
   }
+  if (!runShowsPhases(step))
+    return;
+  // A long CPU run, or one standing in for several GPUs: the GPU's answer
+  // is seconds away.
+  if (o.pointToPredict && o.backend != "cuda" &&
+      (ranks > 1 || step >= progressAfterSeconds()))
+    if (std::string hint = predictedStepHint(plan); !hint.empty())
+      what << "; " << hint;
   // On a terminal, a sweep's progress line may be showing: clear it first.
-  if (isatty(STDERR_FILENO))
-    std::cerr << "\r\033[K" << what.str() << "\n" << std::flush;
-  else if (step >= progressAfterSeconds())
-    std::cerr << what.str() << "\n" << std::flush;
+  std::cerr << (isatty(STDERR_FILENO) ? "\r\033[K" : "") << what.str() << "\n" << std::flush;
 }
 
-Progress::Progress(const RunOptions &o)
+void sayPhase(const RunOptions &o, double stepSeconds, const std::string &phase) {
+  if (!runShowsPhases(stepSeconds))
+    return;
+  // A line of its own on a terminal too: an error before the first step
+  // must not land on it.
+  std::cerr << (isatty(STDERR_FILENO) ? "\r\033[K" : "") + ("dlc: " + o.progressLabel + phase) +
+                   "\n"
+            << std::flush;
+}
+
+Progress::Progress(const RunOptions &o, double stepSeconds)
     : sweep_(o.sweep), turnSteps_(o.warmup + o.steps), rankZero_(rt::launchedRank() == 0),
       terminal_(rankZero_ && isatty(STDERR_FILENO)),
+      phases_(!terminal_ && runShowsPhases(stepSeconds)),
       label_(o.progressLabel), repeats_(o.repeats), total_(o.repeats * (o.warmup + o.steps)),
       start_(std::chrono::steady_clock::now()), shown_(start_) {}
 
@@ -102,10 +130,11 @@ void Progress::stepDone(int64_t repeat, bool warmup, int64_t step, int64_t steps
   if (!terminal_) {
     // A pipe: the long runs only, a line at the first step and every 30 s.
     if (done_ == 1) {
-      if (elapsed < progressAfterSeconds()) {
+      if (elapsed < progressAfterSeconds() && !phases_) {
         rankZero_ = false; // a short run: nothing
         return;
       }
+      phases_ = true;
       std::cerr << "dlc: " << label_ << "the first step took "
                 << durationText(elapsed) << ", about " << durationText(left)
                 << " to go\n" << std::flush;
@@ -125,6 +154,22 @@ void Progress::stepDone(int64_t repeat, bool warmup, int64_t step, int64_t steps
   std::cerr << "\r\033[K" << label_ << "repeat " << repeat + 1 << "/" << repeats_ << ", "
             << (warmup ? "warm-up step " : "step ") << step + 1 << "/" << steps << ", "
             << durationText(left) << " left" << std::flush;
+}
+
+void Progress::phase(int64_t repeat, bool warmup, int64_t steps) {
+  // A sweep's rounds say each turn's end (SweepProgress); a terminal shows
+  // the phase in its progress line.
+  if (!rankZero_ || sweep_ || terminal_ || !phases_ || steps == 0)
+    return;
+  std::ostringstream os;
+  os << "dlc: " << label_ << "repeat " << repeat + 1 << "/" << repeats_ << ", "
+     << (warmup ? "warm-up" : "timed") << " steps 1-" << steps;
+  if (done_ > 0) {
+    double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    os << ", " << durationText(elapsed / done_ * (total_ - done_)) << " left";
+  }
+  std::cerr << os.str() + "\n" << std::flush;
 }
 
 void Progress::sweepStepDone(bool warmup, int64_t step, int64_t steps) {

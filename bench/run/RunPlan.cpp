@@ -34,9 +34,22 @@ rt::Status interrupted(int64_t repeat, const RunOptions &o) {
   return failure("interrupted by " + interruptName() + " in repeat " +
                  std::to_string(repeat + 1) + " of " + std::to_string(o.repeats));
 }
+/// Compiles the CPU backend's host kernels (prepareCpuBackend), saying so
+/// first on a long run: the host compiler may take minutes over a large
+/// model.
+rt::Status readyBackend(const rt::Plan &plan, const RunOptions &o, int64_t ranks,
+                        Result &result) {
+  if (o.backend == "cpu")
+    sayPhase(o, stepSecondsAtLeast(plan, o, ranks),
+             "compiling the host kernels (or reading them back from the cache)");
+  if (rt::Status ready = prepareCpuBackend(plan, o.backend, result); !ready.isOk())
+    return failure(ready.toString());
+  return rt::Status::ok();
+}
 } // namespace
 
-void describePlan(const rt::Plan &plan, const std::string &backend, Result &result) {
+void describePlan(const rt::Plan &plan, const std::string &backend, bool gpuFigures,
+                  Result &result) {
   result.model = plan.model;
   result.backend = backend;
   result.precision = plan.precision;
@@ -77,13 +90,15 @@ void describePlan(const rt::Plan &plan, const std::string &backend, Result &resu
   result.forwardMacsPerSample = summary.forwardMacs / std::max<int64_t>(plan.batch, 1);
   result.trainFlopsPerStep = 2 * summary.stepMacs;
   result.kernelsPerStep = summary.launches;
-  result.deviceLaunches = deviceLaunchCount(plan);
   result.memoryBytesPerStep = summary.memoryBytes;
   result.fusedGroups = summary.groupsByKind;
   result.kernelsByKind = summary.launchesByKind;
+  if (backend != "cuda" && !gpuFigures)
+    return;
   // The CUDA backend's routing needs no GPU: compile-only runs report it.
+  std::vector<rt::cuda::DeviceLaunch> device = rt::cuda::planDeviceLaunches(plan);
+  result.deviceLaunches = static_cast<int64_t>(device.size());
   if (backend == "cuda") {
-    std::vector<rt::cuda::DeviceLaunch> device = rt::cuda::planDeviceLaunches(plan);
     result.launchesByPath = rt::cuda::countByPath(device);
     result.deviceMemoryBytesPerStep = rt::cuda::deviceMemoryBytes(plan, device);
   }
@@ -99,8 +114,7 @@ rt::Status runPlan(const rt::Plan &plan, const RunOptions &o, Result &result) {
     if (int launched = rt::launchedProcesses(); launched > 1 && launched != ranks)
       return failure(processCountMessage(launched, ranks));
     announceRun(plan, o, ranks);
-    if (rt::Status ready = prepareCpuBackend(plan, o.backend, result); !ready.isOk())
-      return failure(ready.toString());
+    DLC_RETURN_IF_ERROR(readyBackend(plan, o, ranks, result));
     return runDataParallel(plan, o, result, static_cast<int>(ranks));
   }
   RepeatRun run(plan, o, result);
@@ -138,9 +152,8 @@ rt::Status RepeatRun::start() {
   result.seed = o.seed;
   result.lossEvery = o.lossEvery;
   announceRun(plan, o, 1);
-  if (rt::Status ready = prepareCpuBackend(plan, o.backend, result); !ready.isOk())
-    return failure(ready.toString());
-  state->progress = std::make_unique<Progress>(o);
+  DLC_RETURN_IF_ERROR(readyBackend(plan, o, 1, result));
+  state->progress = std::make_unique<Progress>(o, stepSecondsAtLeast(plan, o, 1));
   return rt::Status::ok();
 }
 
@@ -156,6 +169,7 @@ rt::Status RepeatRun::createExecutor() {
     s.gpu = created->get();
     s.executor = std::move(*created);
     result.launchesByPath = s.executor->launchesByPath();
+    result.launchesPerStep = static_cast<int64_t>(s.gpu->launchPaths().size());
     result.device = s.gpu->deviceName();
     result.tf32 = s.gpu->options().allowTf32;
     auto monitor = rt::NvmlMonitor::open(s.gpu->pciBusId());
@@ -167,6 +181,7 @@ rt::Status RepeatRun::createExecutor() {
     auto created = rt::cpu::CpuExecutor::create(plan, cpuExecutorOptions(o.backend));
     if (!created.isOk())
       return failure(created.status().toString());
+    result.launchesPerStep = (*created)->launchesPerStep();
     s.executor = std::move(*created);
   }
   rt::Executor &exec = *s.executor;
@@ -208,6 +223,7 @@ rt::Status RepeatRun::runRepeat(int64_t r) {
     if (r == 0 && o.lossEvery > 0 && step % o.lossEvery == 0)
       result.lossTrajectory.push_back({step, exec.loss()});
   };
+  progress.phase(r, /*warmup=*/true, o.warmup);
   for (int64_t i = 0; i < o.warmup; ++i) {
     if (rt::Status st = exec.step(); !st.isOk())
       return failure(st.toString());
@@ -220,6 +236,7 @@ rt::Status RepeatRun::runRepeat(int64_t r) {
   }
   if (rt::Status st = exec.synchronize(); !st.isOk())
     return failure(st.toString());
+  progress.phase(r, /*warmup=*/false, o.steps);
   if (gpu && o.profile)
     gpu->setProfiling(true);
   if (s.nvml)

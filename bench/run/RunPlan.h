@@ -39,6 +39,9 @@ struct RunOptions {
   /// --no-overlap: each all-reduce in its place, not alongside the rest of
   /// the backward pass.
   bool noOverlap = false;
+  /// Whether a long run off the CUDA backend points at dlc-bench's
+  /// --predict, with its prediction (announceRun).
+  bool pointToPredict = false;
   /// Starts the progress line on a terminal ("[2/6] resnet50 amp xla: "),
   /// "" for none.
   std::string progressLabel;
@@ -48,9 +51,11 @@ struct RunOptions {
 };
 
 /// The plan's counts into `result` (parameters, MACs, kernels, bytes, fused
-/// groups), and for the CUDA backend its device launches by path (decided
-/// from the plan; no GPU needed).
-void describePlan(const rt::Plan &plan, const std::string &backend, Result &result);
+/// groups). The CUDA backend's figures (device launches, by path; decided
+/// from the plan, no GPU needed) only where `gpuFigures` asks for them:
+/// routing the plan for the GPU is no part of describing a CPU run.
+void describePlan(const rt::Plan &plan, const std::string &backend, bool gpuFigures,
+                  Result &result);
 
 /// Runs the plan and fills `result`'s timings, losses and device facts. The
 /// status's message is the whole error, ready to print.

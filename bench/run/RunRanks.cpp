@@ -144,7 +144,7 @@ rt::Status RankRun::run() {
   last.assign(ranks, 0);
   trajectory.assign(local, {});
   result.lossEvery = o.lossEvery;
-  Progress progress(o); // rank 0's steps
+  Progress progress(o, stepSecondsAtLeast(plan, o, ranks)); // rank 0's steps
   HostBusy busy;        // this process's
   for (int64_t repeat = 0; repeat < o.repeats; ++repeat)
     DLC_RETURN_IF_ERROR(runRepeat(repeat, progress, busy));
@@ -196,6 +196,7 @@ rt::Status RankRun::createCudaRanks() {
   for (int i = 0; i < local; ++i)
     gpus[i]->setCommunicator(ncclGroup[i].get());
   result.launchesByPath = execs[0]->launchesByPath();
+  result.launchesPerStep = static_cast<int64_t>(gpus[0]->launchPaths().size());
   result.device = gpus[0]->deviceName() + " x " + std::to_string(ranks);
   result.tf32 = gpus[0]->options().allowTf32;
   openMonitors();
@@ -280,6 +281,7 @@ rt::Status RankRun::createCpuRanks() {
       return failure(created.status().toString());
     (*created)->setCommunicator(process ? process : threadGroup[i].get());
     (*created)->setOverlapAllReduce(!o.noOverlap && !o.profile);
+    result.launchesPerStep = (*created)->launchesPerStep(); // every rank's alike
     execs.push_back(std::move(*created));
   }
   return rt::Status::ok();
@@ -347,6 +349,8 @@ rt::Status RankRun::runRepeat(int64_t repeat, Progress &progress, HostBusy &busy
             o.inputsIn.empty() ? "" : o.inputsIn + "/rank" + std::to_string(r));
         !s.isOk())
       return s;
+    if (r == 0)
+      progress.phase(repeat, /*warmup=*/true, o.warmup);
     for (int64_t step = 0; step < o.warmup; ++step) {
       if (rt::Status s = exec.step(); !s.isOk())
         return s;
@@ -362,6 +366,8 @@ rt::Status RankRun::runRepeat(int64_t repeat, Progress &progress, HostBusy &busy
   if (process)
     if (auto ready = gather({0.0f}); !ready.isOk())
       return ready.status();
+  if (mine[0] == 0)
+    progress.phase(repeat, /*warmup=*/false, o.steps);
   for (auto &monitor : monitors)
     monitor->start();
   if (profileGpu)

@@ -90,26 +90,46 @@ struct HostBusy {
   }
 };
 
+/// At least how long a step of `plan` on `ranks` ranks takes on the fast CPU
+/// backend: its FLOPs at the rate a oneDNN matrix product reaches here
+/// (dnnlGemmGflops); 0 on other backends, or without that rate.
+double stepSecondsAtLeast(const rt::Plan &plan, const RunOptions &o, int64_t ranks);
+
+/// Whether a run whose step takes at least `stepSeconds` says its phases:
+/// rank 0, on a terminal, or on a pipe when that reaches
+/// DLC_PROGRESS_AFTER_SECONDS (default 2: tests and small models stay
+/// quiet).
+bool runShowsPhases(double stepSeconds);
+
 /// Says on stderr what a run is about to do, before anything slow
 /// (compiling host kernels, allocating the ranks' memory): the ranks, the
 /// backend, the batch and the steps, and on the fast CPU backend at least
-/// how long a step takes (its FLOPs at the rate a oneDNN matrix product
-/// reaches here, dnnlGemmGflops) and the whole run. Rank 0 only; on a pipe
-/// only when that estimate reaches DLC_PROGRESS_AFTER_SECONDS (default 2).
+/// how long a step takes and the whole run (stepSecondsAtLeast). Off the
+/// CUDA backend, for a long run or several ranks, it also points at
+/// --predict (RunOptions::pointToPredict), with the step it predicts on
+/// kDefaultPredictGpu (predictedStepHint). Only when runShowsPhases.
 void announceRun(const rt::Plan &plan, const RunOptions &o, int64_t ranks);
+
+/// One line saying the run enters `phase` ("compiling the host kernels"),
+/// when runShowsPhases.
+void sayPhase(const RunOptions &o, double stepSeconds, const std::string &phase);
 
 /// What a run is about to do, and how far it is: rank 0 only.
 ///   - On a terminal: one line rewritten in place as the steps run (the
 ///     repeat, warm-up or timed step, the time left at the pace so far).
 ///   - On a pipe or a log: nothing for a run whose first step takes under
-///     DLC_PROGRESS_AFTER_SECONDS (default 2: tests, small models); for a
-///     longer one, the first step's time and the run's estimate, then a
-///     line every 30 seconds.
+///     DLC_PROGRESS_AFTER_SECONDS (default 2: tests, small models) and
+///     whose estimate (stepSecondsAtLeast) does too; for a longer one, a
+///     line as each repeat's warm-up and timed steps start (phase), the
+///     first step's time and the run's estimate, then a line every 30
+///     seconds.
 /// The CPU backend can take hours over a large model; the estimate is how
 /// its user knows to shorten the run.
 class Progress {
 public:
-  explicit Progress(const RunOptions &o);
+  /// `stepSeconds`: stepSecondsAtLeast, which decides whether a pipe is
+  /// told the phases before the first step ends.
+  Progress(const RunOptions &o, double stepSeconds);
   ~Progress() { finish(); }
   /// Clears the line, before the report or an error is printed.
   void finish();
@@ -118,6 +138,9 @@ public:
   void stepDone(int64_t repeat, bool warmup, int64_t step, int64_t steps);
   /// A repeat starts: in a sweep's rounds, the turn's steps count from 0.
   void beginRepeat() { turnDone_ = 0; }
+  /// Repeat `repeat`'s `steps` warm-up or timed steps start: a line on a
+  /// pipe, for a long run.
+  void phase(int64_t repeat, bool warmup, int64_t steps);
 
 private:
   /// stepDone in a sweep's rounds: the turn and the whole sweep's progress.
@@ -126,6 +149,7 @@ private:
   SweepProgress *sweep_;
   int64_t turnSteps_, turnDone_ = 0;
   bool rankZero_, terminal_;
+  bool phases_; // a pipe that is told each phase
   std::string label_;
   int64_t repeats_, total_, done_ = 0;
   std::chrono::steady_clock::time_point start_, shown_;

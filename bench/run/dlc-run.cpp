@@ -197,7 +197,7 @@ int runMain(int argc, char **argv) {
     return fail(plan.status().toString());
   bench::Result result;
   result.provenance = bench::currentProvenance(argc, argv);
-  bench::describePlan(*plan, o.backend, result);
+  bench::describePlan(*plan, o.backend, /*gpuFigures=*/!o.gpuName.empty(), result);
   // A plan records offsets, not which buffers share storage by design.
   result.totalBufferBytes = result.lowerBoundBytes = -1;
   bench::ChosenPeak peak;

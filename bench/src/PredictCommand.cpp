@@ -3,8 +3,11 @@
 #include "PredictCommand.h"
 
 #include "NumericOption.h"
+#include "PipelineFlags.h"
 #include "Predict.h"
 #include "ProfileCheck.h"
+
+#include "llvm/Support/CommandLine.h"
 
 #include <cctype>
 #include <filesystem>
@@ -14,6 +17,38 @@
 namespace dlc::bench {
 
 namespace {
+
+namespace cl = llvm::cl;
+
+cl::opt<bool> predict("predict",
+    cl::desc("predict each configuration's step on --gpu (no GPU needed): the cost model "
+             "times the CUDA backend's launches, the data-parallel simulator each --gpus "
+             "count over --network; prints samples/s, speed-up, efficiency, exposed "
+             "communication and the top launches (docs/CostModel.md)"),
+    cl::init(false), cl::cat(benchCategory()));
+cl::opt<std::string> networkName("network",
+    cl::desc("with --predict: the interconnect (`dlc-bench networks` lists them; default "
+             "nvlink, one node)"),
+    cl::init("nvlink"), cl::cat(benchCategory()));
+cl::opt<std::string> gpusPerNode("gpus-per-node",
+    cl::desc("with --predict: GPUs in a node (default 8)"), cl::value_desc("n"),
+    cl::init("8"), cl::cat(benchCategory()));
+cl::opt<std::string> measuredStepMs("measured-step-ms",
+    cl::desc("with --predict: the measured one-GPU step time in ms, replacing the predicted "
+             "one (every launch scaled alike), to check the scaling model alone"),
+    cl::value_desc("ms"), cl::init(""), cl::cat(benchCategory()));
+cl::opt<std::string> costModelFile("cost-model",
+    cl::desc("with --predict: the cost model's parameters, as `dlc-bench calibrate` writes "
+             "them (default: bench/calibration/<gpu>.json if there, else the defaults)"),
+    cl::value_desc("file"), cl::init(""), cl::cat(benchCategory()));
+cl::opt<std::string> allReduceAlgorithm("all-reduce-algorithm",
+    cl::desc("with --predict: ring (default, NCCL's flat ring), hierarchical-ring or tree"),
+    cl::init("ring"), cl::cat(benchCategory()));
+cl::opt<std::string> rankStepVariation("rank-step-variation",
+    cl::desc("with --predict: the spread of per-rank step times (standard deviation over "
+             "mean); the slowest of N ranks sets a synchronous step's pace (default: the "
+             "fitted constant of docs/CostModel.md)"),
+    cl::value_desc("x"), cl::init(""), cl::cat(benchCategory()));
 
 std::vector<PredictInput> &recorded() {
   static std::vector<PredictInput> inputs;
@@ -75,6 +110,14 @@ bool resolve(const PredictCommandOptions &c, PredictOptions &o, std::string &err
 }
 
 } // namespace
+
+bool predictRequested() { return predict; }
+
+PredictCommandOptions predictCommandOptions(const RunFlags &run) {
+  return {run.gpuName,        networkName,       gpusPerNode, measuredStepMs,
+          costModelFile,      allReduceAlgorithm, rankStepVariation, run.tf32,
+          !run.noOverlap,     run.format,         run.outputPath};
+}
 
 void recordForPrediction(const rt::Plan &plan, int64_t gpus) {
   PredictInput in;

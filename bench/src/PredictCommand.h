@@ -1,9 +1,11 @@
 //===- PredictCommand.h - --predict, from the driver's side ----*- C++ -*-===//
 //
-// The driver compiles every configuration of the sweep as usual and hands
-// each plan here (recordForPrediction) instead of running it; at the end
-// writePrediction predicts them all (bench/run/Predict.h) and writes the
-// report.
+// --predict and its flags (--network, --gpus-per-node, --measured-step-ms,
+// --cost-model, --all-reduce-algorithm, --rank-step-variation) are declared
+// here. The run command compiles every configuration of the sweep as usual
+// and hands each plan here (recordForPrediction) instead of running it; at
+// the end writePrediction predicts them all (bench/run/Predict.h) and
+// writes the report.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,7 @@
 #define DLC_BENCH_PREDICTCOMMAND_H
 
 #include "Report.h"
+#include "RunFlags.h"
 
 #include "dlc/runtime/Plan.h"
 
@@ -26,6 +29,13 @@ struct PredictCommandOptions {
   Format format = Format::kTable;
   std::string output; ///< "-" for stdout
 };
+
+/// Whether --predict was given.
+bool predictRequested();
+
+/// --predict's flags, with the run's it shares (--gpu, --tf32,
+/// --no-overlap, --format, -o).
+PredictCommandOptions predictCommandOptions(const RunFlags &run);
 
 /// Keeps what the cost model needs of one compiled configuration.
 void recordForPrediction(const rt::Plan &plan, int64_t gpus);

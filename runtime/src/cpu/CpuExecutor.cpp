@@ -112,6 +112,14 @@ const HostKernelStats *CpuExecutor::hostKernelStats() const {
   return host_ ? &host_->stats() : nullptr;
 }
 
+int64_t CpuExecutor::launchesPerStep() const {
+  int64_t launches = 0;
+  for (size_t k = 0; k < plan_.kernels.size(); ++k, ++launches)
+    if (int64_t l = host_ ? host_->launchStartingAt(k) : -1; l >= 0)
+      k = host_->launches()[l].launch.kernels.back();
+  return launches;
+}
+
 namespace {
 /// MemAvailable from /proc/meminfo in bytes, or -1 where there is none.
 int64_t hostMemoryAvailable() {

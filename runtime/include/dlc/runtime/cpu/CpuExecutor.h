@@ -193,6 +193,10 @@ public:
   unsigned char *hostArena() { return arena_; }
   /// The fast mode's launches and compile time; null in the reference mode.
   const HostKernelStats *hostKernelStats() const;
+  /// The launches a step makes, as step() makes them: a generated host
+  /// launch once, every other kernel alone (the reference mode: every
+  /// kernel). What a CPU run's report counts, not the CUDA backend's.
+  int64_t launchesPerStep() const;
 
 private:
   explicit CpuExecutor(Plan plan);
