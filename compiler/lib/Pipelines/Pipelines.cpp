@@ -21,8 +21,8 @@ const FusionKindInfo mlir::dlc::kFusionKinds[] = {
     {"gemm-epilogue", "xla", "bias and activation in GEMM / convolution epilogues"},
     {"producer-consumer", "xla", "loop and input (reduction) fusion"},
     // PaddlePaddle's BuildStrategy.fuse_all_optimizer_ops; XLA's horizontal
-    // fusion.
-    {"optimizer-horizontal", "paddle xla", "every optimizer update in one kernel"},
+    // fusion; Inductor's foreach (combo) kernels of a compiled optimizer step.
+    {"optimizer-horizontal", "paddle xla inductor", "every optimizer update in one kernel"},
     {"cast-horizontal", "xla", "every parameter's cast to half precision in one kernel"},
     {"output", "tvm inductor", "a GEMM / convolution with its element-wise epilogue in one group"},
 };
@@ -91,6 +91,10 @@ LogicalResult buildInductor(OpPassManager &pm, const FusionPipelineOptions &opti
   fuse.epilogueFusion = enabled(options, "output");
   fuse.explain = options.explain;
   pm.addPass(createFuseNodesPass(fuse));
+  // A compiled optimizer step is one foreach (combo) kernel over every
+  // parameter: Inductor's ForeachKernelSchedulerNode.
+  if (enabled(options, "optimizer-horizontal"))
+    pm.addPass(createFuseOptimizerUpdatesPass({"inductor", /*fuseGradientCasts=*/false}));
   return success();
 }
 
