@@ -134,3 +134,241 @@ FusionDecision mlir::dlc::canFormGroup(ArrayRef<Operation *> ops) {
   }
   return FusionDecision::allow();
 }
+
+//===----------------------------------------------------------------------===//
+// TVM Relay's FuseOps
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+int64_t elementsOf(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  return shaped && shaped.hasStaticShape() ? shaped.getNumElements() : -1;
+}
+
+bool sameShape(Type a, Type b) {
+  auto sa = dyn_cast<ShapedType>(a), sb = dyn_cast<ShapedType>(b);
+  return sa && sb && sa.hasRank() && sb.hasRank() && sa.getShape() == sb.getShape();
+}
+
+} // namespace
+
+StringRef mlir::dlc::tvmPatternName(TvmPattern pattern) {
+  switch (pattern) {
+  case TvmPattern::kElemWise:
+    return "element-wise";
+  case TvmPattern::kBroadcast:
+    return "broadcast";
+  case TvmPattern::kInjective:
+    return "injective";
+  case TvmPattern::kCommReduce:
+    return "comm-reduce";
+  case TvmPattern::kOutEWiseFusable:
+    return "out-element-wise-fusable";
+  case TvmPattern::kTuple:
+    return "tuple";
+  case TvmPattern::kOpaque:
+    return "opaque";
+  }
+  llvm_unreachable("unknown TVM op pattern");
+}
+
+TvmPattern mlir::dlc::tvmOpPattern(Operation *op) {
+  using ::dlc::rt::OpClass;
+  std::optional<OpClass> opClass = getOpClass(op);
+  if (!opClass || op->getNumResults() == 0)
+    return TvmPattern::kOpaque;
+  switch (*opClass) {
+  case OpClass::kElementwise:
+  case OpClass::kRandom:
+    for (Value operand : op->getOperands())
+      if (!sameShape(operand.getType(), op->getResult(0).getType()))
+        return TvmPattern::kBroadcast;
+    return TvmPattern::kElemWise;
+  case OpClass::kDataMovement:
+    return TvmPattern::kInjective;
+  case OpClass::kReduction:
+    return TvmPattern::kCommReduce;
+  case OpClass::kContraction:
+    return TvmPattern::kOutEWiseFusable;
+  case OpClass::kRowNormalization:
+  case OpClass::kBatchNormalization:
+  case OpClass::kOptimizer:
+  case OpClass::kCollective:
+  case OpClass::kOpaque:
+    return TvmPattern::kOpaque;
+  }
+  return TvmPattern::kOpaque;
+}
+
+TvmPattern mlir::dlc::tvmEdgePattern(OpOperand &use) {
+  Operation *reader = use.getOwner();
+  TvmPattern pattern = tvmOpPattern(reader);
+  if (pattern == TvmPattern::kBroadcast && reader->getNumResults() > 0 &&
+      sameShape(use.get().getType(), reader->getResult(0).getType()))
+    return TvmPattern::kElemWise;
+  return pattern;
+}
+
+FusionDecision mlir::dlc::tvmMayFuseIntoPostDominator(TvmPattern group,
+                                                      TvmPattern dominatorEdges,
+                                                      TvmPattern dominator, int phase) {
+  if (group == TvmPattern::kOpaque)
+    return FusionDecision::refuse("an opaque op fuses with nothing");
+  if (group == TvmPattern::kCommReduce)
+    return FusionDecision::refuse(
+        "a reduction only ends a group: producers fuse into it, it fuses into nothing");
+  if (dominator == TvmPattern::kTuple)
+    return FusionDecision::refuse("a group does not fuse into a tuple");
+  if (group == TvmPattern::kOutEWiseFusable) {
+    if (phase != 0)
+      return FusionDecision::refuse("a contraction fuses its epilogue in phase 0 only");
+    if (dominatorEdges != TvmPattern::kElemWise)
+      return FusionDecision::refuse(
+          Twine("the contraction reaches its post-dominator through ") +
+          tvmPatternName(dominatorEdges) + " edges, not element-wise ones");
+    return FusionDecision::allow();
+  }
+  if (group <= TvmPattern::kBroadcast) {
+    if (dominatorEdges <= TvmPattern::kInjective || dominatorEdges == TvmPattern::kCommReduce)
+      return FusionDecision::allow();
+    return FusionDecision::refuse(Twine("the post-dominator is reached through ") +
+                                  tvmPatternName(dominatorEdges) +
+                                  " edges, not injective or reduction ones");
+  }
+  // Injective groups (and tuples) wait for phase 1, so that contractions
+  // have finished taking their epilogues.
+  if (phase != 1)
+    return FusionDecision::refuse("an injective op fuses in phase 1 only");
+  return FusionDecision::allow();
+}
+
+FusionDecision mlir::dlc::tvmPathAllows(TvmPattern group, TvmPattern node, bool isSink) {
+  bool ok;
+  if (group == TvmPattern::kOutEWiseFusable)
+    ok = node <= TvmPattern::kBroadcast;
+  else if (group <= TvmPattern::kBroadcast)
+    ok = isSink ? node <= TvmPattern::kBroadcast || node == TvmPattern::kCommReduce ||
+                      node == TvmPattern::kInjective || node == TvmPattern::kOutEWiseFusable
+                : node <= TvmPattern::kInjective;
+  else
+    ok = node <= TvmPattern::kInjective;
+  if (ok)
+    return FusionDecision::allow();
+  return FusionDecision::refuse(Twine("a ") + tvmPatternName(node) + " op " +
+                                (isSink ? "is the post-dominator" : "lies on the path to the post-dominator") +
+                                " of a " + tvmPatternName(group) + " group");
+}
+
+//===----------------------------------------------------------------------===//
+// Inductor's scheduler
+//===----------------------------------------------------------------------===//
+
+InductorNode mlir::dlc::inductorNodeOf(Operation *op, bool epilogueFusion) {
+  using ::dlc::rt::OpClass;
+  InductorNode node;
+  std::optional<OpClass> opClass = getOpClass(op);
+  if (!opClass || op->getNumResults() == 0 || op->getNumOperands() == 0)
+    return node;
+  int64_t outputs = elementsOf(op->getResult(0).getType());
+  int64_t inputs = elementsOf(op->getOperand(0).getType());
+  if (outputs <= 0 || inputs <= 0)
+    return node;
+  switch (*opClass) {
+  case OpClass::kElementwise:
+  case OpClass::kRandom:
+  case OpClass::kDataMovement:
+    node.kind = InductorNode::kPointwise;
+    node.numel = outputs;
+    return node;
+  case OpClass::kReduction:
+    node.kind = InductorNode::kReduction;
+    node.numel = outputs;
+    node.rnumel = inputs / outputs;
+    return node;
+  case OpClass::kRowNormalization: {
+    auto shape = cast<ShapedType>(op->getOperand(0).getType()).getShape();
+    node.kind = InductorNode::kReduction;
+    node.rnumel = shape.empty() ? 1 : shape.back();
+    node.numel = inputs / node.rnumel;
+    return node;
+  }
+  case OpClass::kBatchNormalization: {
+    // Per-channel statistics: the channels are the elements of the
+    // smallest one-dimensional operand (the scale).
+    int64_t channels = inputs;
+    for (Value operand : op->getOperands())
+      if (auto t = dyn_cast<ShapedType>(operand.getType());
+          t && t.hasStaticShape() && t.getRank() == 1)
+        channels = std::min(channels, t.getNumElements());
+    node.kind = InductorNode::kReduction;
+    node.numel = channels;
+    node.rnumel = inputs / channels;
+    return node;
+  }
+  case OpClass::kContraction:
+    node.kind = epilogueFusion ? InductorNode::kTemplate : InductorNode::kExtern;
+    node.numel = outputs;
+    return node;
+  case OpClass::kOptimizer:
+  case OpClass::kCollective:
+  case OpClass::kOpaque:
+    return node;
+  }
+  return node;
+}
+
+StringRef mlir::dlc::inductorKindName(InductorNode::Kind kind) {
+  switch (kind) {
+  case InductorNode::kPointwise:
+    return "pointwise";
+  case InductorNode::kReduction:
+    return "reduction";
+  case InductorNode::kTemplate:
+    return "template";
+  case InductorNode::kExtern:
+    return "extern";
+  }
+  llvm_unreachable("unknown Inductor node kind");
+}
+
+FusionDecision mlir::dlc::inductorCanFuse(InductorNode first, InductorNode second, bool vertical,
+                                          bool sameIndex, bool sharesBuffer,
+                                          int64_t sizeOfFused, int64_t maxFusionSize) {
+  if (first.kind == InductorNode::kExtern || second.kind == InductorNode::kExtern)
+    return FusionDecision::refuse("an extern kernel fuses with nothing");
+  if (second.kind == InductorNode::kTemplate)
+    return FusionDecision::refuse("a template only takes epilogues: it cannot follow a node");
+  if (!vertical && !sharesBuffer)
+    return FusionDecision::refuse("the nodes share no buffer");
+  if (sizeOfFused > maxFusionSize)
+    return FusionDecision::refuse(Twine("the group would hold ") + Twine(sizeOfFused) +
+                                  " nodes, more than max-fusion-size " + Twine(maxFusionSize));
+  if (vertical && !sameIndex)
+    return FusionDecision::refuse(
+        "the consumer reads the producer's buffer at another index than it was written");
+  if (first.kind == InductorNode::kTemplate) {
+    if (!vertical)
+      return FusionDecision::refuse("a template fuses only epilogues that read its output");
+    if (second.kind != InductorNode::kPointwise || second.numel != first.numel)
+      return FusionDecision::refuse(
+          "a template's epilogue must be pointwise over the template's output");
+    return FusionDecision::allow();
+  }
+  bool r1 = first.kind == InductorNode::kReduction, r2 = second.kind == InductorNode::kReduction;
+  if (!r1 && !r2) {
+    if (first.numel != second.numel)
+      return FusionDecision::refuse("numel mismatch (pointwise)");
+    return FusionDecision::allow();
+  }
+  if (r1 && r2) {
+    if (first.numel != second.numel || first.rnumel != second.rnumel)
+      return FusionDecision::refuse("(numel, rnumel) mismatch (reductions)");
+    return FusionDecision::allow();
+  }
+  InductorNode reduction = r1 ? first : second, pointwise = r1 ? second : first;
+  if (pointwise.numel != reduction.numel * reduction.rnumel)
+    return FusionDecision::refuse(
+        "numel mismatch (a pointwise node must span the reduction's numel x rnumel)");
+  return FusionDecision::allow();
+}

@@ -496,7 +496,7 @@ StatusOr<Plan> deserializePlan(std::string_view bytes,
       kernel.fusionKind = static_cast<FusionKind>(in.pod<uint8_t>());
       if (static_cast<uint8_t>(kernel.opClass) > static_cast<uint8_t>(OpClass::kCollective) ||
           static_cast<uint8_t>(kernel.fusionKind) >
-              static_cast<uint8_t>(FusionKind::kCastHorizontal))
+              static_cast<uint8_t>(FusionKind::kOutput))
         return error(StatusCode::kDataLoss,
                      "corrupt plan file: kernel #" + std::to_string(k) + " (" + kernel.op +
                          ") has an unknown op class or fusion kind");

@@ -21,9 +21,10 @@ const FusionKindInfo mlir::dlc::kFusionKinds[] = {
     {"gemm-epilogue", "xla", "bias and activation in GEMM / convolution epilogues"},
     {"producer-consumer", "xla", "loop and input (reduction) fusion"},
     // PaddlePaddle's BuildStrategy.fuse_all_optimizer_ops; XLA's horizontal
-    // fusion.
-    {"optimizer-horizontal", "paddle xla", "every optimizer update in one kernel"},
+    // fusion; Inductor's foreach (combo) kernels of a compiled optimizer step.
+    {"optimizer-horizontal", "paddle xla inductor", "every optimizer update in one kernel"},
     {"cast-horizontal", "xla", "every parameter's cast to half precision in one kernel"},
+    {"output", "tvm inductor", "a GEMM / convolution with its element-wise epilogue in one group"},
 };
 const size_t mlir::dlc::kNumFusionKinds = std::size(kFusionKinds);
 
@@ -64,6 +65,39 @@ LogicalResult buildXla(OpPassManager &pm, const FusionPipelineOptions &options,
   return success();
 }
 
+LogicalResult buildTvm(OpPassManager &pm, const FusionPipelineOptions &options,
+                       std::string &error) {
+  if (options.tvmMaxDepth < 1) {
+    error = "tvm-max-depth must be at least 1, got " + std::to_string(options.tvmMaxDepth);
+    return failure();
+  }
+  FuseOpsPassOptions fuse;
+  fuse.maxDepth = options.tvmMaxDepth;
+  fuse.fuseEpilogues = enabled(options, "output");
+  fuse.explain = options.explain;
+  pm.addPass(createFuseOpsPass(fuse));
+  return success();
+}
+
+LogicalResult buildInductor(OpPassManager &pm, const FusionPipelineOptions &options,
+                            std::string &error) {
+  if (options.inductorMaxFusionSize < 1) {
+    error = "inductor-max-fusion-size must be at least 1, got " +
+            std::to_string(options.inductorMaxFusionSize);
+    return failure();
+  }
+  FuseNodesPassOptions fuse;
+  fuse.maxFusionSize = options.inductorMaxFusionSize;
+  fuse.epilogueFusion = enabled(options, "output");
+  fuse.explain = options.explain;
+  pm.addPass(createFuseNodesPass(fuse));
+  // A compiled optimizer step is one foreach (combo) kernel over every
+  // parameter: Inductor's ForeachKernelSchedulerNode.
+  if (enabled(options, "optimizer-horizontal"))
+    pm.addPass(createFuseOptimizerUpdatesPass({"inductor", /*fuseGradientCasts=*/false}));
+  return success();
+}
+
 struct FusionStrategy {
   std::string name;
   std::string description;
@@ -91,6 +125,14 @@ struct FusionStrategyRegistry {
                           "fusion, one kernel for the optimizer updates and one for "
                           "the weight casts",
                           buildXla});
+    strategies.push_back({"tvm",
+                          "TVM Relay's FuseOps: op patterns, post-dominator groups, "
+                          "contraction epilogues first",
+                          buildTvm});
+    strategies.push_back({"inductor",
+                          "TorchInductor's scheduler: scored pairs that share buffers, "
+                          "fused in rounds, epilogues into GEMM / convolution templates",
+                          buildInductor});
   }
 
   const FusionStrategy *lookup(StringRef name) const {
@@ -287,6 +329,8 @@ LogicalResult mlir::dlc::buildTrainStepPipeline(OpPassManager &pm,
   fusion.strategy = options.fusion;
   fusion.paddleRelaxGate = options.paddleRelaxGate;
   fusion.explain = options.explainFusion;
+  fusion.tvmMaxDepth = options.tvmMaxDepth;
+  fusion.inductorMaxFusionSize = options.inductorMaxFusionSize;
   fusion.disabled.assign(options.disableFusion.begin(), options.disableFusion.end());
   if (failed(buildFusionPipeline(pm, fusion, message)))
     return refuse(isFusionStrategy(options.fusion) ? "disable-fusion" : "fusion",

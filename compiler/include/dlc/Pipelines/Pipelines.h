@@ -39,6 +39,10 @@ struct FusionPipelineOptions {
   std::vector<std::string> disabled;
   /// Fusion passes explain every refusal as a remark.
   bool explain = false;
+  /// tvm: the most ops a group holds (Relay's max_fuse_depth).
+  int64_t tvmMaxDepth = 256;
+  /// inductor: the most ops a group holds (config.max_fusion_size).
+  int64_t inductorMaxFusionSize = 64;
 };
 
 /// Adds the passes of a fusion strategy to `pm` (run on the module after
@@ -160,8 +164,8 @@ struct TrainStepOptions : public PassPipelineOptions<TrainStepOptions> {
       llvm::cl::desc("send float32 gradients as fp16 or bf16, or none"),
       llvm::cl::init("none")};
   Option<std::string> fusion{*this, "fusion",
-                             llvm::cl::desc("none, paddle, xla or a strategy a "
-                                            "pass plugin registered"),
+                             llvm::cl::desc("none, paddle, xla, tvm, inductor or "
+                                            "a strategy a pass plugin registered"),
                              llvm::cl::init("none")};
   ListOption<std::string> disableFusion{
       *this, "disable-fusion",
@@ -175,6 +179,15 @@ struct TrainStepOptions : public PassPipelineOptions<TrainStepOptions> {
       *this, "explain-fusion",
       llvm::cl::desc("remark on every pair the fusion passes did not fuse"),
       llvm::cl::init(false)};
+  Option<int64_t> tvmMaxDepth{
+      *this, "tvm-max-depth",
+      llvm::cl::desc("tvm: the most ops a group holds (Relay's max_fuse_depth; 1 turns "
+                     "fusion off)"),
+      llvm::cl::init(256)};
+  Option<int64_t> inductorMaxFusionSize{
+      *this, "inductor-max-fusion-size",
+      llvm::cl::desc("inductor: the most ops a group holds (config.max_fusion_size)"),
+      llvm::cl::init(64)};
   Option<std::string> pipeline{
       *this, "pipeline",
       llvm::cl::desc("a textual pass pipeline to run after the fusion "

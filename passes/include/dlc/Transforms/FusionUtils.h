@@ -87,6 +87,90 @@ FusionDecision canFuseHorizontally(ArrayRef<Operation *> ops);
 /// group result outside the group after the last op.
 FusionDecision canFormGroup(ArrayRef<Operation *> ops);
 
+//===----------------------------------------------------------------------===//
+// TVM Relay's FuseOps (the `tvm` strategy, FuseOps.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Relay's op patterns (include/tvm/relay/op_attr_types.h, OpPatternKind),
+/// with its numbering: a group absorbs ops of a lower pattern, and combining
+/// two patterns takes the higher.
+enum class TvmPattern : uint8_t {
+  kElemWise = 0,
+  kBroadcast = 1,
+  kInjective = 2,
+  kCommReduce = 3,
+  kOutEWiseFusable = 4,
+  kTuple = 7,
+  kOpaque = 8,
+};
+StringRef tvmPatternName(TvmPattern pattern);
+
+/// An op's pattern, from its op class in ODS as Relay registers the
+/// counterparts: element-wise ops are kElemWise, or kBroadcast when an
+/// operand's shape differs from the result's; dropout's counter-based mask
+/// is element-wise; data movement (transpose, slice, concat, broadcast_to)
+/// kInjective; reductions kCommReduce; contractions (conv2d, dense,
+/// batch_matmul and their gradients) kOutEWiseFusable; softmax, layer and
+/// batch norm kOpaque (Relay's nn.softmax is OPAQUE, and its norms are
+/// single ops only until SimplifyInference, which training never runs);
+/// optimizer updates, collectives, reshape (a view in dlc's plan) and
+/// constants kOpaque.
+TvmPattern tvmOpPattern(Operation *op);
+
+/// The pattern of the edge from an operand to the op that reads it, as
+/// IndexedForwardGraph records it: the reader's pattern, kBroadcast taken
+/// as kElemWise where the operand has the result's shape.
+TvmPattern tvmEdgePattern(OpOperand &use);
+
+/// Whether a group of pattern `group` tries to fuse into its immediate
+/// post-dominator in fuse_ops.cc's phase `phase` (0: contractions with
+/// their element-wise epilogues, and element-wise ops; 1: injective ops too;
+/// 2: into tuples, which dlc does not have), the post-dominator reached
+/// through edges of combined pattern `dominatorEdges` and being itself of
+/// pattern `dominator`.
+FusionDecision tvmMayFuseIntoPostDominator(TvmPattern group, TvmPattern dominatorEdges,
+                                           TvmPattern dominator, int phase);
+
+/// CheckPath's condition: whether an op of pattern `node` may lie on the
+/// path from a group of pattern `group` to its post-dominator (`isSink`: the
+/// post-dominator itself).
+FusionDecision tvmPathAllows(TvmPattern group, TvmPattern node, bool isSink);
+
+//===----------------------------------------------------------------------===//
+// Inductor's scheduler (the `inductor` strategy, FuseNodes.cpp)
+//===----------------------------------------------------------------------===//
+
+/// How Inductor's scheduler sees one op: a pointwise node (numel output
+/// elements, rnumel 1), a reduction node (numel outputs, each over rnumel
+/// inputs), a template (a GEMM or convolution whose epilogue can be fused,
+/// numel output elements) or an extern kernel that fuses with nothing.
+struct InductorNode {
+  enum Kind : uint8_t { kPointwise, kReduction, kTemplate, kExtern } kind = kExtern;
+  int64_t numel = 0;
+  int64_t rnumel = 1;
+};
+/// From the op class in ODS: element-wise, random and data-movement ops are
+/// pointwise; reductions, softmax, layer norm and batch norm (and their
+/// gradients) reductions over their reduced axes (Inductor lowers the norms
+/// to reductions and a pointwise map, which it fuses back into one
+/// reduction kernel); contractions templates when `epilogueFusion`, else
+/// extern; the rest extern. `tensor` types with a static shape only.
+InductorNode inductorNodeOf(Operation *op, bool epilogueFusion);
+StringRef inductorKindName(InductorNode::Kind kind);
+
+/// Whether the scheduler's can_fuse accepts two groups, `first` running
+/// before `second`, with `sizeOfFused` ops together: neither extern, at
+/// most `maxFusionSize` ops, a template only as the first node with
+/// pointwise epilogues of its output size, and (numel, rnumel) compatible
+/// as the Triton scheduling's can_fuse_vertical / can_fuse_horizontal
+/// require: equal for two pointwise or two reduction groups, a pointwise
+/// group of numel x rnumel elements before or after a reduction.
+/// `vertical`: `second` reads a buffer `first` writes, at the index it was
+/// written (`sameIndex`); otherwise they must share a read buffer.
+FusionDecision inductorCanFuse(InductorNode first, InductorNode second, bool vertical,
+                               bool sameIndex, bool sharesBuffer, int64_t sizeOfFused,
+                               int64_t maxFusionSize);
+
 } // namespace mlir::dlc
 
 #endif // DLC_TRANSFORMS_FUSIONUTILS_H

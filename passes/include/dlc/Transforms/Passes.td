@@ -383,6 +383,115 @@ def FuseProducerConsumerPass : Pass<"dlc-fuse-producer-consumer", "::mlir::Modul
   let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
 }
 
+def FuseOpsPass : Pass<"dlc-fuse-ops", "::mlir::ModuleOp"> {
+  let summary = "TVM Relay's FuseOps: op patterns, a post-dominator tree, fusion in phases";
+  let description = [{
+    Relay's operator fusion (src/relay/transforms/fuse_ops.cc) over the
+    whole training step. Each op gets Relay's pattern from its op class
+    (element-wise, broadcast, injective, comm-reduce,
+    out-element-wise-fusable, opaque: FusionUtils.h `tvmOpPattern`). On the
+    post-dominator tree of each block, an op fuses with every op on the
+    paths to its immediate post-dominator when those paths allow it
+    (`tvmMayFuseIntoPostDominator`, `tvmPathAllows`): in phase 0 a
+    contraction takes an element-wise epilogue and element-wise ops fuse
+    into injective or reduction post-dominators; in phase 1 injective ops
+    fuse too. A group holds at most `max-depth` ops (1 turns fusion off).
+    Groups with a contraction get kind `output`, with a reduction `input`,
+    the others `loop`. A value the backward pass reads again has no
+    post-dominator short of the step's end, so its producer fuses into
+    nothing: TVM's rule, and why it fuses less in training.
+
+    Before:
+
+    ```mlir
+    %c = train.conv2d %x, %w {...} : ...
+    %b = train.add %c, %bias : tensor<8x16x4x4xf32>, tensor<1x16x1x1xf32>
+    %r = train.relu %b : tensor<8x16x4x4xf32>
+    %s = train.reduce_sum %r {axes = array<i64: 1>} : tensor<8x16x4x4xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %r = train.fused "output" (%x, %w, %bias) {strategy = "tvm"} : ... {
+      %c = train.conv2d ...
+      %b = train.add ...
+      %r = train.relu ...
+      train.yield %r
+    }
+    %s = train.reduce_sum %r ...
+    ```
+  }];
+  let options = [
+    Option<"maxDepth", "max-depth", "int64_t", /*default=*/"256",
+           "the most ops a group holds (Relay's max_fuse_depth; 1 turns fusion off)">,
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
+           "let contractions take their element-wise epilogues (phase 0)">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "emit a remark for every op that did not fuse into its post-dominator, with the reason">,
+  ];
+  let statistics = [
+    Statistic<"numGroups", "fused-groups", "Number of groups formed">,
+    Statistic<"numFusedOps", "fused-ops", "Number of ops moved into groups">,
+  ];
+  let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
+}
+
+def FuseNodesPass : Pass<"dlc-fuse-nodes", "::mlir::ModuleOp"> {
+  let summary = "Inductor's scheduler fusion: scored pairs that share buffers, fused greedily in rounds";
+  let description = [{
+    TorchInductor's Scheduler.fuse_nodes (torch/_inductor/scheduler.py)
+    over the whole training step. Each op is a scheduler node
+    (FusionUtils.h `inductorNodeOf`): pointwise, a reduction of (numel,
+    rnumel), a GEMM or convolution template that takes epilogues, or an
+    extern kernel. Each round collects the pairs of groups that touch a
+    common buffer and that `inductorCanFuse` accepts (no extern node,
+    templates only first with pointwise epilogues of their size, at most
+    `max-fusion-size` ops, equal (numel, rnumel) for two reductions, a
+    pointwise group of numel x rnumel elements beside a reduction, a
+    consumer reading at the producer's index, no node in between), sorts
+    them by Inductor's score (not an epilogue, same reduction-ness, bytes
+    shared, proximity) and fuses them best first; up to `rounds` rounds,
+    until one fuses nothing. Groups with a template get kind `output`, with
+    a reduction `input`, the others `loop`.
+
+    Before:
+
+    ```mlir
+    %a = train.relu %x : tensor<4x8xf32>
+    %b = train.tanh %x : tensor<4x8xf32>
+    %s = train.reduce_sum %b {axes = array<i64: 1>} : tensor<4x8xf32>
+    ```
+
+    After (the relu and the reduction share their read of %x):
+
+    ```mlir
+    %r:2 = train.fused "input" (%x) {strategy = "inductor"} : ... {
+      %a = train.relu ...
+      %b = train.tanh ...
+      %s = train.reduce_sum ...
+      train.yield %a, %s
+    }
+    ```
+  }];
+  let options = [
+    Option<"maxFusionSize", "max-fusion-size", "int64_t", /*default=*/"64",
+           "the most ops a group holds (config.max_fusion_size)">,
+    Option<"rounds", "rounds", "int64_t", /*default=*/"10",
+           "rounds of pair fusion at most (fuse_nodes' range(10))">,
+    Option<"epilogueFusion", "epilogue-fusion", "bool", /*default=*/"true",
+           "GEMMs and convolutions are templates that take pointwise epilogues "
+           "(config.epilogue_fusion); else extern kernels">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "emit a remark for every candidate pair left unfused at the end, with the reason">,
+  ];
+  let statistics = [
+    Statistic<"numGroups", "fused-groups", "Number of groups formed">,
+    Statistic<"numFusedOps", "fused-ops", "Number of ops moved into groups">,
+  ];
+  let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
+}
+
 def AutoMixedPrecisionPass : Pass<"dlc-auto-mixed-precision", "::mlir::ModuleOp"> {
   let summary = "casts the forward pass to mixed precision by allow / deny / infer op lists (autocast)";
   let description = [{

@@ -63,6 +63,10 @@ enum class FusionKind : uint8_t {
   kInput,
   kOptimizerHorizontal,
   kCastHorizontal,
+  /// A contraction with element-wise consumers in its kernel: XLA's kOutput
+  /// fusion, TVM's out-element-wise-fusable groups, Inductor's epilogues
+  /// fused into a GEMM or convolution template.
+  kOutput,
 };
 
 namespace detail {
@@ -74,10 +78,10 @@ inline constexpr std::string_view kFusionKindNames[] = {
     "",         "elewise_act",   "bn_act",         "bn_add_act",
     "bn_act_grad", "bn_add_act_grad", "gemm_bias_act", "conv_bias_act",
     "gemm_dact_bgrad", "loop",    "input",          "optimizer_horizontal",
-    "cast_horizontal"};
+    "cast_horizontal", "output"};
 static_assert(std::size(kOpClassNames) == static_cast<size_t>(OpClass::kCollective) + 1);
 static_assert(std::size(kFusionKindNames) ==
-              static_cast<size_t>(FusionKind::kCastHorizontal) + 1);
+              static_cast<size_t>(FusionKind::kOutput) + 1);
 } // namespace detail
 
 /// The name ODS and the plan file use, e.g. "elementwise".
