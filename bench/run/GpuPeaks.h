@@ -9,33 +9,18 @@
 #ifndef DLC_BENCH_GPUPEAKS_H
 #define DLC_BENCH_GPUPEAKS_H
 
+#include "dlc/runtime/perf/Gpus.h"
+
 #include <ostream>
 #include <string>
 #include <vector>
 
 namespace dlc::bench {
 
-/// Dense (no 2:4 sparsity) peaks of one GPU in TFLOP/s, from its vendor's
-/// datasheet; 0 where the GPU has no such units.
-struct GpuPeak {
-  const char *name;        ///< what --gpu takes, e.g. "H100-SXM"
-  const char *description; ///< the product it stands for
-  double fp32;             ///< FP32 on the CUDA cores (non-tensor)
-  double tf32;             ///< TF32 tensor cores
-  double fp16;             ///< FP16 tensor cores, FP32 accumulate
-  double bf16;             ///< BF16 tensor cores, FP32 accumulate
-  // The rest of the device description the cost model reads
-  // (dlc/runtime/perf/CostModel.h), from the same datasheets.
-  double memoryGBs;        ///< DRAM (HBM / GDDR) bandwidth, GB/s
-  double l2MB;             ///< L2 cache, MB
-  int sms;                 ///< streaming multiprocessors
-  double nvlinkGBs;        ///< NVLink per GPU, GB/s each direction (0: none)
-  double pcieGBs;          ///< host interface, GB/s each direction
-  /// Resident threads per multiprocessor (CUDA C++ Programming Guide,
-  /// "Technical Specifications per Compute Capability": 2048 on 7.0, 8.0
-  /// and 9.0; 1536 on 8.6 and 8.9).
-  int threadsPerSm;
-};
+/// The table itself lives in the runtime's perf layer (dlc/runtime/perf/Gpus.h),
+/// where the compiler's cost-driven fusion reads it too.
+using GpuPeak = rt::perf::GpuPeak;
+using rt::perf::knownGpus;
 
 /// `name` without case, spaces, '-' or '_': how --gpu and --network match
 /// names ("h100 sxm" is H100-SXM).
@@ -57,9 +42,6 @@ template <typename T> std::string joinNames(const std::vector<T> &table) {
     names += (names.empty() ? "" : ", ") + std::string(entry.name);
   return names;
 }
-
-/// Every GPU the table knows, in the order `--gpu` lists them.
-const std::vector<GpuPeak> &knownGpus();
 
 /// The GPU named `name`, compared without case, spaces, '-' or '_'
 /// ("h100 sxm" finds H100-SXM); null if unknown.

@@ -15,20 +15,6 @@ namespace dlc::bench {
 
 namespace rp = rt::perf;
 
-rp::DeviceSpec deviceSpecOf(const GpuPeak &gpu) {
-  rp::DeviceSpec d;
-  d.name = gpu.name;
-  d.fp32Flops = gpu.fp32 * 1e12;
-  d.tf32Flops = gpu.tf32 * 1e12;
-  d.fp16Flops = gpu.fp16 * 1e12;
-  d.bf16Flops = gpu.bf16 * 1e12;
-  d.memoryBandwidth = gpu.memoryGBs * 1e9;
-  d.l2Bytes = gpu.l2MB * 1e6;
-  d.sms = gpu.sms;
-  d.threadsPerSm = gpu.threadsPerSm;
-  return d;
-}
-
 namespace {
 
 std::string key(const PredictInput &i) {

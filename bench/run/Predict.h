@@ -74,7 +74,8 @@ struct Prediction {
   rt::perf::StepTimeline timeline;
 };
 
-rt::perf::DeviceSpec deviceSpecOf(const GpuPeak &gpu);
+/// What the cost model reads of a GPU of the table (dlc/runtime/perf/Gpus.h).
+using rt::perf::deviceSpecOf;
 
 /// Predictions for every input, each against the one-GPU input of the same
 /// model, precision, fusion, layout and batch (which must be among them).

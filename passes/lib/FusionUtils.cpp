@@ -372,3 +372,115 @@ FusionDecision mlir::dlc::inductorCanFuse(InductorNode first, InductorNode secon
         "numel mismatch (a pointwise node must span the reduction's numel x rnumel)");
   return FusionDecision::allow();
 }
+
+//===----------------------------------------------------------------------===//
+// Priority fusion
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> mlir::dlc::groupInputs(ArrayRef<Operation *> ops) {
+  SmallVector<Value> inputs;
+  for (Operation *op : ops)
+    for (Value v : op->getOperands())
+      if (!llvm::is_contained(ops, v.getDefiningOp()) && !llvm::is_contained(inputs, v))
+        inputs.push_back(v);
+  return inputs;
+}
+
+FusionDecision mlir::dlc::isPriorityFusible(Operation *op) {
+  if (classifyForFusion(op) != FusionClass::kOpaque)
+    return FusionDecision::allow();
+  std::optional<::dlc::rt::OpClass> opClass = getOpClass(op);
+  std::string_view name = ::dlc::rt::opClassName(opClass ? *opClass : ::dlc::rt::OpClass::kOpaque);
+  return FusionDecision::refuse(Twine("'") + op->getName().getStringRef() +
+                                "' is not fusible (op class " +
+                                StringRef(name.data(), name.size()) + ")");
+}
+
+FusionDecision mlir::dlc::canFuseIntoAllConsumers(ArrayRef<Operation *> producer,
+                                                  Operation *root, size_t numConsumers) {
+  bool read = false;
+  for (Operation *user : root->getUsers()) {
+    read = true;
+    if (user->hasTrait<OpTrait::IsTerminator>())
+      return FusionDecision::refuse("its result is returned: not fusing into the output of "
+                                    "the function");
+    if (user->getBlock() != root->getBlock())
+      return FusionDecision::refuse(Twine("'") + user->getName().getStringRef() +
+                                    "' reads it in another block");
+  }
+  if (!read)
+    return FusionDecision::refuse("no users to fuse");
+  if (numConsumers > 1)
+    for (Operation *op : producer)
+      if (getOpClass(op) == ::dlc::rt::OpClass::kRandom)
+        return FusionDecision::refuse(Twine("a random op ('") + op->getName().getStringRef() +
+                                      "') is not recomputed in several consumers");
+  return FusionDecision::allow();
+}
+
+namespace {
+
+/// CanFuse's rules on what the two groups hold, shared by priority and
+/// multi-output fusion.
+FusionDecision canFuseKinds(ArrayRef<Operation *> producer, ArrayRef<Operation *> consumer) {
+  for (Operation *op : consumer)
+    if (FusionDecision d = isPriorityFusible(op); !d)
+      return FusionDecision::refuse("the consumer " + d.reason());
+  auto isReduction = [](Operation *op) {
+    return classifyForFusion(op) == FusionClass::kReduction;
+  };
+  auto reduces = [](Operation *op) {
+    FusionClass c = classifyForFusion(op);
+    return c == FusionClass::kReduction || c == FusionClass::kNormalization;
+  };
+  if (llvm::any_of(producer, isReduction))
+    return FusionDecision::refuse(
+        "fusion into the output of a reduction would make it a loop fusion");
+  if (llvm::any_of(producer, reduces) && llvm::any_of(consumer, reduces))
+    return FusionDecision::refuse("both the producer and the consumer contain a reduction");
+  return FusionDecision::allow();
+}
+
+/// FusionFitsInBudget's operand count: the merged group's inputs, and the
+/// results of `writers` read outside it.
+FusionDecision fitsBudget(ArrayRef<Operation *> merged, ArrayRef<Operation *> writers,
+                          int64_t maxOperands) {
+  int64_t outputs = 0;
+  for (Operation *op : writers)
+    for (Value r : op->getResults())
+      if (llvm::any_of(r.getUsers(),
+                       [&](Operation *u) { return !llvm::is_contained(merged, u); }))
+        ++outputs;
+  int64_t operands = static_cast<int64_t>(groupInputs(merged).size()) + outputs;
+  if (operands > maxOperands)
+    return FusionDecision::refuse(Twine("the fusion would have more than ") +
+                                  Twine(maxOperands) + " operands and outputs");
+  return FusionDecision::allow();
+}
+
+} // namespace
+
+FusionDecision mlir::dlc::canFusePriorityPair(ArrayRef<Operation *> producer,
+                                              ArrayRef<Operation *> consumer,
+                                              int64_t maxOperands) {
+  if (FusionDecision d = canFuseKinds(producer, consumer); !d)
+    return d;
+  SmallVector<Operation *> merged(consumer.begin(), consumer.end());
+  merged.append(producer.begin(), producer.end());
+  // The merged group's outputs are the consumer's: the producer is
+  // recomputed in every consumer, its results stay inside.
+  return fitsBudget(merged, consumer, maxOperands);
+}
+
+FusionDecision mlir::dlc::canFuseMultiOutput(ArrayRef<Operation *> producer,
+                                             ArrayRef<Operation *> consumer,
+                                             int64_t maxOperands) {
+  if (FusionDecision d = canFuseKinds(producer, consumer); !d)
+    return d;
+  SmallVector<Operation *> merged(producer.begin(), producer.end());
+  merged.append(consumer.begin(), consumer.end());
+  llvm::sort(merged, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  if (FusionDecision d = fitsBudget(merged, merged, maxOperands); !d)
+    return d;
+  return canFormGroup(merged);
+}

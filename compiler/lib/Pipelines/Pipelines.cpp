@@ -18,12 +18,14 @@ const FusionKindInfo mlir::dlc::kFusionKinds[] = {
     {"bn-act", "paddle", "batch norm + relu, forward and backward"},
     {"bn-add-act", "paddle", "batch norm + add + relu, forward and backward"},
     {"elewise-act", "paddle", "element-wise add / mul + activation"},
-    {"gemm-epilogue", "xla", "bias and activation in GEMM / convolution epilogues"},
+    {"gemm-epilogue", "xla xla-priority", "bias and activation in GEMM / convolution epilogues"},
     {"producer-consumer", "xla", "loop and input (reduction) fusion"},
+    {"priority", "xla-priority", "loop and input fusion by the cost model, most time saved first"},
     // PaddlePaddle's BuildStrategy.fuse_all_optimizer_ops; XLA's horizontal
     // fusion; Inductor's foreach (combo) kernels of a compiled optimizer step.
-    {"optimizer-horizontal", "paddle xla inductor", "every optimizer update in one kernel"},
-    {"cast-horizontal", "xla", "every parameter's cast to half precision in one kernel"},
+    {"optimizer-horizontal", "paddle xla xla-priority inductor", "every optimizer update in one kernel"},
+    {"cast-horizontal", "xla xla-priority",
+     "every parameter's cast to half precision in one kernel"},
     {"output", "tvm inductor", "a GEMM / convolution with its element-wise epilogue in one group"},
 };
 const size_t mlir::dlc::kNumFusionKinds = std::size(kFusionKinds);
@@ -65,6 +67,25 @@ LogicalResult buildXla(OpPassManager &pm, const FusionPipelineOptions &options,
   return success();
 }
 
+/// XLA's GPU pipeline since priority fusion (gpu_compiler.cc): the GEMM
+/// rewriter's cuBLASLt epilogues first, then PriorityFusion on the cost
+/// model, then the horizontal fusions (dlc's optimizer-update and weight-cast
+/// passes). Multi-output fusion is left out (docs/FusionStrategies.md).
+LogicalResult buildXlaPriority(OpPassManager &pm, const FusionPipelineOptions &options,
+                               std::string &) {
+  if (enabled(options, "gemm-epilogue"))
+    pm.addPass(createFuseGemmEpiloguePass({options.explain}));
+  if (enabled(options, "priority")) {
+    FusePriorityPassOptions priority;
+    priority.explain = options.explain;
+    priority.gpu = options.gpu;
+    priority.maxOperands = options.priorityMaxOperands;
+    pm.addPass(createFusePriorityPass(priority));
+  }
+  if (enabled(options, "optimizer-horizontal"))
+    pm.addPass(createFuseOptimizerUpdatesPass({"xla-priority"}));
+  if (enabled(options, "cast-horizontal"))
+    pm.addPass(createFuseParameterCastsPass({options.explain}));
 LogicalResult buildTvm(OpPassManager &pm, const FusionPipelineOptions &options,
                        std::string &error) {
   if (options.tvmMaxDepth < 1) {
@@ -125,6 +146,11 @@ struct FusionStrategyRegistry {
                           "fusion, one kernel for the optimizer updates and one for "
                           "the weight casts",
                           buildXla});
+    strategies.push_back({"xla-priority",
+                          "XLA's priority fusion on dlc's cost model, after GEMM / "
+                          "convolution epilogues, then one kernel for the optimizer "
+                          "updates and one for the weight casts",
+                          buildXlaPriority});
     strategies.push_back({"tvm",
                           "TVM Relay's FuseOps: op patterns, post-dominator groups, "
                           "contraction epilogues first",
@@ -329,6 +355,8 @@ LogicalResult mlir::dlc::buildTrainStepPipeline(OpPassManager &pm,
   fusion.strategy = options.fusion;
   fusion.paddleRelaxGate = options.paddleRelaxGate;
   fusion.explain = options.explainFusion;
+  fusion.gpu = options.gpu;
+  fusion.priorityMaxOperands = options.priorityMaxOperands;
   fusion.tvmMaxDepth = options.tvmMaxDepth;
   fusion.inductorMaxFusionSize = options.inductorMaxFusionSize;
   fusion.disabled.assign(options.disableFusion.begin(), options.disableFusion.end());

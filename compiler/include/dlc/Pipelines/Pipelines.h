@@ -43,6 +43,10 @@ struct FusionPipelineOptions {
   int64_t tvmMaxDepth = 256;
   /// inductor: the most ops a group holds (config.max_fusion_size).
   int64_t inductorMaxFusionSize = 64;
+  /// xla-priority: the GPU whose cost model prices fusions, and the kernel
+  /// budget (operands and outputs of a group).
+  std::string gpu = "H100-SXM";
+  int64_t priorityMaxOperands = 96;
 };
 
 /// Adds the passes of a fusion strategy to `pm` (run on the module after
@@ -175,6 +179,16 @@ struct TrainStepOptions : public PassPipelineOptions<TrainStepOptions> {
       llvm::cl::desc("fuse batch norm + activation whatever the precision "
                      "and layout"),
       llvm::cl::init(false)};
+  Option<std::string> gpu{
+      *this, "gpu",
+      llvm::cl::desc("the GPU whose cost model prices xla-priority's fusions "
+                     "(dlc/runtime/perf/Gpus.h)"),
+      llvm::cl::init("H100-SXM")};
+  Option<int64_t> priorityMaxOperands{
+      *this, "priority-max-operands",
+      llvm::cl::desc("xla-priority's kernel budget: operands and outputs of a "
+                     "group (XLA's kMaxOperandsAndOutputsPerFusion)"),
+      llvm::cl::init(96)};
   Option<bool> explainFusion{
       *this, "explain-fusion",
       llvm::cl::desc("remark on every pair the fusion passes did not fuse"),

@@ -171,6 +171,49 @@ FusionDecision inductorCanFuse(InductorNode first, InductorNode second, bool ver
                                bool sameIndex, bool sharesBuffer, int64_t sizeOfFused,
                                int64_t maxFusionSize);
 
+//===----------------------------------------------------------------------===//
+// Priority fusion (XLA's PriorityFusion, the `xla-priority` strategy)
+//===----------------------------------------------------------------------===//
+//
+// A producer fuses into ALL its consumers or none, recomputed in each
+// (priority_fusion.cc, CanFuseWithAllNonBitcastUsers); a producer or a
+// consumer is a group of ops given as a list, its first-formed op its root.
+
+/// The values `ops` read from outside them, each once, in op order.
+SmallVector<Value> groupInputs(ArrayRef<Operation *> ops);
+
+/// XLA's IsFusible for priority fusion: element-wise, random and
+/// data-movement ops, reductions and normalizations fuse; contractions
+/// (library calls), optimizer updates, collectives and opaque ops do not.
+FusionDecision isPriorityFusible(Operation *op);
+
+/// The producer's own conditions for fusing into all the readers of
+/// `root`'s results, `numConsumers` groups: it has readers, none is the
+/// function's terminator (XLA: "not fusing into the output of the root
+/// instruction") or in another block, and it holds no random op when it
+/// would be recomputed in several consumers (XLA: an rng with more than
+/// one user is not fusible).
+FusionDecision canFuseIntoAllConsumers(ArrayRef<Operation *> producer, Operation *root,
+                                       size_t numConsumers);
+
+/// XLA's CanFuse(producer, consumer) for priority fusion: the consumer is
+/// fusible; the producer holds no reduction (fusing into a reduction's
+/// output would make its input fusion a loop fusion); not both reduce
+/// (a reduction or a normalization each: "both the producer and the
+/// consumer contain a reduce"); and the merged group keeps within XLA's
+/// kernel budget, at most `maxOperands` operands and outputs
+/// (FusionFitsInBudget's kMaxOperandsAndOutputsPerFusion).
+FusionDecision canFusePriorityPair(ArrayRef<Operation *> producer,
+                                   ArrayRef<Operation *> consumer, int64_t maxOperands);
+
+/// XLA's producer-consumer multi-output fusion (multi_output_fusion.cc),
+/// run after priority fusion: `producer` joins `consumer` and the group
+/// also writes the producer's results for its other readers. CanFuse's
+/// rules on reductions, the budget counting both groups' outputs, and
+/// canFormGroup (the other readers must come after the group: no cycle).
+FusionDecision canFuseMultiOutput(ArrayRef<Operation *> producer,
+                                  ArrayRef<Operation *> consumer, int64_t maxOperands);
+
 } // namespace mlir::dlc
 
 #endif // DLC_TRANSFORMS_FUSIONUTILS_H

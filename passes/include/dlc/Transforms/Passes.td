@@ -492,6 +492,76 @@ def FuseNodesPass : Pass<"dlc-fuse-nodes", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
 }
 
+def FusePriorityPass : Pass<"dlc-fuse-priority", "::mlir::ModuleOp"> {
+  let summary = "XLA's priority fusion: producers fused into all their consumers, most time saved first, by dlc's cost model";
+  let description = [{
+    XLA's PriorityFusion (xla/service/gpu/transforms/priority_fusion.cc)
+    over the training step. Each element-wise, reduction or normalization
+    op starts as a group of its own. A producer group's priority is the
+    time saved by fusing it into ALL its consumers, recomputed in each:
+
+      priority = t(producer) + sum t(consumer) - sum t(consumer + producer)
+
+    where t is dlc's cost model (dlc/runtime/perf/CostModel.h,
+    predictSeconds: launch overhead plus the roofline of the group's bytes,
+    read from outside once and written once) on the GPU `gpu` of the table
+    in dlc/runtime/perf/Gpus.h. The producer of highest priority is fused
+    first, one of negative priority never; the priorities of the groups a
+    fusion touched (the merged consumers and their producers) are
+    recomputed before the next pick. A producer fuses only when every
+    consumer may take it (FusionUtils.h, canFuseIntoAllConsumers and
+    canFusePriorityPair: no reduction into a reduction, no fusion into a
+    reduction's output, a kernel budget of `max-operands` operands and
+    outputs, contractions / library calls / collectives / optimizer
+    updates never fuse, a random op is never recomputed). Then, with
+    `multi-output`, XLA's producer-consumer multi-output fusion: a group
+    whose other readers kept it out joins one consumer and is written out
+    for them (canFuseMultiOutput), where the cost model says the merged
+    group is faster than the two. Groups with a reduction or normalization
+    get kind `input`, the rest `loop`.
+
+    Before (priority fusion recomputes the add in both of its readers):
+
+    ```mlir
+    %s = train.add %x, %y : tensor<8x16xf32>, tensor<8x16xf32>
+    %a = train.relu %s : tensor<8x16xf32>
+    %b = train.tanh %s : tensor<8x16xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %a = train.fused "loop" (%x, %y) {strategy = "xla-priority"} : ... {
+      %s = train.add ...
+      %a = train.relu %s ...
+    }
+    %b = train.fused "loop" (%x, %y) {strategy = "xla-priority"} : ... {
+      %s = train.add ...
+      %b = train.tanh %s ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "emit a remark for every fusible producer left unfused, with the reason">,
+    Option<"gpu", "gpu", "std::string", /*default=*/"\"H100-SXM\"",
+           "the GPU (dlc/runtime/perf/Gpus.h) whose cost model prices the fusions">,
+    Option<"calibration", "calibration", "std::string", /*default=*/"\"\"",
+           "a cost-model calibration JSON (bench/calibration/h100.json); empty: CostParams' defaults">,
+    Option<"maxOperands", "max-operands", "int64_t", /*default=*/"96",
+           "the kernel budget: operands and outputs of a fused group (XLA's kMaxOperandsAndOutputsPerFusion)">,
+    Option<"multiOutput", "multi-output", "bool", /*default=*/"true",
+           "then XLA's producer-consumer multi-output fusion: a producer joins a consumer and is also written out for its other readers, where the cost model says it pays">,
+  ];
+  let statistics = [
+    Statistic<"numFusions", "fusions", "Number of producers fused into all their consumers">,
+    Statistic<"numMultiOutput", "multi-output-fusions", "Number of producers fused into one consumer and written out">,
+    Statistic<"numGroups", "fused-groups", "Number of loop and input groups formed">,
+    Statistic<"numFusedOps", "fused-ops", "Number of ops in the groups formed">,
+  ];
+  let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
+}
+
 def AutoMixedPrecisionPass : Pass<"dlc-auto-mixed-precision", "::mlir::ModuleOp"> {
   let summary = "casts the forward pass to mixed precision by allow / deny / infer op lists (autocast)";
   let description = [{
