@@ -64,7 +64,8 @@ void describePlan(const rt::Plan &plan, const std::string &backend, bool gpuFigu
       break;
     }
   for (const rt::PlanKernel &k : plan.kernels)
-    if (k.op.rfind("conv2d", 0) == 0 || k.op.rfind("batch_norm", 0) == 0) {
+    if (k.opClass == rt::OpClass::kBatchNormalization || k.id == rt::OpId::kConv2d ||
+        k.id == rt::OpId::kConv2dBackwardData || k.id == rt::OpId::kConv2dBackwardFilter) {
       std::string layout = rt::kernelLayout(k);
       if (result.layout.empty() || layout != "NCHW")
         result.layout = layout;

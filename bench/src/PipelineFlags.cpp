@@ -3,6 +3,7 @@
 #include "PipelineFlags.h"
 
 #include "NumericOption.h"
+#include "RunFlags.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/Plugins/DialectPlugin.h"
@@ -62,11 +63,25 @@ cl::opt<std::string> lossScaleGrowthInterval("loss-scale-growth-interval",
 cl::opt<std::string> fusionList("fusion",
     cl::desc("none (one kernel per op, default), paddle (PaddlePaddle's batch-norm + "
              "activation and element-wise + activation fusions, and one kernel for the "
-             "optimizer updates) or xla (GEMM / conv epilogues, greedy loop and reduction "
-             "fusion, one kernel for the optimizer updates and one for the weight casts), "
-             "or a strategy a --load-pass-plugin registers; a comma-separated list sweeps, "
-             "e.g. none,paddle,xla"),
+             "optimizer updates), xla (XLA's older pipeline: GEMM / conv epilogues, greedy "
+             "loop and reduction fusion, one kernel for the optimizer updates and one for "
+             "the weight casts), xla-priority (XLA's priority fusion, priced by the cost "
+             "model on --gpu), tvm (TVM Relay's FuseOps), inductor (TorchInductor's "
+             "scheduler), or a strategy a --load-pass-plugin registers "
+             "(docs/FusionStrategies.md); a comma-separated list sweeps, e.g. "
+             "none,paddle,xla,xla-priority,tvm,inductor"),
     cl::init("none"), cl::cat(benchCategory()));
+cl::opt<std::string> tvmMaxDepth("tvm-max-depth",
+    cl::desc("tvm: the most ops a group holds (Relay's max_fuse_depth, default 256; 1 "
+             "turns fusion off)"),
+    cl::value_desc("n"), cl::init("256"), cl::cat(benchCategory()));
+cl::opt<std::string> inductorMaxFusionSize("inductor-max-fusion-size",
+    cl::desc("inductor: the most ops a group holds (config.max_fusion_size, default 64)"),
+    cl::value_desc("n"), cl::init("64"), cl::cat(benchCategory()));
+cl::opt<std::string> priorityMaxOperands("priority-max-operands",
+    cl::desc("xla-priority: the kernel budget, operands and outputs of a group (XLA's "
+             "kMaxOperandsAndOutputsPerFusion, default 96)"),
+    cl::value_desc("n"), cl::init("96"), cl::cat(benchCategory()));
 cl::list<std::string> passPlugins("load-pass-plugin",
     cl::desc("load passes and fusion strategies from a plugin library, as mlir-opt does "
              "(docs/WritingAFusionPass.md)"),
@@ -94,8 +109,9 @@ cl::opt<bool> paddleRelaxGate("paddle-relax-gate",
     cl::init(false), cl::cat(benchCategory()));
 cl::opt<std::string> disableFusion("disable-fusion",
     cl::desc("comma-separated fusion kinds to leave out, for ablations: bn-act, "
-             "bn-add-act, elewise-act (paddle); gemm-epilogue, producer-consumer, "
-             "cast-horizontal (xla); optimizer-horizontal (both)"),
+             "bn-add-act, elewise-act (paddle); gemm-epilogue, cast-horizontal (xla, "
+             "xla-priority); producer-consumer (xla); priority (xla-priority); output "
+             "(tvm, inductor); optimizer-horizontal (paddle, xla, xla-priority, inductor)"),
     cl::init(""), cl::cat(benchCategory()));
 cl::opt<std::string> explainFusion("explain-fusion",
     cl::desc("say why the fusion passes left candidates unfused: grouped by reason, with "
@@ -114,6 +130,7 @@ struct Numbers {
   std::optional<double> lr, firstBucketMb;
   double bucketMb = 25, lossScale = 65536;
   int64_t lossScaleGrowthInterval = 2000;
+  int64_t tvmMaxDepth = 256, inductorMaxFusionSize = 64, priorityMaxOperands = 96;
 };
 Numbers numbers;
 
@@ -122,6 +139,12 @@ std::string readNumbers() {
   if (auto v = parseIntegerOption("--" + lossScaleGrowthInterval.ArgStr.str(),
                                   lossScaleGrowthInterval, {1}, error))
     numbers.lossScaleGrowthInterval = *v;
+  for (auto [option, out] : {std::pair{&tvmMaxDepth, &numbers.tvmMaxDepth},
+                             std::pair{&inductorMaxFusionSize, &numbers.inductorMaxFusionSize},
+                             std::pair{&priorityMaxOperands, &numbers.priorityMaxOperands}})
+    if (error.empty())
+      if (auto v = parseIntegerOption("--" + option->ArgStr.str(), *option, {1}, error))
+        *out = *v;
   auto real = [&](const cl::opt<std::string> &option, RealRange range,
                   std::optional<double> &out) {
     if (!error.empty() || (option.empty() && !option.getNumOccurrences()))
@@ -245,6 +268,11 @@ void bindTrainStepOptions(const PipelinePoint &point, mlir::dlc::TrainStepOption
     if (!kind.empty())
       options.disableFusion.push_back(kind);
   options.paddleRelaxGate = paddleRelaxGate;
+  options.tvmMaxDepth = numbers.tvmMaxDepth;
+  options.inductorMaxFusionSize = numbers.inductorMaxFusionSize;
+  options.priorityMaxOperands = numbers.priorityMaxOperands;
+  // xla-priority prices fusions on the GPU the run names, else on an H100.
+  options.gpu = gpuFlag().empty() ? std::string("H100-SXM") : gpuFlag();
   options.explainFusion = point.explainFusion;
   options.pipeline = pipeline;
 }
@@ -262,6 +290,13 @@ std::string trainStepErrorMessage(const mlir::dlc::TrainStepError &error,
 
 std::string strategyName(const std::string &fusion, const std::string &layout) {
   std::string named = fusion == "paddle" && paddleRelaxGate ? "paddle-relaxed" : fusion;
+  // A strategy's knob away from its default names the configuration.
+  if (fusion == "tvm" && tvmMaxDepth.getNumOccurrences())
+    named += "-max-depth-" + std::to_string(numbers.tvmMaxDepth);
+  if (fusion == "inductor" && inductorMaxFusionSize.getNumOccurrences())
+    named += "-max-fusion-size-" + std::to_string(numbers.inductorMaxFusionSize);
+  if (fusion == "xla-priority" && priorityMaxOperands.getNumOccurrences())
+    named += "-max-operands-" + std::to_string(numbers.priorityMaxOperands);
   if (fusion != "none" && !disableFusion.empty())
     named += "-no-" + std::string(disableFusion);
   if (layout != "auto")

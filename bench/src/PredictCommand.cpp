@@ -124,7 +124,9 @@ void recordForPrediction(const rt::Plan &plan, int64_t gpus) {
   // The layout its convolutions and batch norms run in, as reports name it.
   std::string layout;
   for (const rt::PlanKernel &k : plan.kernels)
-    if (k.op.rfind("conv2d", 0) == 0 || k.opClass == rt::OpClass::kBatchNormalization) {
+    if (k.id == rt::OpId::kConv2d || k.id == rt::OpId::kConv2dBackwardData ||
+        k.id == rt::OpId::kConv2dBackwardFilter ||
+        k.opClass == rt::OpClass::kBatchNormalization) {
       layout = rt::kernelLayout(k);
       break;
     }

@@ -280,4 +280,6 @@ int fail(const std::string &message) {
   return 1;
 }
 
+std::string gpuFlag() { return gpuName; }
+
 } // namespace dlc::bench

@@ -50,6 +50,8 @@ struct RunFlags {
 /// The flags as given, checked; "" when all are valid, else the one-line
 /// error naming the first bad one.
 std::string readRunFlags(RunFlags &flags);
+/// --gpu as given, or empty.
+std::string gpuFlag();
 
 /// Says `message` as dlc-bench's error on stderr; the exit code, 1.
 int fail(const std::string &message);

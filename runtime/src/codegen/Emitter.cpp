@@ -115,7 +115,7 @@ std::string Emitter::value(int32_t buffer, const std::string &idx) {
     // A half-precision result is rounded as the CPU stores it, so that a
     // later op of the launch reads what it would read from memory (a cast
     // rounds itself).
-    bool rounds = k.opClass != OpClass::kDataMovement && k.op != "cast";
+    bool rounds = k.opClass != OpClass::kDataMovement && k.id != OpId::kCast;
     if (rounds && b.dtype == DType::kF16)
       reg = temp("v", "float", "dlc_round_f16(" + reg + ")");
     else if (rounds && b.dtype == DType::kBF16)
@@ -133,7 +133,7 @@ std::string Emitter::operand(const PlanKernel &k, size_t i, int32_t result,
 
 std::string Emitter::emitOp(const PlanKernel &k, int32_t result, const std::string &idx) {
   const std::string &op = k.op;
-  if (const OpExpression *x = opExpression(op)) {
+  if (const OpExpression *x = opExpression(k.id)) {
     if (x->operands && (k.inputs.size() != x->operands || k.outputs.size() != 1)) {
       fail(op + " with " + std::to_string(k.inputs.size()) + " operands and " +
            std::to_string(k.outputs.size()) + " results");

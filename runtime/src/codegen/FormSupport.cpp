@@ -53,7 +53,7 @@ const char *cType(DType t) {
 
 bool isRowOp(const PlanKernel &k) {
   return k.opClass == OpClass::kRowNormalization &&
-         (k.op == "softmax" || k.op == "layer_norm" || k.op == "softmax_backward");
+         (k.id == OpId::kSoftmax || k.id == OpId::kLayerNorm || k.id == OpId::kSoftmaxBackward);
 }
 
 //===----------------------------------------------------------------------===//

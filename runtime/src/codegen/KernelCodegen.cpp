@@ -40,7 +40,7 @@ bool onlyUpdatesAndTheirGradientCasts(const Launch &launch, const Plan &plan) {
     const PlanKernel &kernel = plan.kernels[k];
     if (kernel.opClass == OpClass::kOptimizer)
       continue;
-    if (kernel.op != "cast")
+    if (kernel.id != OpId::kCast)
       return false;
     int32_t out = kernel.outputs[0];
     for (size_t j = 0; j < plan.kernels.size(); ++j) {
@@ -113,7 +113,7 @@ StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
   // takes them when they are independent.
   bool allCasts = launch.kernels.size() > 1 &&
                   std::all_of(launch.kernels.begin(), launch.kernels.end(),
-                              [&](size_t k) { return plan.kernels[k].op == "cast"; });
+                              [&](size_t k) { return plan.kernels[k].id == OpId::kCast; });
   bool oneShape = std::all_of(flow.exported.begin(), flow.exported.end(), [&](int32_t id) {
     return plan.buffers[id].shape == plan.buffers[flow.exported.front()].shape;
   });

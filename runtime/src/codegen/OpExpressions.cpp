@@ -158,12 +158,12 @@ std::string emitDropout(Emitter &e, const PlanKernel &k, int32_t result,
 // The table
 //===----------------------------------------------------------------------===//
 
-const std::map<std::string, OpExpression> &table() {
-  static const std::map<std::string, OpExpression> entries = [] {
-    std::map<std::string, OpExpression> t;
-    auto unary = [&](const char *op, OpPattern p) { t[op] = OpExpression{1, std::move(p)}; };
-    auto binary = [&](const char *op, OpPattern p) { t[op] = OpExpression{2, std::move(p)}; };
-    auto remaps = [&](const char *op, size_t operands, OpEmission emit) {
+const std::map<OpId, OpExpression> &table() {
+  static const std::map<OpId, OpExpression> entries = [] {
+    std::map<OpId, OpExpression> t;
+    auto unary = [&](OpId op, OpPattern p) { t[op] = OpExpression{1, std::move(p)}; };
+    auto binary = [&](OpId op, OpPattern p) { t[op] = OpExpression{2, std::move(p)}; };
+    auto remaps = [&](OpId op, size_t operands, OpEmission emit) {
       OpExpression x;
       x.operands = operands;
       x.emit = emit;
@@ -171,44 +171,44 @@ const std::map<std::string, OpExpression> &table() {
     };
     // Activations and their gradients (%0 the gradient, %1 the forward's
     // input or result, as the CPU reference takes them).
-    unary("relu", fixed("dlc_relu(%0)"));
-    unary("tanh", fixed("dlc_tanhf(%0)"));
-    unary("sigmoid", fixed("dlc_sigmoid(%0)"));
-    unary("silu", fixed("%0 * dlc_sigmoid(%0)"));
-    unary("relu6", fixed("dlc_relu6(%0)"));
-    unary("hardswish", fixed("%0 * dlc_relu6(%0 + 3.f) / 6.f"));
-    unary("hardsigmoid", fixed("dlc_relu6(%0 + 3.f) / 6.f"));
-    unary("gelu", [](const PlanKernel &k) {
+    unary(OpId::kRelu, fixed("dlc_relu(%0)"));
+    unary(OpId::kTanh, fixed("dlc_tanhf(%0)"));
+    unary(OpId::kSigmoid, fixed("dlc_sigmoid(%0)"));
+    unary(OpId::kSilu, fixed("%0 * dlc_sigmoid(%0)"));
+    unary(OpId::kRelu6, fixed("dlc_relu6(%0)"));
+    unary(OpId::kHardswish, fixed("%0 * dlc_relu6(%0 + 3.f) / 6.f"));
+    unary(OpId::kHardsigmoid, fixed("dlc_relu6(%0 + 3.f) / 6.f"));
+    unary(OpId::kGelu, [](const PlanKernel &k) {
       return std::string(tanhGelu(k) ? "dlc_gelu_tanh(%0)" : "dlc_gelu(%0)");
     });
-    unary("scale", [](const PlanKernel &k) {
+    unary(OpId::kScale, [](const PlanKernel &k) {
       return "%0 * " + floatLiteral(k.floatAttr("scale", 1)) + " + " +
              floatLiteral(k.floatAttr("bias", 0));
     });
-    binary("add", fixed("%0 + %1"));
-    binary("sub", fixed("%0 - %1"));
-    binary("mul", fixed("%0 * %1"));
-    binary("div", fixed("%0 / %1"));
-    binary("relu_backward", fixed("%1 <= 0.f ? 0.f : %0"));
-    binary("tanh_backward", fixed("%0 * (1.f - %1 * %1)"));
-    binary("sigmoid_backward", fixed("%0 * %1 * (1.f - %1)"));
-    binary("silu_backward",
+    binary(OpId::kAdd, fixed("%0 + %1"));
+    binary(OpId::kSub, fixed("%0 - %1"));
+    binary(OpId::kMul, fixed("%0 * %1"));
+    binary(OpId::kDiv, fixed("%0 / %1"));
+    binary(OpId::kReluBackward, fixed("%1 <= 0.f ? 0.f : %0"));
+    binary(OpId::kTanhBackward, fixed("%0 * (1.f - %1 * %1)"));
+    binary(OpId::kSigmoidBackward, fixed("%0 * %1 * (1.f - %1)"));
+    binary(OpId::kSiluBackward,
            fixed("%0 * dlc_sigmoid(%1) * (1.f + %1 * (1.f - dlc_sigmoid(%1)))"));
-    binary("relu6_backward", fixed("(%1 <= 0.f || %1 >= 6.f) ? 0.f : %0"));
-    binary("hardswish_backward",
+    binary(OpId::kRelu6Backward, fixed("(%1 <= 0.f || %1 >= 6.f) ? 0.f : %0"));
+    binary(OpId::kHardswishBackward,
            fixed("%1 < -3.f ? 0.f : (%1 <= 3.f ? %0 * (%1 / 3.f + 0.5f) : %0)"));
-    binary("hardsigmoid_backward", fixed("(%1 > -3.f && %1 < 3.f) ? %0 * (1.f / 6.f) : 0.f"));
-    binary("gelu_backward", [](const PlanKernel &k) {
+    binary(OpId::kHardsigmoidBackward, fixed("(%1 > -3.f && %1 < 3.f) ? %0 * (1.f / 6.f) : 0.f"));
+    binary(OpId::kGeluBackward, [](const PlanKernel &k) {
       return std::string(tanhGelu(k) ? "%0 * dlc_gelu_tanh_grad(%1)" : "%0 * dlc_gelu_grad(%1)");
     });
     // Casts, dropout and data movement.
-    remaps("broadcast_to", 1, emitBroadcastTo);
-    remaps("cast", 1, emitCast);
-    remaps("dropout", 1, emitDropout);
-    remaps("transpose", 1, emitTranspose);
-    remaps("slice", 1, emitSlice);
-    remaps("slice_backward", 1, emitSliceBackward);
-    remaps("concat", 0, emitConcat);
+    remaps(OpId::kBroadcastTo, 1, emitBroadcastTo);
+    remaps(OpId::kCast, 1, emitCast);
+    remaps(OpId::kDropout, 1, emitDropout);
+    remaps(OpId::kTranspose, 1, emitTranspose);
+    remaps(OpId::kSlice, 1, emitSlice);
+    remaps(OpId::kSliceBackward, 1, emitSliceBackward);
+    remaps(OpId::kConcat, 0, emitConcat);
     return t;
   }();
   return entries;
@@ -216,7 +216,7 @@ const std::map<std::string, OpExpression> &table() {
 
 } // namespace
 
-const OpExpression *opExpression(const std::string &op) {
+const OpExpression *opExpression(OpId op) {
   auto it = table().find(op);
   return it == table().end() ? nullptr : &it->second;
 }

@@ -50,7 +50,7 @@ struct OpExpression {
 };
 
 /// The op's entry; null for an op the emitter does not compute.
-const OpExpression *opExpression(const std::string &op);
+const OpExpression *opExpression(OpId op);
 
 } // namespace dlc::rt::codegen
 

@@ -51,11 +51,11 @@ StatusOr<ReductionShape> reductionShape(const Plan &plan, const PlanKernel &k) {
   const Shape &out = plan.buffers[k.outputs[0]].shape;
   int64_t rank = static_cast<int64_t>(r.input.size());
   r.reduced.assign(rank, false);
-  if (k.op == "sum_to_shape") {
+  if (k.id == OpId::kSumToShape) {
     size_t lead = r.input.size() - out.size();
     for (size_t d = 0; d < r.input.size(); ++d)
       r.reduced[d] = d < lead || (out[d - lead] == 1 && r.input[d] != 1);
-  } else if (k.op == "global_avg_pool") {
+  } else if (k.id == OpId::kGlobalAvgPool) {
     if (rank != 4)
       return Status(StatusCode::kInvalidArgument, "global_avg_pool of a rank-" +
                                                        std::to_string(rank) + " input");
@@ -72,8 +72,8 @@ StatusOr<ReductionShape> reductionShape(const Plan &plan, const PlanKernel &k) {
                       k.op + " axis " + std::to_string(a) + " out of range");
       r.reduced[d] = true;
     }
-    r.mean = k.op == "reduce_mean";
-    r.max = k.op == "reduce_max";
+    r.mean = k.id == OpId::kReduceMean;
+    r.max = k.id == OpId::kReduceMax;
   }
   for (int64_t d = 0; d < rank; ++d)
     (r.reduced[d] ? r.count : r.rows) *= r.input[d];
@@ -173,7 +173,7 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   bool columns = rowsInner && !rowsOuter && red.rows >= kColumnTile;
   auto combine = [&](size_t a, const std::string &x, const std::string &lane = "") {
     std::string acc = "acc" + std::to_string(a) + lane;
-    bool isMax = plan.kernels[reductions[a]].op == "reduce_max";
+    bool isMax = plan.kernels[reductions[a]].id == OpId::kReduceMax;
     return acc + " = " + (isMax ? "dlc_max_nan(" + acc + ", " + x + ")" : acc + " + " + x) + ";";
   };
   // The value one output's reduction leaves (a mean divides its sum),
@@ -181,7 +181,7 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   auto seedResults = [&](const std::string &lane) {
     for (size_t a = 0; a < reductions.size(); ++a) {
       const PlanKernel &k = plan.kernels[reductions[a]];
-      bool mean = k.op == "reduce_mean" || k.op == "global_avg_pool";
+      bool mean = k.id == OpId::kReduceMean || k.id == OpId::kGlobalAvgPool;
       std::string acc = "acc" + std::to_string(a) + lane;
       std::string reg = e.temp("red", "float", mean ? acc + " / " + floatLiteral(double(red.count))
                                                     : acc);
@@ -203,7 +203,7 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
     e.line("const long long w = c_end - c < " + tile + "LL ? c_end - c : " + tile + "LL;");
     e.line("c += w - 1;");
     for (size_t a = 0; a < reductions.size(); ++a) {
-      bool isMax = plan.kernels[reductions[a]].op == "reduce_max";
+      bool isMax = plan.kernels[reductions[a]].id == OpId::kReduceMax;
       e.line("float acc" + std::to_string(a) + "[" + tile + "];");
       e.line("for (long long j = 0; j < w; ++j) acc" + std::to_string(a) + "[j] = " +
              (isMax ? "DLC_NEG_INF" : "0.f") + ";");
@@ -258,7 +258,7 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
     base = e.temp("b", "long long", expr.empty() ? "0LL" : expr);
   }
   for (size_t a = 0; a < reductions.size(); ++a) {
-    bool isMax = plan.kernels[reductions[a]].op == "reduce_max";
+    bool isMax = plan.kernels[reductions[a]].id == OpId::kReduceMax;
     e.line("float acc" + std::to_string(a) + " = " + (isMax ? "DLC_NEG_INF" : "0.f") + ";");
   }
   if (columns) {
@@ -295,7 +295,7 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
     e.close();
   } else {
     for (size_t a = 0; a < reductions.size(); ++a) {
-      bool isMax = plan.kernels[reductions[a]].op == "reduce_max";
+      bool isMax = plan.kernels[reductions[a]].id == OpId::kReduceMax;
       std::string acc = "acc" + std::to_string(a);
       e.line(w.blockReduce(acc, block, isMax, "smem" + std::to_string(a),
                            /*everyThread=*/false));

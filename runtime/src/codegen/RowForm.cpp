@@ -40,7 +40,8 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
   auto refuse = [&](const std::string &why) {
     return Status(StatusCode::kInvalidArgument, op + " " + why);
   };
-  bool softmax = op == "softmax", norm = op == "layer_norm", backward = op == "softmax_backward";
+  bool softmax = k.id == OpId::kSoftmax, norm = k.id == OpId::kLayerNorm,
+       backward = k.id == OpId::kSoftmaxBackward;
   size_t minIn = norm ? 3 : 2 - softmax, maxIn = softmax ? 2 : norm ? 3 : 2;
   if (k.inputs.size() < minIn || k.inputs.size() > maxIn || k.outputs.size() != 1)
     return refuse("with " + std::to_string(k.inputs.size()) + " operands and " +

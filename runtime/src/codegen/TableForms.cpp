@@ -181,7 +181,7 @@ StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &laun
   // the update reads the half value and widens it itself.
   std::map<int32_t, int32_t> widened; // cast output -> its half input
   for (size_t k : launch.kernels)
-    if (const PlanKernel &kernel = plan.kernels[k]; kernel.op == "cast") {
+    if (const PlanKernel &kernel = plan.kernels[k]; kernel.id == OpId::kCast) {
       const PlanBuffer &in = plan.buffers[kernel.inputs[0]];
       if ((in.dtype != DType::kF16 && in.dtype != DType::kBF16) ||
           plan.buffers[kernel.outputs[0]].dtype != DType::kF32)
@@ -192,10 +192,10 @@ StatusOr<GeneratedKernel> generateOptimizer(const Plan &plan, const Launch &laun
     }
   for (size_t k : launch.kernels) {
     const PlanKernel &kernel = plan.kernels[k];
-    if (kernel.op == "cast")
+    if (kernel.id == OpId::kCast)
       continue;
     OptimizerSegment seg;
-    seg.adamw = kernel.op == "adamw_update";
+    seg.adamw = kernel.id == OpId::kAdamWUpdate;
     size_t ins = seg.adamw ? 4 : 3, outs = seg.adamw ? 3 : 2;
     // An optional last operand: the loss scale's status (mixed precision).
     bool scaled = kernel.inputs.size() == ins + 1;

@@ -64,7 +64,7 @@ std::optional<StatusOr<GeneratedKernel>> generateTranspose(const Plan &plan,
     return std::nullopt;
   const PlanKernel &k = plan.kernels[launch.kernels[0]];
   const std::vector<int64_t> *perm = findAttr<std::vector<int64_t>>(k.attrs, "permutation");
-  if (k.op != "transpose" || !perm || k.inputs.size() != 1 || k.outputs.size() != 1)
+  if (k.id != OpId::kTranspose || !perm || k.inputs.size() != 1 || k.outputs.size() != 1)
     return std::nullopt;
   const PlanBuffer &in = plan.buffers[flow.inputs[0]], &out = plan.buffers[flow.exported[0]];
   auto t = batchedTranspose(plan.buffers[k.inputs[0]].shape, *perm);

@@ -430,8 +430,8 @@ Status poolGeometry(Builder &b, const std::vector<int64_t> &in) {
 
 StatusOr<HandKernel> pool(Builder &b) {
   const PlanKernel &k = b.kernel;
-  bool backward = k.op.size() > 9 && k.op.substr(k.op.size() - 9) == "_backward";
-  bool max = k.op.rfind("max", 0) == 0;
+  bool backward = k.id == OpId::kMaxPool2dBackward || k.id == OpId::kAvgPool2dBackward;
+  bool max = k.id == OpId::kMaxPool2d || k.id == OpId::kMaxPool2dBackward;
   // Forward: x -> y. max backward: dy, x -> dx. avg backward: dy -> dx.
   size_t inputs = backward && max ? 2 : 1;
   if (!arity(k, inputs, inputs, 1))
@@ -652,7 +652,7 @@ StatusOr<HandKernel> resize(Builder &b) {
   const PlanKernel &k = b.kernel;
   if (!arity(k, 1, 1, 1))
     return refuse(k, "expects one input and one output");
-  bool backward = k.op == "resize_bilinear_backward";
+  bool backward = k.id == OpId::kResizeBilinearBackward;
   StatusOr<bool> nhwc = isNhwc(k);
   if (!nhwc.isOk())
     return nhwc.status();
@@ -680,29 +680,29 @@ StatusOr<HandKernel> resize(Builder &b) {
   return b.done("resize", ceilDiv(work, kBlock));
 }
 
-const std::map<std::string, Planner> &planners() {
-  static const std::map<std::string, Planner> table = {
-      {"softmax", softmax},
-      {"softmax_backward", softmaxBackward},
-      {"layer_norm", layerNorm},
-      {"layer_norm_backward", layerNormBackward},
-      {"softmax_cross_entropy", crossEntropy},
-      {"softmax_cross_entropy_backward", crossEntropyBackward},
-      {"embedding", embedding},
-      {"embedding_backward", embeddingBackward},
-      {"dropout", dropout},
-      {"max_pool2d", pool},
-      {"max_pool2d_backward", pool},
-      {"avg_pool2d", pool},
-      {"avg_pool2d_backward", pool},
-      {"sgd_update", sgdUpdate},
-      {"adamw_update", adamwUpdate},
-      {"update_loss_scale", updateLossScale},
-      {"loss_scale_status", lossScaleStatus},
-      {"batch_norm", batchNorm},
-      {"batch_norm_backward", batchNormBackward},
-      {"resize_bilinear", resize},
-      {"resize_bilinear_backward", resize},
+const std::map<OpId, Planner> &planners() {
+  static const std::map<OpId, Planner> table = {
+      {OpId::kSoftmax, softmax},
+      {OpId::kSoftmaxBackward, softmaxBackward},
+      {OpId::kLayerNorm, layerNorm},
+      {OpId::kLayerNormBackward, layerNormBackward},
+      {OpId::kSoftmaxCrossEntropy, crossEntropy},
+      {OpId::kSoftmaxCrossEntropyBackward, crossEntropyBackward},
+      {OpId::kEmbedding, embedding},
+      {OpId::kEmbeddingBackward, embeddingBackward},
+      {OpId::kDropout, dropout},
+      {OpId::kMaxPool2d, pool},
+      {OpId::kMaxPool2dBackward, pool},
+      {OpId::kAvgPool2d, pool},
+      {OpId::kAvgPool2dBackward, pool},
+      {OpId::kSgdUpdate, sgdUpdate},
+      {OpId::kAdamWUpdate, adamwUpdate},
+      {OpId::kUpdateLossScale, updateLossScale},
+      {OpId::kLossScaleStatus, lossScaleStatus},
+      {OpId::kBatchNorm, batchNorm},
+      {OpId::kBatchNormBackward, batchNormBackward},
+      {OpId::kResizeBilinear, resize},
+      {OpId::kResizeBilinearBackward, resize},
   };
   return table;
 }
@@ -710,7 +710,7 @@ const std::map<std::string, Planner> &planners() {
 } // namespace
 
 StatusOr<HandKernel> planHandKernel(const Plan &plan, const PlanKernel &kernel) {
-  auto it = planners().find(kernel.op);
+  auto it = planners().find(kernel.id);
   if (it == planners().end())
     return refuse(kernel, "no hand-written kernel");
   for (const std::vector<int32_t> *ids : {&kernel.inputs, &kernel.outputs})

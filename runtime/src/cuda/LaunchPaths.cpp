@@ -20,13 +20,13 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
   d.launch = launch;
   std::string reason;
   // A GEMM-epilogue group (not a run split out of one: those lack the GEMM).
-  const std::string &first = plan.kernels[launch.kernels.front()].op;
+  OpId first = plan.kernels[launch.kernels.front()].id;
   if (plan.kernels[launch.kernels.front()].opClass == OpClass::kCollective) {
     d.path = DevicePath::kCollective;
     d.reason = "a gradient all-reduce over data-parallel ranks";
     return d;
   }
-  if (launch.kernels.size() > 1 && (first == "matmul" || first == "linear") &&
+  if (launch.kernels.size() > 1 && (first == OpId::kMatmul || first == OpId::kLinear) &&
       (launch.fusion == FusionKind::kGemmBiasAct || launch.fusion == FusionKind::kGemmDactBgrad)) {
     auto epilogue = gemmEpilogueFor(plan, launch);
     std::string refusal = epilogue.isOk()
@@ -64,14 +64,15 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
     reason = "not generated: " + generated.status().message();
   } else if (launch.kernels.size() == 1) {
     const PlanKernel &kernel = plan.kernels[launch.kernels.front()];
-    if (kernel.op == "matmul" || kernel.op == "linear") {
+    if (kernel.id == OpId::kMatmul || kernel.id == OpId::kLinear) {
       std::string refusal = gemmRefusal(plan, kernel);
       if (refusal.empty()) {
         d.path = DevicePath::kCublasLt;
         return d;
       }
       reason = "cuBLASLt refuses it: " + refusal;
-    } else if (kernel.op.rfind("conv2d", 0) == 0) {
+    } else if (kernel.id == OpId::kConv2d || kernel.id == OpId::kConv2dBackwardData ||
+               kernel.id == OpId::kConv2dBackwardFilter) {
       std::string refusal = convRefusal(plan, kernel);
       if (refusal.empty()) {
         d.path = DevicePath::kCudnnConvolution;
@@ -153,7 +154,7 @@ StatusOr<FusedBatchNormGroup> loneBatchNormFor(const Plan &plan, const Launch &l
   FusedBatchNormGroup g;
   g.act = false;
   g.bn = launch.kernels.front();
-  if (bn.op == "batch_norm" && bn.inputs.size() == 5 && bn.outputs.size() == 3) {
+  if (bn.id == OpId::kBatchNorm && bn.inputs.size() == 5 && bn.outputs.size() == 3) {
     g.x = bn.inputs[0], g.scale = bn.inputs[1], g.bias = bn.inputs[2];
     g.runningMean = bn.inputs[3], g.runningVar = bn.inputs[4];
     g.y = bn.outputs[0], g.newMean = bn.outputs[1], g.newVar = bn.outputs[2];
@@ -161,7 +162,7 @@ StatusOr<FusedBatchNormGroup> loneBatchNormFor(const Plan &plan, const Launch &l
             plan, bn, g.x, {g.y}, {g.scale, g.bias, g.runningMean, g.runningVar, g.newMean, g.newVar});
         !why.empty())
       return notFused(why);
-  } else if (bn.op == "batch_norm_backward" && bn.inputs.size() == 3 && bn.outputs.size() == 3) {
+  } else if (bn.id == OpId::kBatchNormBackward && bn.inputs.size() == 3 && bn.outputs.size() == 3) {
     g.backward = true;
     g.dy = bn.inputs[0], g.x = bn.inputs[1], g.scale = bn.inputs[2];
     g.dx = bn.outputs[0], g.dscale = bn.outputs[1], g.dbias = bn.outputs[2];
@@ -176,7 +177,7 @@ StatusOr<FusedBatchNormGroup> loneBatchNormFor(const Plan &plan, const Launch &l
       if (l->index >= launch.index || l->kernels.size() != 1)
         continue;
       const PlanKernel &first = plan.kernels[l->kernels.front()];
-      if (first.op != "batch_norm" || first.inputs.empty() || first.inputs[0] != g.x)
+      if (first.id != OpId::kBatchNorm || first.inputs.empty() || first.inputs[0] != g.x)
         continue;
       auto forward = loneBatchNormFor(plan, *l, launches);
       if (forward.isOk()) {
@@ -285,7 +286,7 @@ StatusOr<FusedBatchNormGroup> fusedBatchNormFor(const Plan &plan, const Launch &
           (l->fusion == FusionKind::kBnAddAct) != g.add)
         continue;
       const PlanKernel &first = plan.kernels[l->kernels.front()];
-      if (first.op != "batch_norm" || first.inputs.empty() || first.inputs[0] != g.x)
+      if (first.id != OpId::kBatchNorm || first.inputs.empty() || first.inputs[0] != g.x)
         continue;
       auto forward = fusedBatchNormFor(plan, *l, launches);
       if (forward.isOk() && forward->x == g.x && forward->y == g.y) {
@@ -349,16 +350,16 @@ StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch) {
     if (ks.size() != 2)
       return noEpilogue("a gemm_bias_act group of " + std::to_string(ks.size()) + " kernels");
     const PlanKernel &gemm = plan.kernels[ks[0]], &act = plan.kernels[ks[1]];
-    if ((gemm.op != "linear" && gemm.op != "matmul") || (act.op != "relu" && act.op != "gelu") ||
+    if ((gemm.id != OpId::kLinear && gemm.id != OpId::kMatmul) || (act.id != OpId::kRelu && act.id != OpId::kGelu) ||
         act.inputs.size() != 1 || act.inputs[0] != gemm.outputs[0])
       return noEpilogue(gemm.op + " -> " + act.op + " is not a GEMM feeding its activation");
-    if (gemm.op == "matmul" && batchedGemm(plan, gemm))
+    if (gemm.id == OpId::kMatmul && batchedGemm(plan, gemm))
       return noEpilogue("a batched GEMM (cuBLASLt's epilogues take one GEMM)");
-    bool bias = gemm.op == "linear" && gemm.inputs.size() == 3;
+    bool bias = gemm.id == OpId::kLinear && gemm.inputs.size() == 3;
     bool preNeeded = readOutside(plan, launch, gemm.outputs[0]);
     e.gemm = ks[0];
     e.output = act.outputs[0];
-    if (act.op == "relu") {
+    if (act.id == OpId::kRelu) {
       if (preNeeded)
         return noEpilogue("the ReLU's input is read later, and cuBLASLt's RELU_AUX keeps only "
                           "a bitmask of it");
@@ -375,12 +376,12 @@ StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch) {
     if (ks.size() != 2 && ks.size() != 3)
       return noEpilogue("a gemm_dact_bgrad group of " + std::to_string(ks.size()) + " kernels");
     const PlanKernel &gemm = plan.kernels[ks[0]], &dact = plan.kernels[ks[1]];
-    if (gemm.op != "matmul" || dact.inputs.size() != 2 || dact.inputs[0] != gemm.outputs[0])
+    if (gemm.id != OpId::kMatmul || dact.inputs.size() != 2 || dact.inputs[0] != gemm.outputs[0])
       return noEpilogue(gemm.op + " -> " + dact.op + " is not a GEMM feeding its gradient");
-    if (dact.op == "relu_backward")
+    if (dact.id == OpId::kReluBackward)
       return noEpilogue("DRELU needs the forward's RELU_AUX bitmask, which the forward "
                         "does not keep");
-    if (dact.op != "gelu_backward" || dact.stringAttr("approximate", "none") != "tanh")
+    if (dact.id != OpId::kGeluBackward || dact.stringAttr("approximate", "none") != "tanh")
       return noEpilogue(dact.op + " with approximate = '" +
                         dact.stringAttr("approximate", "none") +
                         "'; cuBLASLt's DGELU is the tanh form's gradient");
@@ -394,7 +395,7 @@ StatusOr<GemmEpilogue> gemmEpilogueFor(const Plan &plan, const Launch &launch) {
     e.epilogue = "dgelu";
     if (ks.size() == 3) {
       const PlanKernel &sum = plan.kernels[ks[2]];
-      if (sum.op != "sum_to_shape" || sum.inputs[0] != dact.outputs[0] ||
+      if (sum.id != OpId::kSumToShape || sum.inputs[0] != dact.outputs[0] ||
           plan.buffers[sum.outputs[0]].shape.size() != 1)
         return noEpilogue(sum.op + " is not the bias gradient of the activation gradient");
       e.epilogue = "dgelu_bgrad";
@@ -450,7 +451,7 @@ std::vector<DeviceLaunch> route(const Plan &plan, const std::vector<Launch> &ori
 
 /// The normalized input of a batch norm or of its gradient.
 int32_t batchNormInput(const PlanKernel &k) {
-  return k.op == "batch_norm_backward" ? k.inputs.at(1) : k.inputs.at(0);
+  return k.id == OpId::kBatchNormBackward ? k.inputs.at(1) : k.inputs.at(0);
 }
 
 } // namespace
