@@ -741,8 +741,9 @@ std::string handKernelSource(const std::string &family) {
 const std::vector<std::string> &handKernelOps() {
   static const std::vector<std::string> ops = [] {
     std::vector<std::string> names;
-    for (const auto &[name, planner] : planners())
-      names.push_back(name);
+    // OpId follows the sorted mnemonics, so the names come out sorted too.
+    for (const auto &[id, planner] : planners())
+      names.push_back(std::string(opName(id)));
     return names;
   }();
   return ops;
