@@ -161,6 +161,13 @@ public:
     std::fprintf(stderr, "dlc: the CUDA target packs vectors and has no row loops\n");
     std::abort();
   }
+  std::string castTableIncludes() const override {
+    return "#if defined(__CUDACC__)\n#include <cuda_fp16.h>\n#endif\n";
+  }
+  std::string halfIncludes(bool f16, bool bf16) const override {
+    return std::string(f16 ? "#include <cuda_fp16.h>\n#define DLC_F16 1\n" : "") +
+           (bf16 ? "#include <cuda_bf16.h>\n#define DLC_BF16 1\n" : "");
+  }
   std::string afterPrelude() const override { return ""; }
   std::string optimizerKernel() const override { return kOptimizerKernel; }
   std::string castTableKernel() const override { return kCastTableKernel; }

@@ -163,13 +163,9 @@ std::string finish(GeneratedKernel &g, const Plan &plan, const Launch &launch,
                    const Emitter &e, const std::string &signatureAndBody,
                    const std::string &form, KernelTarget target,
                    const std::string &opsHeader) {
-  std::string includes;
-  if (e.usesF16)
-    includes += "#include <cuda_fp16.h>\n#define DLC_F16 1\n";
-  if (e.usesBF16)
-    includes += "#include <cuda_bf16.h>\n#define DLC_BF16 1\n";
-  std::string text =
-      includes + kernelPrelude() + "\n" + targetWriter(target).afterPrelude() + signatureAndBody;
+  const TargetWriter &w = targetWriter(target);
+  std::string text = w.halfIncludes(e.usesF16, e.usesBF16) + kernelPrelude() + "\n" +
+                     w.afterPrelude() + signatureAndBody;
   // The name hashes everything but itself, so equal computations share it.
   std::set<std::string> seen;
   std::string ops;

@@ -125,6 +125,13 @@ public:
            partLoop("o", "n / " + inner) + " {\n    for (long long ic = 0; ic < " + inner +
            "LL; ++ic) {\n      const long long i = o * " + inner + "LL + ic;\n";
   }
+  /// CUDA's: the host compiles the generated kernels against headers of
+  /// the same names (HostKernels.cpp) that define the types as plain
+  /// storage.
+  std::string halfIncludes(bool f16, bool bf16) const override {
+    return cudaTarget().halfIncludes(f16, bf16);
+  }
+  std::string castTableIncludes() const override { return cudaTarget().castTableIncludes(); }
   std::string afterPrelude() const override { return hostPartsText() + std::string("\n"); }
   /// CUDA's, with the parts in its signature and each segment loop over
   /// the part's share. The CUDA kernel must still hold every rewritten

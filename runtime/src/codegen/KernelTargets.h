@@ -78,6 +78,14 @@ public:
   /// over the innermost dimension (`ic`), defining i; the caller closes the
   /// inner loop. Only targets that do not pack vectors are asked.
   virtual std::string rowLoops(const std::string &inner) const = 0;
+  /// What a kernel's text starts with when it computes on f16 / bf16
+  /// values: the half types' headers, and DLC_F16 / DLC_BF16 for the
+  /// prelude.
+  virtual std::string halfIncludes(bool f16, bool bf16) const = 0;
+  /// What the horizontal cast kernel starts with: it handles half values
+  /// as their bits (kernels/FloatToHalf.cuh), which needs no header but
+  /// NVRTC's.
+  virtual std::string castTableIncludes() const = 0;
   /// What a kernel's text holds between the prelude and its signature.
   virtual std::string afterPrelude() const = 0;
   /// The optimizer table kernel after its table and its updates

@@ -165,10 +165,8 @@ static_assert(sizeof(DlcCastSegment) == 48, "DlcCastSegment must match packCastT
 /// The horizontal cast kernel: the rounding to half types, the element
 /// types and the table, then the target's loop over the table.
 std::string castBody(KernelTarget target) {
-  return std::string("#if defined(__CUDACC__)\n"
-                     "#include <cuda_fp16.h>\n"
-                     "#endif\n") +
-         floatToHalfText() + kCastTypes + targetWriter(target).castTableKernel();
+  const TargetWriter &w = targetWriter(target);
+  return w.castTableIncludes() + floatToHalfText() + kCastTypes + w.castTableKernel();
 }
 
 } // namespace
