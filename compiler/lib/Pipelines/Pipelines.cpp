@@ -70,7 +70,7 @@ LogicalResult buildXla(OpPassManager &pm, const FusionPipelineOptions &options,
 /// XLA's GPU pipeline since priority fusion (gpu_compiler.cc): the GEMM
 /// rewriter's cuBLASLt epilogues first, then PriorityFusion on the cost
 /// model, then the horizontal fusions (dlc's optimizer-update and weight-cast
-/// passes). Multi-output fusion is left out (docs/FusionStrategies.md).
+/// passes). Sibling multi-output fusion is left out (docs/FusionStrategies.md).
 LogicalResult buildXlaPriority(OpPassManager &pm, const FusionPipelineOptions &options,
                                std::string &) {
   if (enabled(options, "gemm-epilogue"))
@@ -86,6 +86,9 @@ LogicalResult buildXlaPriority(OpPassManager &pm, const FusionPipelineOptions &o
     pm.addPass(createFuseOptimizerUpdatesPass({"xla-priority"}));
   if (enabled(options, "cast-horizontal"))
     pm.addPass(createFuseParameterCastsPass({options.explain}));
+  return success();
+}
+
 LogicalResult buildTvm(OpPassManager &pm, const FusionPipelineOptions &options,
                        std::string &error) {
   if (options.tvmMaxDepth < 1) {
