@@ -53,13 +53,6 @@ constexpr llvm::StringLiteral kStrategy = "inductor";
 /// of one buffer each user is paired with.
 constexpr size_t kPairwiseAttempts = 64;
 
-int64_t bytesOf(Value v) {
-  auto t = dyn_cast<ShapedType>(v.getType());
-  if (!t || !t.hasStaticShape())
-    return 0;
-  return t.getNumElements() * std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
-}
-
 /// Whether `reader` reads `value` at the index it was written: a pointwise
 /// op at its output's shape, or a reduction over all of it.
 bool readsAtWrittenIndex(Operation *reader, Value value, const InductorNode &node) {
@@ -206,7 +199,7 @@ private:
     SmallVector<Value> bufA = buffersOf(a);
     for (Value v : buffersOf(b))
       if (llvm::is_contained(bufA, v))
-        memory += bytesOf(v);
+        memory += tensorBytes(v);
     int64_t proximity =
         -std::max(std::abs(static_cast<int64_t>(a.minOrder) - static_cast<int64_t>(b.maxOrder)),
                   std::abs(static_cast<int64_t>(b.minOrder) - static_cast<int64_t>(a.maxOrder)));

@@ -64,19 +64,7 @@ constexpr llvm::StringLiteral kStrategy = "xla-priority";
 
 /// Bytes of a value of static shape (0 otherwise): what a kernel reads or
 /// writes of it once.
-double valueBytes(Value v) {
-  auto type = dyn_cast<ShapedType>(v.getType());
-  if (!type || !type.hasStaticShape())
-    return 0;
-  Type element = type.getElementType();
-  int64_t bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 32;
-  return static_cast<double>(type.getNumElements()) * static_cast<double>((bits + 7) / 8);
-}
-
-int64_t valueElements(Value v) {
-  auto type = dyn_cast<ShapedType>(v.getType());
-  return type && type.hasStaticShape() ? type.getNumElements() : 0;
-}
+double valueBytes(Value v) { return static_cast<double>(tensorBytes(v)); }
 
 /// A group being formed: its ops (a producer's clones among them) and the
 /// op whose results it writes out.
@@ -136,11 +124,11 @@ struct FusePriorityPass final : mlir::dlc::impl::FusePriorityPassBase<FusePriori
     SmallVector<Value> inputs = groupInputs(ops);
     int64_t largest = 0;
     for (Value v : inputs)
-      largest = std::max(largest, valueElements(v));
+      largest = std::max(largest, tensorElements(v));
     for (Value v : inputs) {
       launch.bytes += valueBytes(v);
       // A normalization reads its full-size inputs twice (statistics, map).
-      bool reread = launch.access == perf::Access::kNormalization && valueElements(v) == largest;
+      bool reread = launch.access == perf::Access::kNormalization && tensorElements(v) == largest;
       launch.passBytes += valueBytes(v) * (reread ? 2 : 1);
     }
     for (Operation *op : writers)

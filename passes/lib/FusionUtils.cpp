@@ -8,6 +8,20 @@ using namespace mlir;
 using namespace mlir::dlc;
 using namespace mlir::dlc::train;
 
+int64_t mlir::dlc::tensorElements(Value v) {
+  auto type = dyn_cast<ShapedType>(v.getType());
+  return type && type.hasStaticShape() ? type.getNumElements() : 0;
+}
+
+int64_t mlir::dlc::tensorBytes(Value v) {
+  auto type = dyn_cast<ShapedType>(v.getType());
+  if (!type || !type.hasStaticShape())
+    return 0;
+  Type element = type.getElementType();
+  int64_t bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 32;
+  return type.getNumElements() * ((bits + 7) / 8);
+}
+
 bool mlir::dlc::isFusibleActivation(Operation *op) {
   return op->hasTrait<Activation>();
 }
@@ -141,11 +155,6 @@ FusionDecision mlir::dlc::canFormGroup(ArrayRef<Operation *> ops) {
 
 namespace {
 
-int64_t elementsOf(Type type) {
-  auto shaped = dyn_cast<ShapedType>(type);
-  return shaped && shaped.hasStaticShape() ? shaped.getNumElements() : -1;
-}
-
 bool sameShape(Type a, Type b) {
   auto sa = dyn_cast<ShapedType>(a), sb = dyn_cast<ShapedType>(b);
   return sa && sb && sa.hasRank() && sb.hasRank() && sa.getShape() == sb.getShape();
@@ -270,8 +279,8 @@ InductorNode mlir::dlc::inductorNodeOf(Operation *op, bool epilogueFusion) {
   std::optional<OpClass> opClass = getOpClass(op);
   if (!opClass || op->getNumResults() == 0 || op->getNumOperands() == 0)
     return node;
-  int64_t outputs = elementsOf(op->getResult(0).getType());
-  int64_t inputs = elementsOf(op->getOperand(0).getType());
+  int64_t outputs = tensorElements(op->getResult(0));
+  int64_t inputs = tensorElements(op->getOperand(0));
   if (outputs <= 0 || inputs <= 0)
     return node;
   switch (*opClass) {

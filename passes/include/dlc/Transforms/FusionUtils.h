@@ -15,6 +15,12 @@
 
 namespace mlir::dlc {
 
+/// The elements of a statically shaped tensor value, 0 otherwise.
+int64_t tensorElements(Value v);
+/// Its bytes, each element rounded up to whole bytes; 0 when not static.
+/// What the fusion strategies' scores and costs count a buffer as.
+int64_t tensorBytes(Value v);
+
 /// A yes, or a no with the reason.
 class FusionDecision {
 public:
