@@ -33,6 +33,17 @@ struct ProfileEntry {
   int64_t bytes = 0, flops = 0;
   /// The cost model's figure for the launch (CUDA, with --gpu); -1 for none.
   double predictedMs = -1;
+  /// Its bytes at the device's bandwidth or its FLOPs at the peak,
+  /// whichever is longer (Roofline.h); -1 when the device's roof is unknown.
+  double floorMs = -1;
+};
+
+/// What bounds a launch from below: the device's memory bandwidth and peak
+/// (Roofline.h).
+struct Roof {
+  double bytesPerSecond = 0; ///< 0: unknown (no floors)
+  double flopsPerSecond = 0; ///< 0: the FLOPs bound is left out
+  std::string source;        ///< "H100-SXM: 3350 GB/s, 989.4 TFLOP/s bf16"
 };
 
 /// The CPU backends: per plan launch (a fused group is one), from each plan

@@ -273,9 +273,15 @@ void writeJson(std::ostream &os, const Result &r) {
          << ", \"flops\": " << p.flops;
       if (p.predictedMs >= 0)
         os << ", \"predicted_ms\": " << num(p.predictedMs);
+      if (p.floorMs >= 0)
+        os << ", \"floor_ms\": " << num(p.floorMs);
       os << "}";
     }
     os << "\n  ],\n";
+    if (r.profileRoof.bytesPerSecond > 0)
+      os << "  \"profile_roof\": {\"bytes_per_second\": " << num(r.profileRoof.bytesPerSecond)
+         << ", \"flops_per_second\": " << num(r.profileRoof.flopsPerSecond)
+         << ", \"source\": " << jsonString(r.profileRoof.source) << "},\n";
   }
   if (r.lossEvery > 0) {
     os << "  \"loss_every\": " << r.lossEvery << ",\n  \"loss_trajectory\": [";

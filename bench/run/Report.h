@@ -130,6 +130,8 @@ struct Result {
   int64_t launchesPerStep = -1;
   /// --profile: each launch's time, bytes and FLOPs (Profile.h).
   std::vector<ProfileEntry> profile;
+  /// --profile: the roof every entry's floorMs is under (Roofline.h).
+  Roof profileRoof;
   /// --loss-every N (0: not asked): the first repeat's loss after every
   /// N-th step; the repeats start alike, so theirs would be the same.
   int64_t lossEvery = 0;

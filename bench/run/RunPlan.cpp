@@ -10,6 +10,7 @@
 #include "CpuBackend.h"
 #include "HostLoad.h"
 #include "Interrupt.h"
+#include "Roofline.h"
 #include "RunSteps.h"
 
 #include "dlc/runtime/Collective.h"
@@ -22,6 +23,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iostream>
 #include <map>
 #include <memory>
 
@@ -297,10 +299,18 @@ rt::Status RepeatRun::finish() {
       return failure(st.toString());
     if (auto ms = s.gpu->launchMsPerStep(); ms.isOk())
       result.profile = cudaProfile(plan, s.gpu->launchPaths(), *ms, model.msPerLaunch);
+    Roof roof = cudaRoof(o.gpuName, s.gpu->deviceName(), result.precision, o.tf32,
+                         result.peakTflops);
+    applyFloors(result.profile, roof);
+    result.profileRoof = roof;
+    writeFloors(std::cerr, result.profile, roof);
   } else if (o.profile) {
     s.profile.print(o.repeats * o.steps, "");
     result.profile =
         cpuProfile(plan, s.profile.byKernel, o.repeats * o.steps, o.backend);
+    result.profileRoof = hostRoof();
+    applyFloors(result.profile, result.profileRoof);
+    writeFloors(std::cerr, result.profile, result.profileRoof);
   }
   if (!o.dumpOut.empty() && s.executor)
     return writeDump(*s.executor, s.lastGrads.byParam, o.dumpOut, s.executor->loss());

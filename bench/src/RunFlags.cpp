@@ -85,7 +85,10 @@ cl::opt<bool> profile("profile",
              "slowest first; the clock reads between kernels add a little to step time. "
              "--backend cuda: CUDA events around every launch (no graph), time by "
              "launch kind and path. With --gpus above 1: rank 0's kernels, each "
-             "all-reduce in its place (not overlapped)"),
+             "all-reduce in its place (not overlapped). Beside each launch, its floor: its "
+             "bytes at the device's bandwidth or its FLOPs at its peak, whichever is "
+             "longer (--gpu's datasheet, or the CUDA device's own; on the CPU, this "
+             "host's measured copy bandwidth and GEMM rate)"),
     cl::init(false), cl::cat(benchCategory()));
 cl::opt<std::string> lossEvery("loss-every",
     cl::desc("record the first repeat's loss after every n-th step, warm-up steps "

@@ -34,6 +34,19 @@ if report["fusion"] == "none":
             problems.append("%s: JSON %.4f, printed %.4f" % (op, by_kind.get(op, 0), ms))
 if any(p["bytes"] <= 0 for p in profile):
     problems.append("a launch moves no bytes")
+# Every launch's floor is its bytes at the roof's bandwidth or its FLOPs at
+# the roof's peak, whichever is longer (bench/run/Roofline.h).
+roof = report.get("profile_roof")
+if not roof or roof["bytes_per_second"] <= 0:
+    problems.append("no roof for the floors")
+else:
+    for p in profile:
+        want = p["bytes"] / roof["bytes_per_second"]
+        if roof["flops_per_second"] > 0:
+            want = max(want, p["flops"] / roof["flops_per_second"])
+        if abs(p.get("floor_ms", -1) - 1e3 * want) > 1e-6 * max(1.0, 1e3 * want):
+            problems.append("launch %d: floor %s ms, expected %.6g" % (
+                p["launch"], p.get("floor_ms"), 1e3 * want))
 flops = sum(p["flops"] for p in profile)
 if flops != report["train_flops_per_step"]:
     problems.append("FLOPs: profile %d, report %d" % (flops, report["train_flops_per_step"]))
