@@ -70,6 +70,9 @@ struct HandKernel {
   /// statistics split over blocks) runs in phases.
   int phases = 1;
   static constexpr int kPhaseSlot = DLC_HAND_PHASE_WORD;
+  /// The kernel draws dropout masks: it reads the dropout counter (the
+  /// step plus the rank's offset, Collective.h) where others read the step.
+  bool readsDropoutCounter = false;
   int blockSize = 256;  // blockDim.x, a power of two
   /// Blocks the kernel can use; the launcher may cap it (grid-stride loops
   /// cover the rest), never raise it.
