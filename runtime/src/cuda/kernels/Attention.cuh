@@ -8,6 +8,9 @@
 // more than the widest head, so a warp reading one column of a tile's rows
 // touches 32 different banks.
 #define DLC_HW_ATTN_STRIDE (DLC_ATTENTION_MAX_D + 1)
+// A thread's register micro-tile in the forward's two products: 4 scores
+// of one query, or one output element of 4 queries. It divides both tiles.
+#define DLC_HW_ATTN_MICRO 4
 
 /// The mask's offset for batch entry b (B... flattened).
 DLC_DEVICE long long dlc_hw_attn_mask_base(const DlcAttentionArgs &s, long long b) {
@@ -32,21 +35,28 @@ DLC_DEVICE long long dlc_hw_attn_key_end(const DlcAttentionArgs &s, long long q0
   return end < 0 ? 0 : (end > s.keys ? s.keys : end);
 }
 
-/// s_ij = scale * (q_i . k_j) + mask_ij for visible keys, -inf otherwise;
-/// q and k rows of `d` floats in shared memory.
-DLC_DEVICE float dlc_hw_attn_logit(const DlcHandArgs &a, int maskSlot, long long maskBase,
-                                   long long i, long long j, const float *q, const float *k,
-                                   long long d) {
+/// s_ij = scale * dot + mask_ij for visible keys, -inf otherwise, where dot
+/// is q_i . k_j summed in order of the head dimension.
+DLC_DEVICE float dlc_hw_attn_score(const DlcHandArgs &a, int maskSlot, long long maskBase,
+                                   long long i, long long j, float dot) {
   const DlcAttentionArgs &s = a.attention;
   if (!dlc_hw_attn_visible(s, i, j))
     return DLC_NEG_INF;
-  float dot = 0.f;
-  for (long long e = 0; e < d; ++e)
-    dot += q[e] * k[e];
   float v = (float)s.scale * dot;
   if (s.hasMask)
     v += dlc_hw_ld(a, maskSlot, maskBase + i * s.maskQueryStride + j * s.maskKeyStride);
   return v;
+}
+/// The same, q and k rows of `d` floats in shared memory.
+DLC_DEVICE float dlc_hw_attn_logit(const DlcHandArgs &a, int maskSlot, long long maskBase,
+                                   long long i, long long j, const float *q, const float *k,
+                                   long long d) {
+  if (!dlc_hw_attn_visible(a.attention, i, j))
+    return DLC_NEG_INF;
+  float dot = 0.f;
+  for (long long e = 0; e < d; ++e)
+    dot += q[e] * k[e];
+  return dlc_hw_attn_score(a, maskSlot, maskBase, i, j, dot);
 }
 
 /// Loads rows [row0, row0 + n) of a [rows, width] slice at `first` of
@@ -63,13 +73,20 @@ DLC_DEVICE void dlc_hw_attn_load(const DlcHandArgs &a, int k, long long first, l
 // queries), grid-stride. Each key tile: s, the rows' online softmax
 // (running maximum m, sum l, the accumulator rescaled by exp(m_old -
 // m_new)), then o += p' v. Shared memory: 2 query tiles (q, o), one key
-// tile (k, then v in the same place) and the scores: 43,712 bytes.
+// tile (k, then v in the same place), the scores and the probabilities:
+// 45,760 bytes.
 extern "C" __global__ void __launch_bounds__(DLC_ATTENTION_THREADS)
 dlc_hw_attention(const DlcHandArgs a, const long long *step) {
-  enum { BR = DLC_ATTENTION_QUERY_TILE, BC = DLC_ATTENTION_KEY_TILE };
+  enum {
+    BR = DLC_ATTENTION_QUERY_TILE,
+    BC = DLC_ATTENTION_KEY_TILE,
+    KEY_GROUPS = BC / DLC_HW_ATTN_MICRO, // micro-tiles in a row of scores
+    ROW_GROUPS = BR / DLC_HW_ATTN_MICRO  // micro-tiles in a column of o
+  };
+  static_assert(BR % DLC_HW_ATTN_MICRO == 0 && BC % DLC_HW_ATTN_MICRO == 0, "micro-tiles");
   __shared__ float sQ[BR * DLC_HW_ATTN_STRIDE], sO[BR * DLC_HW_ATTN_STRIDE];
   __shared__ float sKV[BC * DLC_HW_ATTN_STRIDE];
-  __shared__ float sS[BR * BC];
+  __shared__ float sS[BR * BC], sP[BR * BC];
   __shared__ float sM[BR], sL[BR], sAlpha[BR];
   const DlcAttentionArgs &s = a.attention;
   const long long Sq = s.queries, Sk = s.keys, D = s.d, Dv = s.dv;
@@ -94,44 +111,70 @@ dlc_hw_attention(const DlcHandArgs a, const long long *step) {
       __syncthreads(); // the last tile's v is read
       dlc_hw_attn_load(a, DLC_ATTENTION_K, (b * Sk + k0) * D, nk, D, sKV, BC);
       __syncthreads();
-      for (long long e = t; e < BR * BC; e += nt) {
-        const long long r = e / BC, c = e % BC;
-        sS[e] = r < nq && c < nk
-                    ? dlc_hw_attn_logit(a, DLC_ATTENTION_MASK, maskBase, q0 + r, k0 + c,
-                                        sQ + r * DLC_HW_ATTN_STRIDE,
-                                        sKV + c * DLC_HW_ATTN_STRIDE, D)
-                    : DLC_NEG_INF;
+      // Each thread's item: one query against DLC_HW_ATTN_MICRO keys, each
+      // q element read once for all of them.
+      for (long long e = t; e < BR * KEY_GROUPS; e += nt) {
+        const long long r = e / KEY_GROUPS, c0 = (e % KEY_GROUPS) * DLC_HW_ATTN_MICRO;
+        const float *q = sQ + r * DLC_HW_ATTN_STRIDE, *k = sKV + c0 * DLC_HW_ATTN_STRIDE;
+        float dot[DLC_HW_ATTN_MICRO] = {};
+        for (long long d = 0; d < D; ++d) {
+          const float qd = q[d];
+          for (int u = 0; u < DLC_HW_ATTN_MICRO; ++u)
+            dot[u] += qd * k[u * DLC_HW_ATTN_STRIDE + d];
+        }
+        for (int u = 0; u < DLC_HW_ATTN_MICRO; ++u)
+          sS[r * BC + c0 + u] = r < nq && c0 + u < nk
+                                    ? dlc_hw_attn_score(a, DLC_ATTENTION_MASK, maskBase, q0 + r,
+                                                        k0 + c0 + u, dot[u])
+                                    : DLC_NEG_INF;
       }
       __syncthreads(); // k is read: v takes its place
       dlc_hw_attn_load(a, DLC_ATTENTION_V, (b * Sk + k0) * Dv, nk, Dv, sKV, BC);
+      // The rows' new maxima; a row that has seen no visible key yet keeps
+      // m = -inf and p = 0.
       for (long long r = t; r < BR; r += nt) {
         const float mOld = sM[r];
         float mx = mOld;
         for (int c = 0; c < BC; ++c)
           mx = mx < sS[r * BC + c] ? sS[r * BC + c] : mx;
-        // A row that has seen no visible key yet keeps m = -inf and p = 0.
-        const bool none = mx == DLC_NEG_INF;
-        const float alpha = none ? 1.f : expf(mOld - mx);
-        float sum = 0.f;
-        for (int c = 0; c < BC; ++c) {
-          float p = none ? 0.f : expf(sS[r * BC + c] - mx);
-          sum += p;
-          if (dropout && p != 0.f)
-            p = dlc_hw_keep(base, ((b * Sq + q0 + r) * Sk) + k0 + c, s.rate) ? p * keepScale
-                                                                              : 0.f;
-          sS[r * BC + c] = p;
-        }
-        sL[r] = sL[r] * alpha + sum;
+        sAlpha[r] = mx == DLC_NEG_INF ? 1.f : expf(mOld - mx);
         sM[r] = mx;
-        sAlpha[r] = alpha;
       }
       __syncthreads();
-      for (long long e = t; e < BR * Dv; e += nt) {
-        const long long r = e / Dv, d = e % Dv;
-        float acc = sO[r * DLC_HW_ATTN_STRIDE + d] * sAlpha[r];
-        for (long long c = 0; c < nk; ++c)
-          acc += sS[r * BC + c] * sKV[c * DLC_HW_ATTN_STRIDE + d];
-        sO[r * DLC_HW_ATTN_STRIDE + d] = acc;
+      // p for the rows' sums, p' (dropped) for o; element-wise, so that the
+      // dropout draws spread over every thread.
+      for (long long e = t; e < BR * BC; e += nt) {
+        const long long r = e / BC, c = e % BC;
+        const float mx = sM[r];
+        float p = mx == DLC_NEG_INF ? 0.f : expf(sS[e] - mx);
+        sP[e] = p;
+        if (dropout && p != 0.f)
+          p = dlc_hw_keep(base, (b * Sq + q0 + r) * Sk + k0 + c, s.rate) ? p * keepScale : 0.f;
+        sS[e] = p;
+      }
+      __syncthreads();
+      // l's update reads p and writes l alone, o's reads p' and writes o:
+      // no barrier between them.
+      for (long long r = t; r < BR; r += nt) {
+        float sum = 0.f;
+        for (int c = 0; c < BC; ++c)
+          sum += sP[r * BC + c];
+        sL[r] = sL[r] * sAlpha[r] + sum;
+      }
+      // Each thread's item: DLC_HW_ATTN_MICRO queries' element d, each v
+      // element read once for all of them.
+      for (long long e = t; e < ROW_GROUPS * Dv; e += nt) {
+        const long long r0 = (e / Dv) * DLC_HW_ATTN_MICRO, d = e % Dv;
+        float acc[DLC_HW_ATTN_MICRO];
+        for (int u = 0; u < DLC_HW_ATTN_MICRO; ++u)
+          acc[u] = sO[(r0 + u) * DLC_HW_ATTN_STRIDE + d] * sAlpha[r0 + u];
+        for (long long c = 0; c < nk; ++c) {
+          const float vd = sKV[c * DLC_HW_ATTN_STRIDE + d];
+          for (int u = 0; u < DLC_HW_ATTN_MICRO; ++u)
+            acc[u] += sS[(r0 + u) * BC + c] * vd;
+        }
+        for (int u = 0; u < DLC_HW_ATTN_MICRO; ++u)
+          sO[(r0 + u) * DLC_HW_ATTN_STRIDE + d] = acc[u];
       }
     }
     __syncthreads();
@@ -189,7 +232,8 @@ DLC_DEVICE void dlc_hw_attn_row_stats(const DlcHandArgs &a, long long b, long lo
     if (r < nq) {
       const long long row = b * s.queries + q0 + r;
       for (long long e = 0; e < s.dv; ++e)
-        dot += dO[r * DLC_HW_ATTN_STRIDE + e] * dlc_hw_ld(a, DLC_ATTENTION_BACKWARD_O, row * s.dv + e);
+        dot += dO[r * DLC_HW_ATTN_STRIDE + e] *
+               dlc_hw_ld(a, DLC_ATTENTION_BACKWARD_O, row * s.dv + e);
       l = static_cast<const float *>(a.p[DLC_ATTENTION_BACKWARD_LSE])[row];
     }
     lse[r] = l, di[r] = dot;
