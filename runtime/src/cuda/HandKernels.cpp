@@ -603,6 +603,8 @@ const std::map<OpId, Planner> &planners() {
       {OpId::kBatchNormBackward, batchNormBackward},
       {OpId::kResizeBilinear, resize},
       {OpId::kResizeBilinearBackward, resize},
+      {OpId::kAttention, attention},
+      {OpId::kAttentionBackward, attentionBackward},
   };
   return table;
 }
