@@ -864,7 +864,13 @@ std::vector<Case> allCases() {
            {"[2,2] x 33 q x 40 k, d 64, f16, causal, dropout", {2, 2}, 33, 40, 64, 64, H, true, {},
             0.1},
            {"[1,3] x 17 q x 17 k, d 128, bf16, [1,17] mask", {1, 3}, 17, 17, 128, 128, B, false,
-            {1, 17}, 0}}) {
+            {1, 17}, 0},
+           // BERT-base's and GPT-2's attention as the xla plans hold them
+           // (fewer heads; GPT-2's sequence cut to 200, off the tiles).
+           {"BERT [2,4] x 128 q x 128 k, d 64, bf16, [2,1,1,128] mask, dropout", {2, 4}, 128, 128,
+            64, 64, B, false, {2, 1, 1, 128}, 0.1},
+           {"GPT-2 [1,2] x 200 q x 200 k, d 64, f16, causal, dropout", {1, 2}, 200, 200, 64, 64, H,
+            true, {}, 0.1}}) {
     auto dims = [&](int64_t rows, int64_t cols) {
       std::vector<int64_t> v = s.batch;
       v.push_back(rows);
