@@ -2,8 +2,8 @@
 //
 // The ops the kernel generator does not write and no vendor library covers
 // (softmax, layer norm, cross-entropy, embeddings, dropout, pooling, batch
-// norm, bilinear resize, single optimizer updates, the dynamic loss scale)
-// have hand-written CUDA C++ kernels, one text per op family in
+// norm, bilinear resize, single optimizer updates, the dynamic loss scale,
+// attention) have hand-written CUDA C++ kernels, one text per op family in
 // runtime/src/cuda/kernels/*.cuh, embedded at build time for NVRTC (their
 // host side under runtime/src/cuda/handwritten/). planHandKernel()
 // decides, for one plan kernel, which kernel runs it and with what
