@@ -110,7 +110,8 @@ cl::opt<bool> paddleRelaxGate("paddle-relax-gate",
 cl::opt<std::string> disableFusion("disable-fusion",
     cl::desc("comma-separated fusion kinds to leave out, for ablations: bn-act, "
              "bn-add-act, elewise-act (paddle); gemm-epilogue, cast-horizontal (xla, "
-             "xla-priority); producer-consumer (xla); priority (xla-priority); output "
+             "xla-priority); attention (xla, xla-priority, before autodiff); producer-consumer (xla); "
+             "priority (xla-priority); output "
              "(tvm, inductor); optimizer-horizontal (paddle, xla, xla-priority, inductor)"),
     cl::init(""), cl::cat(benchCategory()));
 cl::opt<std::string> explainFusion("explain-fusion",

@@ -27,6 +27,15 @@ int64_t kernelMacs(const Plan &plan, const PlanKernel &k) {
   }
   if (k.id == OpId::kLinear)
     return numElements(shape(k.outputs[0])) * shape(k.inputs[0]).back();
+  // Attention: q k^T and p v, Sq x Sk x (D + Dv) products per batch and
+  // head (4 Sq Sk D FLOPs at D = Dv); the backward recomputes q k^T and
+  // forms dv, dp, dq and dk: five such products, 2.5x the forward.
+  if (k.id == OpId::kAttention || k.id == OpId::kAttentionBackward) {
+    const std::vector<int64_t> &q = shape(k.inputs[0]), &v = shape(k.inputs[2]);
+    int64_t keys = v[v.size() - 2];
+    int64_t forward = numElements(q) / q.back() * keys * (q.back() + v.back());
+    return k.id == OpId::kAttention ? forward : forward * 5 / 2;
+  }
   return 0;
 }
 

@@ -27,6 +27,11 @@ const FusionKindInfo mlir::dlc::kFusionKinds[] = {
     {"cast-horizontal", "xla xla-priority",
      "every parameter's cast to half precision in one kernel"},
     {"output", "tvm inductor", "a GEMM / convolution with its element-wise epilogue in one group"},
+    // XLA's cuDNN fused-MHA rewriter: formed on the model before autodiff
+    // (attentionBeforeAutodiff), so the backward recomputes p from lse.
+    {"attention", "xla xla-priority",
+     "matmul -> softmax -> dropout -> matmul as one flash-style train.attention, forward and "
+     "backward"},
 };
 const size_t mlir::dlc::kNumFusionKinds = std::size(kFusionKinds);
 
@@ -34,6 +39,16 @@ namespace {
 
 bool enabled(const FusionPipelineOptions &options, StringRef kind) {
   return !llvm::is_contained(options.disabled, kind);
+}
+
+/// Whether the strategy forms the `attention` kind, which is rewritten on
+/// the model before autodiff rather than in the fusion pipeline after it.
+bool attentionBeforeAutodiff(StringRef strategy, ArrayRef<std::string> disabled) {
+  const auto *info = llvm::find_if(
+      kFusionKinds, [](const FusionKindInfo &k) { return StringRef(k.name) == "attention"; });
+  SmallVector<StringRef> owners;
+  StringRef(info->strategy).split(owners, ' ');
+  return llvm::is_contained(owners, strategy) && !llvm::is_contained(disabled, "attention");
 }
 
 LogicalResult buildPaddle(OpPassManager &pm, const FusionPipelineOptions &options,
@@ -343,6 +358,9 @@ LogicalResult mlir::dlc::buildTrainStepPipeline(OpPassManager &pm,
   pm.addPass(createSpecializeBatchPass({options.batch}));
   if (failed(buildPrecisionPipeline(pm, precision, /*beforeAutodiff=*/true, message)))
     return refuse("precision", message);
+  SmallVector<std::string> disabled(options.disableFusion.begin(), options.disableFusion.end());
+  if (attentionBeforeAutodiff(options.fusion, disabled))
+    pm.addPass(createFuseAttentionPass({options.explainFusion}));
   pm.addPass(createAutodiffPass({options.optimizer, options.lr}));
   if (failed(buildPrecisionPipeline(pm, precision, /*beforeAutodiff=*/false, message)))
     return refuse("precision", message);

@@ -57,6 +57,7 @@ const KernelRegistry &cpuKernels() {
     KernelRegistry r;
     registerShapeKernels(r);
     registerDenseKernels(r);
+    registerAttentionKernels(r);
     registerSpatialKernels(r);
     registerCollectiveKernels(r);
     return r;
@@ -77,6 +78,7 @@ const KernelRegistry &fastKernels() {
     registerFastLossKernels(r);
     registerFastLossScaleKernels(r);
     registerFastNormKernels(r);
+    registerFastAttentionKernels(r);
     registerFastEmbeddingKernels(r);
     registerFastResizeKernels(r);
     return r;

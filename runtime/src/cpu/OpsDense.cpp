@@ -92,17 +92,8 @@ float geluDerivative(float x, bool exact) {
 /// operand when a comparison with NaN is false).
 float relu6(float x) { return std::min(std::max(x, 0.0f), 6.0f); }
 
-/// The dropout keep decision: a counter-based hash of (seed, step, index)
-/// (splitmix64 finalizers), so the backward pass and any replay of the step
-/// regenerate the same mask without storing it.
 bool keepElement(uint64_t seed, uint64_t step, uint64_t index, double rate) {
-  auto mix = [](uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  };
-  uint64_t h = mix(mix(seed * kDropoutSeedMultiplier + step) + index);
-  return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0) >= rate;
+  return dropoutKeeps(dropoutStream(seed, step), index, rate);
 }
 
 Status dropout(const KernelContext &c) {

@@ -630,6 +630,28 @@ void printLaunchPaths(std::ostream &os, const std::string &name, const Plan &pla
          << fusedBatchNormFor(plan, plain.front()->launch, all).status().message() << ")";
     os << "\n";
   }
+  // Attention launches by path: the flash kernels (hand-written), or the
+  // host, with the first reason.
+  std::map<std::string, int64_t> attention;
+  const DeviceLaunch *attentionOnHost = nullptr;
+  for (const DeviceLaunch &d : device) {
+    if (d.launch.kernels.size() != 1)
+      continue;
+    OpId id = plan.kernels[d.launch.kernels.front()].id;
+    if (id != OpId::kAttention && id != OpId::kAttentionBackward)
+      continue;
+    ++attention[devicePathName(d.path)];
+    if (d.path == DevicePath::kHostFallback && !attentionOnHost)
+      attentionOnHost = &d;
+  }
+  if (!attention.empty()) {
+    os << "  attention: " << attention["hand-written"] << " on the flash kernels, "
+       << attention["host-fallback"] << " on the host";
+    if (attentionOnHost)
+      os << " (first: launch #" << attentionOnHost->launch.index << ", "
+         << attentionOnHost->reason << ")";
+    os << "\n";
+  }
   for (const auto &[op, entry] : fallbacks)
     os << "  host-fallback: " << op << " x" << entry.first << ": " << entry.second << "\n";
   if (!verbose)

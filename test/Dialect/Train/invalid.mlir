@@ -1745,3 +1745,88 @@ func.func @all_reduce_nothing() {
   "train.all_reduce"() {ranks = 2 : i64} : () -> ()
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.attention
+//===----------------------------------------------------------------------===//
+
+func.func @attention_rank(%q: tensor<8x4xf32>, %k: tensor<2x8x4xf32>) {
+  // expected-error @+1 {{'train.attention' op expects query, key and value of one rank >= 2 ([B..., S, D]), got [8, 4], [2, 8, 4] and [2, 8, 4]}}
+  %o, %l = train.attention %q, %k, %k : tensor<8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_types(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf16>) {
+  // expected-error @+1 {{'train.attention' op expects query, key and value of one element type, got 'f32', 'f16' and 'f32'}}
+  %o, %l = train.attention %q, %k, %q : tensor<2x8x4xf32>, tensor<2x8x4xf16>, tensor<2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_head_dim(%q: tensor<2x8x4xf32>, %k: tensor<2x8x5xf32>) {
+  // expected-error @+1 {{'train.attention' op expects query and key with the same head dimension, got [2, 8, 4] and [2, 8, 5]}}
+  %o, %l = train.attention %q, %k, %k : tensor<2x8x4xf32>, tensor<2x8x5xf32>, tensor<2x8x5xf32>
+  return
+}
+
+// -----
+
+func.func @attention_keys(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x6x4xf32>) {
+  // expected-error @+1 {{'train.attention' op expects key and value with the same number of keys, got [2, 8, 4] and [2, 6, 4]}}
+  %o, %l = train.attention %q, %k, %v : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x6x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_batch(%q: tensor<2x8x4xf32>, %k: tensor<3x8x4xf32>) {
+  // expected-error @+1 {{'train.attention' op expects query, key and value with the same batch dimensions, got [2, 8, 4], [3, 8, 4] and [3, 8, 4]}}
+  %o, %l = train.attention %q, %k, %k : tensor<2x8x4xf32>, tensor<3x8x4xf32>, tensor<3x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_causal(%q: tensor<2x9x4xf32>, %k: tensor<2x8x4xf32>) {
+  // expected-error @+1 {{'train.attention' op expects no more queries (9) than keys (8) in a causal attention}}
+  %o, %l = train.attention %q, %k, %k {causal = true} : tensor<2x9x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_rate(%q: tensor<2x8x4xf32>) {
+  // expected-error @+1 {{'train.attention' op expects 'dropout_rate' in [0, 1), got 1.0}}
+  %o, %l = train.attention %q, %q, %q {dropout_rate = 1.0 : f32} : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_scale(%q: tensor<2x8x4xf32>) {
+  // expected-error @+1 {{'train.attention' op expects a finite 'scale'}}
+  %o, %l = train.attention %q, %q, %q {scale = 0x7F800000 : f32} : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask(%q: tensor<2x8x4xf32>, %m: tensor<3x8x8xf32>) {
+  // expected-error @+1 {{'train.attention' op expects a mask that broadcasts to the scores [2, 8, 8], got [3, 8, 8]}}
+  %o, %l = train.attention %q, %q, %q mask %m : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<3x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_backward_lse(%q: tensor<2x8x4xf32>, %l: tensor<2x8xf16>) {
+  // expected-error @+1 {{'train.attention_backward' op expects an f32 lse of type 'tensor<2x8xf32>', got 'tensor<2x8xf16>'}}
+  %dq, %dk, %dv = train.attention_backward %q, %q, %q, %q, %q, %l
+      : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8xf16>
+  return
+}

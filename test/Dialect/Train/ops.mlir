@@ -123,6 +123,26 @@ func.func @attention(%s: tensor<?x2x8x8xf32>, %m: tensor<?x1x1x8xf32>,
 
 // -----
 
+// CHECK-LABEL: func.func @fused_attention
+func.func @fused_attention(%q: tensor<?x2x6x4xf32>, %k: tensor<?x2x8x4xf32>,
+                           %v: tensor<?x2x8x3xf32>, %m: tensor<?x1x1x8xf32>,
+                           %hq: tensor<2x8x16xbf16>)
+    -> (tensor<?x2x6x3xf32>, tensor<?x2x6xf32>, tensor<?x2x6x4xf32>, tensor<2x8xf32>) {
+  // CHECK: %{{.*}}, %{{.*}} = train.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} {scale = 5.000000e-01 : f32} : tensor<?x2x6x4xf32>, tensor<?x2x8x4xf32>, tensor<?x2x8x3xf32>, tensor<?x1x1x8xf32>
+  %o, %lse = train.attention %q, %k, %v mask %m {scale = 0.5 : f32}
+      : tensor<?x2x6x4xf32>, tensor<?x2x8x4xf32>, tensor<?x2x8x3xf32>, tensor<?x1x1x8xf32>
+  // CHECK: train.attention %{{.*}}, %{{.*}}, %{{.*}} {causal = true, dropout_rate = 1.000000e-01 : f32, seed = 7 : i64} : tensor<2x8x16xbf16>, tensor<2x8x16xbf16>, tensor<2x8x16xbf16>
+  %ho, %hlse = train.attention %hq, %hq, %hq {causal = true, dropout_rate = 0.1 : f32, seed = 7 : i64}
+      : tensor<2x8x16xbf16>, tensor<2x8x16xbf16>, tensor<2x8x16xbf16>
+  // CHECK: = train.attention_backward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} {scale = 5.000000e-01 : f32}
+  %dq, %dk, %dv = train.attention_backward %q, %k, %v, %o, %o, %lse mask %m {scale = 0.5 : f32}
+      : tensor<?x2x6x4xf32>, tensor<?x2x8x4xf32>, tensor<?x2x8x3xf32>, tensor<?x2x6x3xf32>,
+        tensor<?x2x6x3xf32>, tensor<?x2x6xf32>, tensor<?x1x1x8xf32>
+  return %o, %lse, %dq, %hlse : tensor<?x2x6x3xf32>, tensor<?x2x6xf32>, tensor<?x2x6x4xf32>, tensor<2x8xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @losses_and_reductions
 func.func @losses_and_reductions(%logits: tensor<?x5x4x4xf16>, %labels: tensor<?x4x4xi64>)
     -> (tensor<f32>, tensor<?x5xf16>, tensor<?x1x4x4xf16>, tensor<5xf16>) {

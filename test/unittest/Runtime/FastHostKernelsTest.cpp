@@ -358,4 +358,206 @@ TEST(FastHostKernels, TheLossScaleStatusFindsEveryInfAndNan) {
             0.f);
 }
 
+//===----------------------------------------------------------------------===//
+// Attention (FastAttention.cpp against OpsAttention.cpp, and the reference
+// against the unfused ops it replaces)
+//===----------------------------------------------------------------------===//
+
+struct AttentionCase {
+  std::vector<int64_t> batch; // B...
+  int64_t sq, sk, d;
+  bool causal, masked;
+  double rate;
+};
+
+std::string describe(const AttentionCase &c) {
+  return "Sq " + std::to_string(c.sq) + " Sk " + std::to_string(c.sk) + " D " +
+         std::to_string(c.d) + (c.causal ? " causal" : "") + (c.masked ? " masked" : "") +
+         " rate " + std::to_string(c.rate);
+}
+
+std::vector<int64_t> withTail(std::vector<int64_t> shape, std::initializer_list<int64_t> tail) {
+  shape.insert(shape.end(), tail);
+  return shape;
+}
+
+PlanAttrs attentionAttrs(const AttentionCase &c) {
+  return {{"scale", 1.0 / std::sqrt(double(c.d))},
+          {"causal", int64_t(c.causal)},
+          {"dropout_rate", c.rate},
+          {"seed", int64_t(11)}};
+}
+
+/// A padding mask [B0, 1, .., Sk]: 0, or -10000 for the last keys of
+/// every other sample, as BERT's extended attention mask.
+std::vector<float> paddingMask(const AttentionCase &c, std::vector<int64_t> &shape) {
+  shape.assign(c.batch.size() + 2, 1);
+  shape[0] = c.batch[0];
+  shape.back() = c.sk;
+  std::vector<float> mask(static_cast<size_t>(c.batch[0] * c.sk), 0.0f);
+  for (int64_t b = 1; b < c.batch[0]; b += 2)
+    for (int64_t j = c.sk - c.sk / 3; j < c.sk; ++j)
+      mask[b * c.sk + j] = -10000.0f;
+  return mask;
+}
+
+/// The forward's operands (q, k, v, mask?) of a case.
+void attentionOperands(OneKernel &k, const AttentionCase &c) {
+  k.input(withTail(c.batch, {c.sq, c.d}), 21);
+  k.input(withTail(c.batch, {c.sk, c.d}), 22);
+  k.input(withTail(c.batch, {c.sk, c.d}), 23);
+  // Scores of unit scale, so that the softmax is neither flat nor one-hot.
+  for (size_t i : {0, 1})
+    for (float &x : k.values(i))
+      x *= 0.35f;
+  if (c.masked) {
+    std::vector<int64_t> shape;
+    std::vector<float> mask = paddingMask(c, shape);
+    k.input(shape, mask);
+  }
+}
+
+/// The reference forward's (o, lse).
+std::vector<std::vector<float>> referenceAttention(const AttentionCase &c) {
+  OneKernel forward("attention", attentionAttrs(c));
+  attentionOperands(forward, c);
+  forward.output(withTail(c.batch, {c.sq, c.d}));
+  forward.output(withTail(c.batch, {c.sq}));
+  std::vector<std::vector<float>> out;
+  EXPECT_TRUE(forward.run(cpuKernels(), out).isOk());
+  return out;
+}
+
+/// Relative to the largest magnitude: float accumulation against double.
+constexpr double kAttentionTolerance = 2e-5;
+
+void checkFastAttention(const AttentionCase &c) {
+  SCOPED_TRACE(describe(c));
+  OneKernel forward("attention", attentionAttrs(c));
+  attentionOperands(forward, c);
+  forward.output(withTail(c.batch, {c.sq, c.d}));
+  forward.output(withTail(c.batch, {c.sq}));
+  forward.expectMatchesReference(kAttentionTolerance);
+
+  std::vector<std::vector<float>> ol = referenceAttention(c);
+  OneKernel backward("attention_backward", attentionAttrs(c));
+  backward.input(withTail(c.batch, {c.sq, c.d}), 21);
+  backward.input(withTail(c.batch, {c.sk, c.d}), 22);
+  backward.input(withTail(c.batch, {c.sk, c.d}), 23);
+  for (size_t i : {0, 1})
+    for (float &x : backward.values(i))
+      x *= 0.35f;
+  backward.input(withTail(c.batch, {c.sq, c.d}), ol[0]);
+  backward.input(withTail(c.batch, {c.sq, c.d}), 24); // do
+  backward.input(withTail(c.batch, {c.sq}), ol[1]);
+  if (c.masked) {
+    std::vector<int64_t> shape;
+    std::vector<float> mask = paddingMask(c, shape);
+    backward.input(shape, mask);
+  }
+  backward.output(withTail(c.batch, {c.sq, c.d}));
+  backward.output(withTail(c.batch, {c.sk, c.d}));
+  backward.output(withTail(c.batch, {c.sk, c.d}));
+  backward.expectMatchesReference(kAttentionTolerance);
+}
+
+TEST(FastHostKernels, AttentionMatchesTheReference) {
+  // Sequence lengths off the 64-row tiles, head dims 32, 64 and 128;
+  // causal (GPT-2's), masked (BERT's), each with and without dropout.
+  for (int64_t d : {32, 64, 128})
+    for (double rate : {0.0, 0.2}) {
+      checkFastAttention({{2, 3}, 70, 70, d, /*causal=*/true, /*masked=*/false, rate});
+      checkFastAttention({{3, 2}, 37, 130, d, /*causal=*/false, /*masked=*/true, rate});
+    }
+  // Fewer queries than keys, causal: query i sees keys up to i + (Sk - Sq).
+  checkFastAttention({{1, 2}, 50, 129, 32, true, true, 0.1});
+  // One query (a decoding step) against a few keys.
+  checkFastAttention({{1}, 1, 5, 32, false, false, 0.0});
+}
+
+/// One reference kernel over float buffers (inputs given, outputs sized).
+std::vector<std::vector<float>> runReference(const std::string &op, PlanAttrs attrs,
+                                             std::vector<std::pair<std::vector<int64_t>,
+                                                                   std::vector<float>>> in,
+                                             std::vector<std::vector<int64_t>> out) {
+  OneKernel k(op, std::move(attrs));
+  for (auto &[shape, values] : in)
+    k.input(shape, values);
+  for (auto &shape : out)
+    k.output(shape);
+  std::vector<std::vector<float>> results;
+  EXPECT_TRUE(k.run(cpuKernels(), results).isOk()) << op;
+  return results;
+}
+
+void expectClose(const std::vector<float> &actual, const std::vector<float> &expected,
+                 double tolerance, const char *what) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  double err = 0, scale = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    err = std::max(err, double(std::fabs(actual[i] - expected[i])));
+    scale = std::max(scale, double(std::fabs(expected[i])));
+  }
+  EXPECT_LE(err, tolerance * std::max(scale, 1e-30)) << what << ": largest " << scale;
+  EXPECT_GT(scale, 0) << what;
+}
+
+TEST(FastHostKernels, ReferenceAttentionIsTheUnfusedOps) {
+  // matmul(q, k^T) -> softmax(scale, mask, causal) -> dropout -> matmul(p, v),
+  // and the gradients the unfused ops' rules give, from the same seed.
+  for (AttentionCase c : {AttentionCase{{2, 2}, 19, 19, 32, true, false, 0.25},
+                          AttentionCase{{2, 3}, 13, 27, 64, false, true, 0.1}}) {
+    SCOPED_TRACE(describe(c));
+    OneKernel operands("attention", attentionAttrs(c));
+    attentionOperands(operands, c);
+    std::vector<int64_t> qs = withTail(c.batch, {c.sq, c.d}), ks = withTail(c.batch, {c.sk, c.d}),
+                         ss = withTail(c.batch, {c.sq, c.sk});
+    std::vector<float> q = operands.values(0), k = operands.values(1), v = operands.values(2);
+    std::vector<std::pair<std::vector<int64_t>, std::vector<float>>> softmaxIn;
+    std::vector<float> s = runReference("matmul", {{"transpose_rhs", int64_t(1)}},
+                                        {{qs, q}, {ks, k}}, {ss})[0];
+    softmaxIn.push_back({ss, s});
+    if (c.masked) {
+      std::vector<int64_t> shape;
+      std::vector<float> mask = paddingMask(c, shape);
+      softmaxIn.push_back({shape, mask});
+    }
+    PlanAttrs attrs = attentionAttrs(c);
+    std::vector<float> p =
+        runReference("softmax", {{"scale", attrs["scale"]}, {"causal", attrs["causal"]}},
+                     softmaxIn, {ss})[0];
+    PlanAttrs drop{{"rate", c.rate}, {"seed", attrs["seed"]}};
+    std::vector<float> pd = runReference("dropout", drop, {{ss, p}}, {ss})[0];
+    std::vector<float> o = runReference("matmul", {}, {{ss, pd}, {ks, v}}, {qs})[0];
+    std::vector<std::vector<float>> fused = referenceAttention(c);
+    expectClose(fused[0], o, 1e-6, "output");
+
+    std::vector<float> g(o.size());
+    std::mt19937 rng(5);
+    std::normal_distribution<float> normal(0.f, 1.f);
+    for (float &x : g)
+      x = normal(rng);
+    std::vector<float> dpd = runReference("matmul", {{"transpose_rhs", int64_t(1)}},
+                                          {{qs, g}, {ks, v}}, {ss})[0];
+    std::vector<float> dp = runReference("dropout", drop, {{ss, dpd}}, {ss})[0];
+    std::vector<float> ds = runReference("softmax_backward", {{"scale", attrs["scale"]}},
+                                         {{ss, dp}, {ss, p}}, {ss})[0];
+    std::vector<float> dq = runReference("matmul", {}, {{ss, ds}, {ks, k}}, {qs})[0];
+    std::vector<float> dk =
+        runReference("matmul", {{"transpose_lhs", int64_t(1)}}, {{ss, ds}, {qs, q}}, {ks})[0];
+    std::vector<float> dv =
+        runReference("matmul", {{"transpose_lhs", int64_t(1)}}, {{ss, pd}, {qs, g}}, {ks})[0];
+
+    std::vector<std::pair<std::vector<int64_t>, std::vector<float>>> in = {
+        {qs, q}, {ks, k}, {ks, v}, {qs, fused[0]}, {qs, g}, {withTail(c.batch, {c.sq}), fused[1]}};
+    if (c.masked)
+      in.push_back(softmaxIn[1]);
+    std::vector<std::vector<float>> grads =
+        runReference("attention_backward", attrs, in, {qs, ks, ks});
+    expectClose(grads[0], dq, 1e-5, "dq");
+    expectClose(grads[1], dk, 1e-5, "dk");
+    expectClose(grads[2], dv, 1e-5, "dv");
+  }
+}
+
 } // namespace

@@ -40,7 +40,8 @@ std::string sourceFile(const std::string &path) {
   X(DlcHandArgs) X(DlcHandOperand) X(DlcSoftmaxArgs) X(DlcLayerNormArgs)       \
   X(DlcCrossEntropyArgs) X(DlcEmbeddingArgs) X(DlcDropoutArgs) X(DlcPoolArgs)  \
   X(DlcSgdArgs) X(DlcAdamwArgs) X(DlcLossScaleStatusArgs)                      \
-  X(DlcUpdateLossScaleArgs) X(DlcBatchNormArgs) X(DlcResizeArgs)
+  X(DlcUpdateLossScaleArgs) X(DlcBatchNormArgs) X(DlcResizeArgs)               \
+  X(DlcAttentionArgs)
 #define DLC_HAND_OFFSETS(X)                                                    \
   X(DlcHandArgs, p) X(DlcHandArgs, t) X(DlcHandArgs, i)                        \
   X(DlcHandArgs, i[DLC_HAND_PHASE_WORD]) X(DlcHandArgs, softmax)               \
@@ -48,7 +49,8 @@ std::string sourceFile(const std::string &path) {
   X(DlcHandArgs, embedding) X(DlcHandArgs, dropout) X(DlcHandArgs, pool)       \
   X(DlcHandArgs, sgd) X(DlcHandArgs, adamw) X(DlcHandArgs, lossScaleStatus)    \
   X(DlcHandArgs, updateLossScale) X(DlcHandArgs, batchNorm)                    \
-  X(DlcHandArgs, resize) X(DlcHandOperand, p) X(DlcHandOperand, n)             \
+  X(DlcHandArgs, resize) X(DlcHandArgs, attention) X(DlcHandOperand, p)        \
+  X(DlcHandOperand, n)                                                         \
   X(DlcHandOperand, t)
 
 #define DLC_HOST_SIZE(T) (unsigned long long)sizeof(T),

@@ -58,6 +58,11 @@ struct Case {
   bool exact = false;
   /// A looser bound than the types' (0: tolerance() decides).
   double tol = 0;
+  /// Errors relative to the output's largest magnitude rather than to each
+  /// element: attention's outputs are float sums of products of either
+  /// sign, whose rounding is relative to the terms, not to a result that
+  /// cancels to near zero.
+  bool normwise = false;
   /// Buffers given fixed values (labels, indices, loss-scale status).
   std::map<int32_t, std::vector<double>> fixed;
   /// Integer buffers without fixed values: uniform in [0, bound).
@@ -183,7 +188,12 @@ std::vector<std::vector<float>> reference(const Case &c, Values v) {
   // Rank r's masks: the CPU's dropout takes the rank from its communicator.
   auto group = createThreadRankGroup(static_cast<int>(c.rank) + 1);
   cpu::KernelContext context(k, in, out, c.step, group[c.rank].get());
-  Status status = cpu::cpuKernels().at(k.id)(context);
+  auto cpuKernel = cpu::cpuKernels().find(k.id);
+  if (cpuKernel == cpu::cpuKernels().end()) {
+    ADD_FAILURE() << c.label << ": the CPU backend has no reference kernel for " << k.op;
+    return v.f;
+  }
+  Status status = cpuKernel->second(context);
   EXPECT_TRUE(status.isOk()) << c.label << ": " << status.toString();
   for (int32_t id : k.outputs)
     for (float &x : v.f[id])
@@ -196,15 +206,21 @@ std::vector<std::vector<float>> reference(const Case &c, Values v) {
 /// offset, CudaExecutor.cpp).
 long long stepRead(const Case &c, const HandKernel &hand) {
   return static_cast<long long>(static_cast<uint64_t>(c.step) +
-                                (hand.family == "dropout" ? dropoutStepOffset(c.rank) : 0));
+                                (hand.readsDropoutCounter ? dropoutStepOffset(c.rank) : 0));
 }
 
 /// The largest error of `have` against `want` over the kernel's outputs:
-/// relative to max(|want|, 1e-4); any NaN mismatch is infinite.
+/// relative to max(|want|, 1e-4) (normwise: to the output's largest
+/// magnitude); any NaN mismatch is infinite.
 double maxError(const Case &c, const std::vector<std::vector<float>> &want,
                 const std::vector<std::vector<float>> &have) {
   double worst = 0;
-  for (int32_t id : c.theKernel().outputs)
+  for (int32_t id : c.theKernel().outputs) {
+    double floor = 1e-4;
+    if (c.normwise)
+      for (float w : want[id])
+        if (std::isfinite(w))
+          floor = std::max(floor, double(std::fabs(w)));
     for (size_t e = 0; e < want[id].size(); ++e) {
       float w = want[id][e], h = have[id][e];
       if (std::isnan(w) || std::isnan(h)) {
@@ -214,8 +230,9 @@ double maxError(const Case &c, const std::vector<std::vector<float>> &want,
       }
       if (c.exact && std::memcmp(&w, &h, 4) != 0)
         return INFINITY;
-      worst = std::max(worst, std::fabs(double(h) - w) / std::max(std::fabs(double(w)), 1e-4));
+      worst = std::max(worst, std::fabs(double(h) - w) / std::max(std::fabs(double(w)), floor));
     }
+  }
   return worst;
 }
 
@@ -819,6 +836,89 @@ std::vector<Case> allCases() {
       }
     }
   }
+  // attention and its gradient (the flash kernels): head dimensions 32, 64
+  // and 128, sequence lengths that are not multiples of the tiles (32 / 16
+  // queries, 16 keys, 8 queries in the gradient's first phase), causal with
+  // more keys than queries and with more queries than keys (the first rows
+  // see no key: o is NaN and lse -inf, as the softmax of a row of -inf), a
+  // BERT-style [N, 1, 1, Sk] mask and a full [Sq, Sk] one, dropout, f16 and
+  // bf16 operands.
+  struct AttentionShape {
+    std::string label;
+    std::vector<int64_t> batch;
+    int64_t sq, sk, d, dv;
+    DType t;
+    bool causal;
+    std::vector<int64_t> mask; // empty: none
+    double rate;
+  };
+  for (const AttentionShape &s : {
+           AttentionShape{"[2,3] x 5 q x 7 k, d 32", {2, 3}, 5, 7, 32, 32, F, false, {}, 0},
+           {"[2,2] x 37 q x 45 k, d 64, causal", {2, 2}, 37, 45, 64, 64, F, true, {}, 0},
+           {"[2,2] x 50 q x 33 k, d 128, [2,1,1,33] mask, dropout", {2, 2}, 50, 33, 128, 128, F,
+            false, {2, 1, 1, 33}, 0.2},
+           {"[3] x 20 q x 20 k, d 32 dv 16, causal, [20,20] mask, dropout", {3}, 20, 20, 32, 16, F,
+            true, {20, 20}, 0.3},
+           {"[2] x 21 q x 9 k, d 32, causal, rows without keys", {2}, 21, 9, 32, 32, F, true, {},
+            0.1},
+           {"[2,2] x 33 q x 40 k, d 64, f16, causal, dropout", {2, 2}, 33, 40, 64, 64, H, true, {},
+            0.1},
+           {"[1,3] x 17 q x 17 k, d 128, bf16, [1,17] mask", {1, 3}, 17, 17, 128, 128, B, false,
+            {1, 17}, 0},
+           // BERT-base's and GPT-2's attention as the xla plans hold them
+           // (fewer heads; GPT-2's sequence cut to 200, off the tiles).
+           {"BERT [2,4] x 128 q x 128 k, d 64, bf16, [2,1,1,128] mask, dropout", {2, 4}, 128, 128,
+            64, 64, B, false, {2, 1, 1, 128}, 0.1},
+           {"GPT-2 [1,2] x 200 q x 200 k, d 64, f16, causal, dropout", {1, 2}, 200, 200, 64, 64, H,
+            true, {}, 0.1}}) {
+    auto dims = [&](int64_t rows, int64_t cols) {
+      std::vector<int64_t> v = s.batch;
+      v.push_back(rows);
+      if (cols > 0)
+        v.push_back(cols);
+      return v;
+    };
+    PlanAttrs attrs = {{"scale", 1.0 / std::sqrt(double(s.d))},
+                       {"causal", int64_t(s.causal)},
+                       {"dropout_rate", s.rate},
+                       {"seed", int64_t(17)}};
+    for (bool backward : {false, true}) {
+      Case &c = add(std::string(backward ? "attention_backward " : "attention ") + s.label);
+      c.step = 2;
+      c.normwise = true;
+      int32_t q = c.buffer("q", s.t, dims(s.sq, s.d), kIn), k = c.buffer("k", s.t, dims(s.sk, s.d), kIn),
+              v = c.buffer("v", s.t, dims(s.sk, s.dv), kIn);
+      std::vector<int32_t> in = {q, k, v};
+      if (backward) {
+        in.push_back(c.buffer("o", s.t, dims(s.sq, s.dv), kIn));
+        in.push_back(c.buffer("do", s.t, dims(s.sq, s.dv), kIn));
+        in.push_back(c.buffer("lse", F, dims(s.sq, 0), kIn));
+      }
+      if (!s.mask.empty())
+        in.push_back(c.buffer("m", s.t, s.mask, kIn));
+      if (backward)
+        c.kernel("attention_backward", in,
+                 {c.buffer("dq", s.t, dims(s.sq, s.d), kOut), c.buffer("dk", s.t, dims(s.sk, s.d), kOut),
+                  c.buffer("dv", s.t, dims(s.sk, s.dv), kOut)},
+                 attrs);
+      else
+        c.kernel("attention", in,
+                 {c.buffer("out", s.t, dims(s.sq, s.dv), kOut), c.buffer("lse", F, dims(s.sq, 0), kOut)},
+                 attrs);
+    }
+  }
+  // Rank 3's dropout masks.
+  {
+    Case &c = add("attention dropout rank 3 step 5");
+    c.step = 5;
+    c.normwise = true;
+    c.rank = 3;
+    int32_t q = c.buffer("q", F, {2, 9, 32}, kIn), k = c.buffer("k", F, {2, 19, 32}, kIn),
+            v = c.buffer("v", F, {2, 19, 32}, kIn);
+    c.kernel("attention", {q, k, v},
+             {c.buffer("out", F, {2, 9, 32}, kOut), c.buffer("lse", F, {2, 9}, kOut)},
+             {{"scale", 0.2}, {"dropout_rate", 0.4}, {"seed", int64_t(3)}});
+  }
   return cases;
 }
 
@@ -993,7 +1093,8 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
                          "embedding_backward", "dropout", "max_pool2d", "max_pool2d_backward",
                          "avg_pool2d", "avg_pool2d_backward", "sgd_update", "adamw_update",
                          "update_loss_scale", "loss_scale_status", "batch_norm",
-                         "batch_norm_backward", "resize_bilinear", "resize_bilinear_backward"})
+                         "batch_norm_backward", "resize_bilinear", "resize_bilinear_backward",
+                         "attention", "attention_backward"})
     EXPECT_TRUE(ops.count(op)) << op;
   for (const Case &c : allCases()) {
     auto hand = planHandKernel(c.plan, c.theKernel());
@@ -1015,6 +1116,14 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
   c.kernel("loss_scale_status", {v, x}, {s});
   c.kernel("loss_scale_status", {v, c.buffer("ig", DType::kI32, {4}, kIn)},
            {c.buffer("s2", DType::kF32, {2}, kOut)});
+  int32_t q = c.buffer("q", DType::kF32, {2, 4, 160}, kIn);
+  c.kernel("attention", {q, q, q},
+           {c.buffer("ao", DType::kF32, {2, 4, 160}, kOut), c.buffer("al", DType::kF32, {2, 4}, kOut)});
+  int32_t hq = c.buffer("hq", DType::kF16, {2, 4, 64}, kIn);
+  c.kernel("attention", {hq, hq, hq},
+           {c.buffer("ho", DType::kF16, {2, 4, 64}, kOut), c.buffer("hl", DType::kF16, {2, 4}, kOut)});
+  c.kernel("attention", {hq, hq, hq, c.buffer("am", DType::kF16, {3, 4}, kIn)},
+           {c.buffer("mo", DType::kF16, {2, 4, 64}, kOut), c.buffer("ml", DType::kF32, {2, 4}, kOut)});
   const char *reasons[] = {"no hand-written kernel",
                            "causal masking needs the last axis",
                            "expects a 4-d input",
@@ -1024,7 +1133,10 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
                            "buffer 'di' is i64, not a float type",
                            "expects a 4-d input and output",
                            "one 2-element status",
-                           "buffer 'ig' is i32, not a float type"};
+                           "buffer 'ig' is i32, not a float type",
+                           "a head dimension past 128",
+                           "expects lse as [B..., Sq] f32",
+                           "the mask does not broadcast to [B..., Sq, Sk]"};
   ASSERT_EQ(std::size(reasons), c.plan.kernels.size());
   for (size_t k = 0; k < c.plan.kernels.size(); ++k) {
     auto hand = planHandKernel(c.plan, c.plan.kernels[k]);
@@ -1185,7 +1297,7 @@ TEST(HandKernels, EveryFamilySourceIsItsKernelFilesAsTheyAre) {
       {"loss", "Loss.cuh"},           {"embedding", "Embedding.cuh"},
       {"dropout", "Dropout.cuh"},     {"pool", "Pool.cuh"},
       {"optimizer", "Optimizer.cuh"}, {"batch_norm", "BatchNorm.cuh"},
-      {"resize", "Resize.cuh"}};
+      {"resize", "Resize.cuh"},       {"attention", "Attention.cuh"}};
   ASSERT_EQ(handKernelFamilies().size(), files.size());
   std::string types = file("TypeHeaders.cuh"), begin = file("CommonBegin.cuh"),
               common = file("Common.cuh");

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <sstream>
 #include <tuple>
 
 using namespace dlc::rt;
@@ -70,6 +71,50 @@ TEST(LaunchPaths, RoutesEachOpToItsPath) {
   EXPECT_STREQ(devicePathName(DevicePath::kCudnnFusedBatchNorm), "cudnn");
   EXPECT_STREQ(devicePathName(DevicePath::kCollective), "nccl");
   EXPECT_EQ(counts["cudnn"], 1);
+}
+
+// train.attention and its gradient take the flash kernels (hand-written)
+// in every float type, f32 included; a head dimension past the kernels'
+// tiles goes to the host, and dlc-kernels --paths says how many went where.
+TEST(LaunchPaths, AttentionTakesTheFlashKernels) {
+  Builder b;
+  const DType f = DType::kF32, h = DType::kBF16;
+  int32_t q = b.add("q", f, {2, 12, 33, 64}, kIn), m = b.add("m", f, {2, 1, 1, 40}, kIn);
+  int32_t k = b.add("k", f, {2, 12, 40, 64}, kIn), v = b.add("v", f, {2, 12, 40, 64}, kIn);
+  int32_t o = b.add("o", f, {2, 12, 33, 64}, kTmp), lse = b.add("lse", f, {2, 12, 33}, kTmp);
+  int32_t dq = b.add("dq", f, {2, 12, 33, 64}, kTmp), dk = b.add("dk", f, {2, 12, 40, 64}, kTmp),
+          dv = b.add("dv", f, {2, 12, 40, 64}, kTmp);
+  int32_t hq = b.add("hq", h, {4, 50, 128}, kIn), ho = b.add("ho", h, {4, 50, 128}, kTmp),
+          hl = b.add("hl", f, {4, 50}, kTmp);
+  int32_t wide = b.add("wide", f, {4, 10, 160}, kIn), wo = b.add("wo", f, {4, 10, 160}, kTmp),
+          wl = b.add("wl", f, {4, 10}, kTmp);
+  PlanAttrs attrs = {{"scale", 0.125}, {"dropout_rate", 0.1}, {"seed", int64_t(3)}};
+  b.kernel("attention", {q, k, v, m}, {o, lse}, attrs);
+  b.kernel("attention_backward", {q, k, v, o, o, lse, m}, {dq, dk, dv}, attrs);
+  b.kernel("attention", {hq, hq, hq}, {ho, hl}, {{"causal", int64_t(1)}});
+  b.kernel("attention", {wide, wide, wide}, {wo, wl});
+
+  std::vector<DeviceLaunch> device = planDeviceLaunches(b.plan);
+  ASSERT_EQ(device.size(), 4u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(device[i].path, DevicePath::kHandWritten) << i << ": " << device[i].reason;
+    EXPECT_EQ(device[i].threadsPerBlock, 128) << i;
+  }
+  // A block per 32 queries forward, per 16 keys or queries backward.
+  EXPECT_EQ(device[0].blocks, 2 * 12 * 2);
+  EXPECT_EQ(device[1].blocks, 2 * 12 * 3);
+  EXPECT_EQ(device[2].blocks, 4 * 2);
+  EXPECT_EQ(device[3].path, DevicePath::kHostFallback);
+  EXPECT_NE(device[3].reason.find("a head dimension past 128"), std::string::npos)
+      << device[3].reason;
+  EXPECT_EQ(fallbacksOf(device[0].path, device[0].launch),
+            (std::vector<DevicePath>{DevicePath::kHandWritten, DevicePath::kHostFallback}));
+  std::ostringstream paths;
+  printLaunchPaths(paths, "t", b.plan, false);
+  EXPECT_NE(paths.str().find("  attention: 3 on the flash kernels, 1 on the host (first: "
+                             "launch #3, "),
+            std::string::npos)
+      << paths.str();
 }
 
 TEST(LaunchPaths, AGroupNoKernelComputesIsSplitAndItsPartsExportWhatSiblingsRead) {

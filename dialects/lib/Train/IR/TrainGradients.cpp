@@ -377,6 +377,26 @@ LogicalResult SoftmaxOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
   return success();
 }
 
+LogicalResult AttentionOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
+                                         SmallVectorImpl<Value> &dx) {
+  if (dy[1])
+    return emitOpError() << "cannot differentiate through the softmax statistics (lse) it "
+                            "returns";
+  // The backward recomputes the probabilities from lse (and the dropout mask
+  // from its seed) rather than reading a saved score tensor.
+  SmallVector<Value> operands = {getQuery(), getKey(), getValue(), getOutput(), dy[0],
+                                 getLse()};
+  if (getMask())
+    operands.push_back(getMask());
+  auto backward = AttentionBackwardOp::create(
+      b, getLoc(), operands, copyAttrs(*this, {"scale", "causal", "dropout_rate", "seed"}));
+  dx.append({backward.getQueryGrad(), backward.getKeyGrad(), backward.getValueGrad()});
+  // The additive mask is data (padding, causality), not a parameter.
+  if (getMask())
+    dx.push_back(Value());
+  return success();
+}
+
 LogicalResult EmbeddingOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
                                          SmallVectorImpl<Value> &dx) {
   int64_t rows = shapeOf(getTable())[0];

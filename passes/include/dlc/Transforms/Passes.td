@@ -760,4 +760,47 @@ def FuseParameterCastsPass : Pass<"dlc-fuse-parameter-casts", "::mlir::ModuleOp"
   let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
 }
 
+def FuseAttentionPass : Pass<"dlc-fuse-attention", "::mlir::ModuleOp"> {
+  let summary = "rewrites matmul -> softmax -> dropout -> matmul into train.attention (flash-style)";
+  let description = [{
+    The `attention` fusion kind of the `xla` and `xla-priority` strategies
+    (XLA's cuDNN fused-MHA rewriter, Inductor's fuse_attention patterns). It
+    runs on the model BEFORE dlc-autodiff, so that the gradient rule of
+    train.attention, which recomputes the probabilities from the saved
+    log-sum-exp, replaces softmax's, which reads the saved [B..., Sq, Sk]
+    probabilities. It matches
+
+      matmul(q, k, transpose_rhs) -> [cast to f32] -> softmax(scale, mask?,
+      causal?, last axis) -> [dropout] -> [cast back] -> matmul(p, v)
+
+    (the dropout may also follow the cast back) when every intermediate value
+    has no other reader, q, k and v have one element type and the same batch
+    dimensions, and neither matmul transposes otherwise.
+
+    Before:
+
+    ```mlir
+    %s = train.matmul %q, %k {transpose_rhs = true} : tensor<8x2x16x4xf32>, tensor<8x2x16x4xf32>
+    %p = train.softmax %s {causal = true, scale = 5.000000e-01 : f32} : tensor<8x2x16x16xf32>
+    %d = train.dropout %p {rate = 1.000000e-01 : f32, seed = 2 : i64} : tensor<8x2x16x16xf32>
+    %o = train.matmul %d, %v : tensor<8x2x16x16xf32>, tensor<8x2x16x4xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %o, %lse = train.attention %q, %k, %v {causal = true, dropout_rate = 1.000000e-01 : f32,
+        scale = 5.000000e-01 : f32, seed = 2 : i64} : ...
+    ```
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "emit a remark on each attention-like pattern left unfused, with the reason">,
+  ];
+  let statistics = [
+    Statistic<"numFused", "attentions", "Number of attention patterns rewritten">,
+  ];
+  let dependentDialects = ["::mlir::dlc::train::TrainDialect"];
+}
+
 #endif // DLC_TRANSFORMS_PASSES_TD

@@ -34,6 +34,7 @@ const char *optimizerBody(); // sgd_update, adamw_update (one parameter),
                              // loss_scale_status, update_loss_scale
 const char *batchNormBody(); // batch_norm, batch_norm_backward (training)
 const char *resizeBody();    // resize_bilinear, resize_bilinear_backward
+const char *attentionBody(); // attention, attention_backward (flash)
 
 } // namespace dlc::rt::cuda::handwritten
 

@@ -32,6 +32,25 @@ DLC_DEVICE long long dlc_hw_index(const DlcHandArgs &a, int k, long long i) {
                              : (long long)static_cast<const int *>(a.p[k])[i];
 }
 
+// Dropout's keep decision, the CPU's keepElement (cpu/OpsDense.cpp):
+// splitmix64 finalizers over (seed, dropout counter, element index), the
+// top 53 bits as a double in [0, 1) against the rate; integers and one
+// exact conversion, so the mask is the CPU's bit for bit. The counter is
+// the step plus the rank's offset (HandKernel::readsDropoutCounter).
+DLC_DEVICE unsigned long long dlc_hw_mix(unsigned long long z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+/// What every element's draw starts from, once per launch.
+DLC_DEVICE unsigned long long dlc_hw_keep_base(long long seed, long long counter) {
+  return dlc_hw_mix((unsigned long long)seed * 0x9e3779b97f4a7c15ull + (unsigned long long)counter);
+}
+DLC_DEVICE bool dlc_hw_keep(unsigned long long base, long long i, double rate) {
+  unsigned long long h = dlc_hw_mix(base + (unsigned long long)i);
+  return (double)(h >> 11) * (1.0 / 9007199254740992.0) >= rate;
+}
+
 // Block reductions in double, the result in every thread. A tree over
 // blockDim.x (a power of two, at most 1024) slots: a fixed order, so a
 // launch is deterministic; one thread on the host returns its own value.

@@ -90,7 +90,7 @@ PreparedStep prepareHandStep(Preparation &p) {
   DLC_RETURN_IF_ERROR(context.loadKernel(p.compiler, "dlc_hw_" + hand->family,
                                          handKernelSource(hand->family), hand->name, p.label,
                                          step->kernel));
-  step->readsStep = hand->family == "dropout"; // the dropout counter, not the step
+  step->readsStep = hand->readsDropoutCounter; // the dropout counter, not the step
   step->kernelName = hand->name;
   step->handArgs = hand->args;
   std::fill(std::begin(step->handOffsets), std::end(step->handOffsets), int64_t(-1));

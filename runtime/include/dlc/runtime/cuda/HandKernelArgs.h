@@ -203,6 +203,59 @@ struct DlcResizeArgs {
   long long nhwc;
 };
 
+// attention and attention_backward (FlashAttention-2): q [batch, queries,
+// d], k [batch, keys, d], v [batch, keys, dv], o [batch, queries, dv], lse
+// [batch, queries] (f32), batch the flattened leading dimensions B...; an
+// additive mask that broadcasts to [B..., queries, keys]. The backward runs
+// in two phases: dk and dv per key tile, then dq per query tile.
+enum {
+  DLC_ATTENTION_Q,
+  DLC_ATTENTION_K,
+  DLC_ATTENTION_V,
+  DLC_ATTENTION_MASK, // or null
+  DLC_ATTENTION_O,
+  DLC_ATTENTION_LSE
+};
+enum {
+  DLC_ATTENTION_BACKWARD_Q,
+  DLC_ATTENTION_BACKWARD_K,
+  DLC_ATTENTION_BACKWARD_V,
+  DLC_ATTENTION_BACKWARD_O,
+  DLC_ATTENTION_BACKWARD_DO,
+  DLC_ATTENTION_BACKWARD_LSE,
+  DLC_ATTENTION_BACKWARD_MASK, // or null
+  DLC_ATTENTION_BACKWARD_DQ,
+  DLC_ATTENTION_BACKWARD_DK,
+  DLC_ATTENTION_BACKWARD_DV
+};
+/// The kernels' shared-memory tiles (kernels/Attention.cuh): head
+/// dimensions up to MAX_D; the forward's query and key tiles; the
+/// backward's key tile, and its query tiles in the dk / dv phase and in the
+/// dq phase. Sized so that each kernel's static shared memory stays under
+/// the 48 KiB a kernel gets without opting in.
+enum {
+  DLC_ATTENTION_MAX_D = 128,
+  DLC_ATTENTION_QUERY_TILE = 32,
+  DLC_ATTENTION_KEY_TILE = 16,
+  DLC_ATTENTION_BACKWARD_KEY_TILE = 16,
+  DLC_ATTENTION_BACKWARD_KV_QUERY_TILE = 8,
+  DLC_ATTENTION_BACKWARD_DQ_QUERY_TILE = 16,
+  DLC_ATTENTION_THREADS = 128,
+  DLC_ATTENTION_MAX_BATCH_RANK = 4
+};
+struct DlcAttentionArgs {
+  long long batch, queries, keys, d, dv;
+  long long causal; // key j of query i is masked when j > i + keys - queries
+  long long hasMask;
+  long long batchRank; // B...'s rank and shape, when masked
+  long long batchShape[DLC_ATTENTION_MAX_BATCH_RANK];
+  long long maskBatchStrides[DLC_ATTENTION_MAX_BATCH_RANK]; // 0: broadcast
+  long long maskQueryStride, maskKeyStride;
+  long long seed; // dropout's, drawn as train.dropout draws it
+  double rate;    // dropout's; 0: none
+  double scale;   // of q k^T
+};
+
 /// The one parameter block, passed by value.
 struct DlcHandArgs {
   enum { kPointers = DLC_HAND_POINTERS };
@@ -222,6 +275,7 @@ struct DlcHandArgs {
     DlcUpdateLossScaleArgs updateLossScale;
     DlcBatchNormArgs batchNorm;
     DlcResizeArgs resize;
+    DlcAttentionArgs attention;
   };
 };
 
@@ -256,9 +310,11 @@ DLC_HAND_CHECK_WORDS(DlcLossScaleStatusArgs, 1);
 DLC_HAND_CHECK_WORDS(DlcUpdateLossScaleArgs, 3);
 DLC_HAND_CHECK_WORDS(DlcBatchNormArgs, 7);
 DLC_HAND_CHECK_WORDS(DlcResizeArgs, 8);
+DLC_HAND_CHECK_WORDS(DlcAttentionArgs, 13 + 2 * DLC_ATTENTION_MAX_BATCH_RANK);
 #undef DLC_HAND_CHECK_WORDS
 static_assert((int)DLC_ADAMW_NEW_V < (int)DLC_HAND_POINTERS &&
-                  (int)DLC_BATCH_NORM_SCRATCH < (int)DLC_HAND_POINTERS,
+                  (int)DLC_BATCH_NORM_SCRATCH < (int)DLC_HAND_POINTERS &&
+                  (int)DLC_ATTENTION_BACKWARD_DV < (int)DLC_HAND_POINTERS,
               "the widest ops' slots fit p[]");
 
 #endif // DLC_RUNTIME_CUDA_HANDKERNELARGS_H

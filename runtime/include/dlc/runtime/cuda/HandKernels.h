@@ -2,8 +2,8 @@
 //
 // The ops the kernel generator does not write and no vendor library covers
 // (softmax, layer norm, cross-entropy, embeddings, dropout, pooling, batch
-// norm, bilinear resize, single optimizer updates, the dynamic loss scale)
-// have hand-written CUDA C++ kernels, one text per op family in
+// norm, bilinear resize, single optimizer updates, the dynamic loss scale,
+// attention) have hand-written CUDA C++ kernels, one text per op family in
 // runtime/src/cuda/kernels/*.cuh, embedded at build time for NVRTC (their
 // host side under runtime/src/cuda/handwritten/). planHandKernel()
 // decides, for one plan kernel, which kernel runs it and with what
@@ -70,6 +70,9 @@ struct HandKernel {
   /// statistics split over blocks) runs in phases.
   int phases = 1;
   static constexpr int kPhaseSlot = DLC_HAND_PHASE_WORD;
+  /// The kernel draws dropout masks: it reads the dropout counter (the
+  /// step plus the rank's offset, Collective.h) where others read the step.
+  bool readsDropoutCounter = false;
   int blockSize = 256;  // blockDim.x, a power of two
   /// Blocks the kernel can use; the launcher may cap it (grid-stride loops
   /// cover the rest), never raise it.

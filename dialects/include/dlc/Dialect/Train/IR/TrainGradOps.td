@@ -334,6 +334,41 @@ def Train_SoftmaxBackwardOp : Train_Op<"softmax_backward", [Train_OpClass<"RowNo
   let assemblyFormat = "$grad `,` $output attr-dict `:` type($grad) `,` type($output)";
 }
 
+// Not Pure, as train.dropout: with a dropout rate it reads the step counter.
+def Train_AttentionBackwardOp : Train_Op<"attention_backward",
+    [Train_OpClass<"Opaque">, InferTypeOpAdaptor]> {
+  let summary = "gradient of train.attention with respect to q, k and v";
+  let description = [{
+    FlashAttention-2's backward from the forward's operands, its output and
+    its `lse`: p is recomputed from q, k and lse; dp' = grad v^T,
+    dp = dp' * keep / (1 - rate), D = rowsum(grad * output),
+    ds = p * (dp - D), dq = scale * ds k, dk = scale * ds^T q, dv = p'^T grad.
+    The attributes are the forward's; the mask gets no gradient.
+
+    ```mlir
+    %dq, %dk, %dv = train.attention_backward %q, %k, %v, %o, %do, %lse {causal = true,
+        scale = 1.250000e-01 : f32}
+        : tensor<8x12x64x64xf32>, tensor<8x12x64x64xf32>, tensor<8x12x64x64xf32>,
+          tensor<8x12x64x64xf32>, tensor<8x12x64x64xf32>, tensor<8x12x64xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$query, Train_FloatTensor:$key,
+                   Train_FloatTensor:$value, Train_FloatTensor:$output,
+                   Train_FloatTensor:$grad, Train_FloatTensor:$lse,
+                   Optional<Train_FloatTensor>:$mask,
+                   DefaultValuedAttr<F32Attr, "1.0f">:$scale,
+                   DefaultValuedAttr<BoolAttr, "false">:$causal,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$dropout_rate,
+                   DefaultValuedAttr<I64Attr, "0">:$seed);
+  let results = (outs Train_FloatTensor:$query_grad, Train_FloatTensor:$key_grad,
+                      Train_FloatTensor:$value_grad);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $output `,` $grad `,` $lse (`mask` $mask^)? attr-dict `:`
+    type($query) `,` type($key) `,` type($value) `,` type($output) `,` type($grad) `,`
+    type($lse) (`,` type($mask)^)?
+  }];
+}
+
 def Train_EmbeddingBackwardOp : Train_Op<"embedding_backward",
     [Train_OpClass<"Opaque">, Pure, InferTypeOpAdaptor]> {
   let summary = "gradient of an embedding table: rows of dy summed by index";

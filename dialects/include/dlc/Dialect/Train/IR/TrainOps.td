@@ -581,6 +581,46 @@ def Train_SoftmaxOp : Train_Op<"softmax", [Train_OpClass<"RowNormalization">, Pu
   }];
 }
 
+// Not Pure, as train.dropout: with a dropout rate it reads the step counter.
+def Train_AttentionOp : Train_Op<"attention", [Train_OpClass<"Opaque">, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
+  let summary = "scaled dot-product attention with its softmax statistics (fused)";
+  let description = [{
+    For q [B..., Sq, D], k [B..., Sk, D] and v [B..., Sk, Dv] of one float
+    type, computes s = scale * q k^T + mask (the optional additive mask
+    broadcasts to [B..., Sq, Sk]; with `causal`, key j > i + (Sk - Sq) is
+    masked out, train.softmax's causal rule), p = softmax(s) over the keys in
+    float32, p' = dropout(p) with exactly the mask train.dropout with `seed`
+    and `dropout_rate` draws for the [B..., Sq, Sk] tensor p (rate 0: none),
+    and `output` = p' v [B..., Sq, Dv] in the operands' type. `lse` is
+    log(sum_j exp(s_ij)) [B..., Sq], always float32: the backward recomputes
+    p from it instead of storing p. dlc-fuse-attention forms it from
+    matmul -> softmax -> dropout -> matmul; the score tensor is never
+    materialised by the fast kernels.
+
+    ```mlir
+    %o, %lse = train.attention %q, %k, %v {causal = true, dropout_rate = 1.000000e-01 : f32,
+        scale = 1.250000e-01 : f32, seed = 7 : i64}
+        : tensor<?x12x1024x64xf32>, tensor<?x12x1024x64xf32>, tensor<?x12x1024x64xf32>
+    %o2, %lse2 = train.attention %q, %k, %v mask %pad {scale = 1.250000e-01 : f32}
+        : tensor<?x12x128x64xf32>, tensor<?x12x128x64xf32>, tensor<?x12x128x64xf32>,
+          tensor<?x1x1x128xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$query, Train_FloatTensor:$key,
+                   Train_FloatTensor:$value,
+                   Optional<Train_FloatTensor>:$mask,
+                   DefaultValuedAttr<F32Attr, "1.0f">:$scale,
+                   DefaultValuedAttr<BoolAttr, "false">:$causal,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$dropout_rate,
+                   DefaultValuedAttr<I64Attr, "0">:$seed);
+  let results = (outs Train_FloatTensor:$output, Train_FloatTensor:$lse);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? attr-dict `:` type($query) `,` type($key) `,`
+    type($value) (`,` type($mask)^)?
+  }];
+}
+
 def Train_EmbeddingOp : Train_Op<"embedding", [Train_OpClass<"Opaque">, Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "gathers rows of an embedding table by integer indices";
