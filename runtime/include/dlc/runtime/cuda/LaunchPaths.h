@@ -104,7 +104,11 @@ struct DeviceLaunch {
   /// group it came from was split ("" when neither).
   std::string reason;
   bool splitFromGroup = false;
-  /// Why its group was split ("split from its group (...)"), or "".
+  /// Part of a group that runs as one library or hand-written call and one
+  /// generated kernel (markCallPlusKernel): not a split.
+  bool callPlusKernel = false;
+  /// Why its group was split ("split from its group (...)") or runs as a
+  /// call and a kernel ("call + kernel (...)"), or "".
   std::string splitReason;
   /// A generated or hand-written kernel's grid before the launcher caps it
   /// (gridBlocks), and its threads per block: what the cost model reads of
