@@ -54,7 +54,7 @@ std::vector<HostLaunch> planHostLaunches(const Plan &plan) {
   for (size_t i = 0; i < launches.size(); ++i) {
     HostLaunch &h = host[i];
     h.callPlusKernel = pair[i];
-    h.splitFromGroup = !splitReason[i].empty() && !pair[i];
+    h.splitFromGroup = !splitReason[i].empty();
     h.splitReason = splitReason[i];
     if (!splitReason[i].empty() && !h.kernel)
       h.reason = splitReason[i] + "; " + h.reason;

@@ -444,8 +444,12 @@ std::vector<DeviceLaunch> route(const Plan &plan, const std::vector<Launch> &ori
   codegen::markCallPlusKernel(
       launches,
       [&](size_t i) {
+        // The kernel for the group's element-wise rest: generated, or the
+        // hand-written kernel of a lone element-wise op (a dropout).
         const DeviceLaunch &d = device[i];
-        if (d.path == DevicePath::kGenerated)
+        if (d.path == DevicePath::kGenerated ||
+            (d.path == DevicePath::kHandWritten && d.launch.kernels.size() == 1 &&
+             isElemental(plan.kernels[d.launch.kernels.front()].opClass)))
           return codegen::PartPath::kGenerated;
         return d.path == DevicePath::kHostFallback || d.path == DevicePath::kCollective ||
                        d.launch.kernels.size() != 1
@@ -456,7 +460,7 @@ std::vector<DeviceLaunch> route(const Plan &plan, const std::vector<Launch> &ori
   for (size_t i = 0; i < launches.size(); ++i) {
     DeviceLaunch &d = device[i];
     d.callPlusKernel = pair[i];
-    d.splitFromGroup = !splitReason[i].empty() && !pair[i];
+    d.splitFromGroup = !splitReason[i].empty();
     d.splitReason = splitReason[i];
     if (!splitReason[i].empty())
       d.reason = d.reason.empty() ? splitReason[i] : splitReason[i] + "; " + d.reason;
@@ -610,7 +614,7 @@ void printLaunchPaths(std::ostream &os, const std::string &name, const Plan &pla
   std::map<std::string, std::pair<int64_t, std::string>> pairKinds;
   std::set<int64_t> splitGroups, pairGroups;
   for (const DeviceLaunch &d : device) {
-    if (d.splitFromGroup && splitGroups.insert(d.launch.group).second) {
+    if (d.splitFromGroup && !d.callPlusKernel && splitGroups.insert(d.launch.group).second) {
       auto &entry = splitKinds[d.launch.kind];
       if (entry.first++ == 0)
         entry.second = d.splitReason;

@@ -167,7 +167,7 @@ void printHostSplits(const Plan &plan) {
   std::set<int64_t> split, pairs;
   std::map<std::string, std::pair<int64_t, std::string>> splitKinds, pairKinds;
   for (const cpu::HostLaunch &h : launches) {
-    if (h.splitFromGroup && split.insert(h.launch.group).second) {
+    if (h.splitFromGroup && !h.callPlusKernel && split.insert(h.launch.group).second) {
       auto &entry = splitKinds[h.launch.kind];
       if (entry.first++ == 0)
         entry.second = h.splitReason;
@@ -273,10 +273,14 @@ int main(int argc, char **argv) {
     std::set<std::string> distinct;
     std::set<int64_t> splitGroups, pairGroups;
     std::map<std::string, std::pair<int64_t, std::string>> splits; // by kind
+    std::map<std::string, std::pair<int64_t, std::string>> pairs; // by kind
     for (const DeviceLaunch &d : device) {
-      if (d.callPlusKernel)
-        pairGroups.insert(d.launch.group);
-      if (d.splitFromGroup && splitGroups.insert(d.launch.group).second) {
+      if (d.callPlusKernel && pairGroups.insert(d.launch.group).second) {
+        auto &entry = pairs[d.launch.kind];
+        if (entry.first++ == 0)
+          entry.second = d.splitReason;
+      }
+      if (d.splitFromGroup && !d.callPlusKernel && splitGroups.insert(d.launch.group).second) {
         auto &entry = splits[d.launch.kind];
         if (entry.first++ == 0)
           entry.second = d.splitReason;
@@ -310,6 +314,9 @@ int main(int argc, char **argv) {
       std::cout << "  form " << form << ": " << n << "\n";
     for (const auto &[kind, entry] : splits)
       std::cout << "  split groups: " << kind << " x" << entry.first << ": " << entry.second
+                << "\n";
+    for (const auto &[kind, entry] : pairs)
+      std::cout << "  call + kernel: " << kind << " x" << entry.first << ": " << entry.second
                 << "\n";
 
     if (!dumpDir.empty()) {

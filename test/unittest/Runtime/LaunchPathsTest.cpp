@@ -101,7 +101,12 @@ TEST(LaunchPaths, AGroupNoKernelComputesIsSplitAndItsPartsExportWhatSiblingsRead
   EXPECT_EQ(device[1].path, DevicePath::kHandWritten);
   EXPECT_EQ(device[2].path, DevicePath::kGenerated);
   EXPECT_EQ(device[0].launch.group, 0);
-  EXPECT_NE(device[0].reason.find("split from its group"), std::string::npos);
+  // The add generated, the softmax hand-written: one call and one kernel,
+  // counted as such rather than as a split.
+  EXPECT_TRUE(device[0].callPlusKernel);
+  EXPECT_TRUE(device[1].callPlusKernel);
+  EXPECT_FALSE(device[2].callPlusKernel);
+  EXPECT_NE(device[0].reason.find("call + kernel ("), std::string::npos) << device[0].reason;
   EXPECT_NE(device[0].reason.find("softmax"), std::string::npos) << device[0].reason;
   for (size_t i = 0; i < device.size(); ++i)
     EXPECT_EQ(device[i].launch.index, i);
@@ -596,8 +601,12 @@ TEST(LaunchPaths, ASplitGroupKeepsItsElementwiseRunsTogether) {
   EXPECT_EQ(device[1].path, DevicePath::kHandWritten);
   EXPECT_EQ(device[2].path, DevicePath::kGenerated);
   EXPECT_EQ(device[2].launch.kernels.size(), 2u) << "scale and dropout, one launch";
-  for (const DeviceLaunch &l : device)
+  // Two generated kernels around the call: a split, not a call + kernel.
+  for (const DeviceLaunch &l : device) {
     EXPECT_TRUE(l.splitFromGroup);
+    EXPECT_FALSE(l.callPlusKernel);
+    EXPECT_EQ(l.splitReason.rfind("split from its group (", 0), 0u) << l.splitReason;
+  }
   // The run writes only what leaves it: d, not c1.
   auto run = generateKernel(b.plan, device[2].launch, launchesOf(device));
   ASSERT_TRUE(run.isOk()) << run.status().toString();

@@ -45,9 +45,9 @@ struct HostLaunch {
   Launch launch;
   std::optional<codegen::GeneratedKernel> kernel;
   std::string reason;
-  /// As the CUDA backend's DeviceLaunch: a part of a group split, or of one
-  /// that runs as one call (the CPU's op) and one generated kernel
-  /// (codegen::markCallPlusKernel), and why.
+  /// As the CUDA backend's DeviceLaunch: a part of a group that is not one
+  /// launch, and whether the group runs as one call (the CPU's op) and one
+  /// generated kernel (codegen::markCallPlusKernel), which is no split.
   bool splitFromGroup = false;
   bool callPlusKernel = false;
   std::string splitReason;

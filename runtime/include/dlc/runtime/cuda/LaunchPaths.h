@@ -103,9 +103,10 @@ struct DeviceLaunch {
   /// Why it is not on a faster path: a host fallback's reason, or why the
   /// group it came from was split ("" when neither).
   std::string reason;
+  /// A part of a group that is not one launch: split, or, with
+  /// `callPlusKernel`, run as one library or hand-written call and one
+  /// kernel for the rest (codegen::markCallPlusKernel), which is no split.
   bool splitFromGroup = false;
-  /// Part of a group that runs as one library or hand-written call and one
-  /// generated kernel (markCallPlusKernel): not a split.
   bool callPlusKernel = false;
   /// Why its group was split ("split from its group (...)") or runs as a
   /// call and a kernel ("call + kernel (...)"), or "".
