@@ -613,3 +613,40 @@ TEST(LaunchPaths, ASplitGroupKeepsItsElementwiseRunsTogether) {
   EXPECT_EQ(std::find(run->args.begin(), run->args.end(), c1), run->args.end());
   EXPECT_NE(std::find(run->args.begin(), run->args.end(), d), run->args.end());
 }
+
+// A split group is a call + kernel pair when its parts are one call and at
+// most one kernel; two kernels around the call, two calls, or a part on
+// the host fallback leave it split.
+TEST(LaunchPaths, OneCallAndOneKernelIsAPairNotASplit) {
+  using P = codegen::PartPath;
+  auto mark = [](const std::vector<int64_t> &groups, const std::vector<P> &paths) {
+    std::vector<Launch> launches(groups.size());
+    std::vector<std::string> reasons;
+    for (size_t i = 0; i < groups.size(); ++i) {
+      launches[i].group = groups[i];
+      reasons.push_back(groups[i] < 0 ? "" : "split from its group (why)");
+    }
+    std::vector<bool> pair;
+    codegen::markCallPlusKernel(launches, [&](size_t i) { return paths[i]; }, reasons, pair);
+    return std::make_pair(pair, reasons);
+  };
+  // call + kernel, then a launch of no group, then kernel + call.
+  auto [pair, reasons] = mark({3, 3, -1, 4, 4},
+                              {P::kCall, P::kGenerated, P::kGenerated, P::kGenerated, P::kCall});
+  EXPECT_EQ(pair, (std::vector<bool>{true, true, false, true, true}));
+  EXPECT_EQ(reasons[0], "call + kernel (why)");
+  EXPECT_EQ(reasons[2], "");
+  for (const std::vector<P> &split :
+       {std::vector<P>{P::kGenerated, P::kCall, P::kGenerated},
+        std::vector<P>{P::kCall, P::kCall, P::kGenerated},
+        std::vector<P>{P::kOther, P::kGenerated, P::kGenerated}}) {
+    auto [p, r] = mark({7, 7, 7}, split);
+    EXPECT_EQ(p, (std::vector<bool>{false, false, false}));
+    EXPECT_EQ(r[1], "split from its group (why)");
+  }
+  // Two groups side by side are judged apart.
+  EXPECT_EQ(mark({1, 1, 2, 2, 2}, {P::kCall, P::kGenerated, P::kGenerated, P::kCall,
+                                   P::kGenerated})
+                .first,
+            (std::vector<bool>{true, true, false, false, false}));
+}
