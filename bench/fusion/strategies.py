@@ -65,7 +65,9 @@ def main():
                     predicted = json.load(open(out))
                     predicted = predicted["results"][0] if "results" in predicted else predicted
                     paths = run([kernels, "--paths", plan])
-                    splits = sum(int(n) for n in re.findall(r"split groups: \S+ x(\d+)", paths))
+                    # The CUDA target's split groups (call + kernel pairs
+                    # are not splits; the host's line follows).
+                    splits = int(re.search(r"^  splits: (\d+),", paths, re.M).group(1))
                     row = (compiled["kernels_per_step"], compiled["memory_bytes_per_step"] / 1e9,
                            predicted["step_ms"])
                     base = base or row

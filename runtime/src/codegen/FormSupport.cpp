@@ -87,14 +87,22 @@ Dataflow dataflowOf(const Plan &plan, const Launch &launch, const PlanIndex &ind
     for (int32_t id : plan.kernels[k].outputs)
       f.producer[id] = k;
   }
-  std::set<int32_t> readOutside;
+  // Which of the launch's results another launch reads: one pass over the
+  // plan's reads, each checked against the launch's results (routing asks
+  // this of every launch, so it is quadratic in the plan's size).
+  enum : char { kNotOurs, kOurs, kReadOutside };
+  std::vector<char> mark(plan.buffers.size(), kNotOurs);
+  for (size_t k : launch.kernels)
+    for (int32_t id : plan.kernels[k].outputs)
+      mark[id] = kOurs;
   for (size_t k = 0; k < plan.kernels.size(); ++k)
     if (index.launchOf[k] != launch.index)
       for (int32_t id : (*index.inputs)[k])
-        readOutside.insert(id);
+        if (mark[id] == kOurs)
+          mark[id] = kReadOutside;
   for (size_t k : launch.kernels)
     for (int32_t id : plan.kernels[k].outputs)
-      if (plan.buffers[id].role != BufferRole::kTemporary || readOutside.count(id))
+      if (plan.buffers[id].role != BufferRole::kTemporary || mark[id] == kReadOutside)
         f.exported.push_back(id);
   return f;
 }

@@ -74,4 +74,37 @@ std::vector<Launch> splitGroups(const Plan &plan, std::vector<Launch> original,
   return launches;
 }
 
+void markCallPlusKernel(const std::vector<Launch> &launches,
+                        const std::function<PartPath(size_t)> &path,
+                        std::vector<std::string> &splitReason, std::vector<bool> &pair) {
+  const std::string split = "split from its group";
+  pair.assign(launches.size(), false);
+  // A split group's parts are consecutive launches of one group, each with
+  // a reason.
+  for (size_t i = 0; i < launches.size();) {
+    size_t end = i + 1;
+    if (splitReason[i].empty()) {
+      i = end;
+      continue;
+    }
+    while (end < launches.size() && !splitReason[end].empty() &&
+           launches[end].group == launches[i].group)
+      ++end;
+    int calls = 0, generated = 0, other = 0;
+    for (size_t j = i; j < end; ++j)
+      switch (path(j)) {
+      case PartPath::kGenerated: ++generated; break;
+      case PartPath::kCall: ++calls; break;
+      case PartPath::kOther: ++other; break;
+      }
+    if (calls == 1 && generated <= 1 && other == 0)
+      for (size_t j = i; j < end; ++j) {
+        pair[j] = true;
+        if (splitReason[j].compare(0, split.size(), split) == 0)
+          splitReason[j] = "call + kernel" + splitReason[j].substr(split.size());
+      }
+    i = end;
+  }
+}
+
 } // namespace dlc::rt::codegen

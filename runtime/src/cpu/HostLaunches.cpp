@@ -36,9 +36,28 @@ std::vector<HostLaunch> planHostLaunches(const Plan &plan) {
     if (g.isOk())
       h.kernel = std::move(*g);
     else
-      h.reason = splitReason[i].empty() ? g.status().message()
-                                        : splitReason[i] + "; " + g.status().message();
+      h.reason = g.status().message();
     host.push_back(std::move(h));
+  }
+  // What the generator does not cover runs as the CPU's own op: one call
+  // when the launch is one op.
+  std::vector<bool> pair;
+  codegen::markCallPlusKernel(
+      launches,
+      [&](size_t i) {
+        if (host[i].kernel)
+          return codegen::PartPath::kGenerated;
+        return launches[i].kernels.size() == 1 ? codegen::PartPath::kCall
+                                               : codegen::PartPath::kOther;
+      },
+      splitReason, pair);
+  for (size_t i = 0; i < launches.size(); ++i) {
+    HostLaunch &h = host[i];
+    h.callPlusKernel = pair[i];
+    h.splitFromGroup = !splitReason[i].empty();
+    h.splitReason = splitReason[i];
+    if (!splitReason[i].empty() && !h.kernel)
+      h.reason = splitReason[i] + "; " + h.reason;
   }
   return host;
 }

@@ -438,13 +438,32 @@ std::vector<DeviceLaunch> route(const Plan &plan, const std::vector<Launch> &ori
       splitReason);
 
   std::vector<DeviceLaunch> device;
+  for (size_t i = 0; i < launches.size(); ++i)
+    device.push_back(choose(plan, launches[i], launches));
+  std::vector<bool> pair;
+  codegen::markCallPlusKernel(
+      launches,
+      [&](size_t i) {
+        // The kernel for the group's element-wise rest: generated, or the
+        // hand-written kernel of a lone element-wise op (a dropout).
+        const DeviceLaunch &d = device[i];
+        if (d.path == DevicePath::kGenerated ||
+            (d.path == DevicePath::kHandWritten && d.launch.kernels.size() == 1 &&
+             isElemental(plan.kernels[d.launch.kernels.front()].opClass)))
+          return codegen::PartPath::kGenerated;
+        return d.path == DevicePath::kHostFallback || d.path == DevicePath::kCollective ||
+                       d.launch.kernels.size() != 1
+                   ? codegen::PartPath::kOther
+                   : codegen::PartPath::kCall;
+      },
+      splitReason, pair);
   for (size_t i = 0; i < launches.size(); ++i) {
-    DeviceLaunch d = choose(plan, launches[i], launches);
+    DeviceLaunch &d = device[i];
+    d.callPlusKernel = pair[i];
     d.splitFromGroup = !splitReason[i].empty();
     d.splitReason = splitReason[i];
-    if (d.splitFromGroup)
+    if (!splitReason[i].empty())
       d.reason = d.reason.empty() ? splitReason[i] : splitReason[i] + "; " + d.reason;
-    device.push_back(std::move(d));
   }
   return device;
 }
@@ -592,10 +611,16 @@ void printLaunchPaths(std::ostream &os, const std::string &name, const Plan &pla
   os << ")\n";
   std::map<std::string, std::pair<int64_t, std::string>> fallbacks;
   std::map<std::string, std::pair<int64_t, std::string>> splitKinds;
-  std::set<int64_t> splitGroups;
+  std::map<std::string, std::pair<int64_t, std::string>> pairKinds;
+  std::set<int64_t> splitGroups, pairGroups;
   for (const DeviceLaunch &d : device) {
-    if (d.splitFromGroup && splitGroups.insert(d.launch.group).second) {
+    if (d.splitFromGroup && !d.callPlusKernel && splitGroups.insert(d.launch.group).second) {
       auto &entry = splitKinds[d.launch.kind];
+      if (entry.first++ == 0)
+        entry.second = d.splitReason;
+    }
+    if (d.callPlusKernel && pairGroups.insert(d.launch.group).second) {
+      auto &entry = pairKinds[d.launch.kind];
       if (entry.first++ == 0)
         entry.second = d.splitReason;
     }
@@ -607,8 +632,11 @@ void printLaunchPaths(std::ostream &os, const std::string &name, const Plan &pla
     if (entry.first++ == 0)
       entry.second = d.reason;
   }
+  os << "  splits: " << splitGroups.size() << ", call + kernel: " << pairGroups.size() << "\n";
   for (const auto &[kind, entry] : splitKinds)
     os << "  split groups: " << kind << " x" << entry.first << ": " << entry.second << "\n";
+  for (const auto &[kind, entry] : pairKinds)
+    os << "  call + kernel: " << kind << " x" << entry.first << ": " << entry.second << "\n";
   // cuDNN's batch norms by the calls they take: over NHWC half data the
   // plain calls are 10-60x slower than the fused ones (2026-11-25).
   std::vector<Launch> all = launchesOf(device);

@@ -11,7 +11,9 @@
 // groups split, with the reason. Exits non-zero,
 // naming the kernel and printing NVRTC's log, when a kernel does not
 // compile. --paths prints, instead, the device path every launch of the
-// CUDA backend takes (LaunchPaths.h) and why each host fallback happens.
+// CUDA backend takes (LaunchPaths.h) and why each host fallback happens,
+// and, for both the CUDA and the CPU backend, the groups split and those
+// that run as one library call and one generated kernel ("call + kernel").
 // --check-host compiles the CPU fast mode's kernels instead (HostKernels.h)
 // and runs each generated launch against the reference kernels on random
 // operands, failing when one is off by more than TOL (relative to the
@@ -158,6 +160,34 @@ int checkHostKernels(const std::string &path, const Plan &plan, double tolerance
   return failed ? 1 : 0;
 }
 
+/// --paths: the CPU backend's launches as the device's, its groups split
+/// and those run as one call and one generated kernel.
+void printHostSplits(const Plan &plan) {
+  std::vector<cpu::HostLaunch> launches = cpu::planHostLaunches(plan);
+  std::set<int64_t> split, pairs;
+  std::map<std::string, std::pair<int64_t, std::string>> splitKinds, pairKinds;
+  for (const cpu::HostLaunch &h : launches) {
+    if (h.splitFromGroup && !h.callPlusKernel && split.insert(h.launch.group).second) {
+      auto &entry = splitKinds[h.launch.kind];
+      if (entry.first++ == 0)
+        entry.second = h.splitReason;
+    }
+    if (h.callPlusKernel && pairs.insert(h.launch.group).second) {
+      auto &entry = pairKinds[h.launch.kind];
+      if (entry.first++ == 0)
+        entry.second = h.splitReason;
+    }
+  }
+  std::cout << "host launches: " << launches.size() << ", splits: " << split.size()
+            << ", call + kernel: " << pairs.size() << "\n";
+  for (const auto &[kind, entry] : splitKinds)
+    std::cout << "  host split groups: " << kind << " x" << entry.first << ": " << entry.second
+              << "\n";
+  for (const auto &[kind, entry] : pairKinds)
+    std::cout << "  host call + kernel: " << kind << " x" << entry.first << ": "
+              << entry.second << "\n";
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -225,6 +255,7 @@ int main(int argc, char **argv) {
     }
     if (paths) {
       printLaunchPaths(std::cout, path, *plan, verbose);
+      printHostSplits(*plan);
       continue;
     }
     if (checkHost) {
@@ -240,10 +271,16 @@ int main(int argc, char **argv) {
     std::set<std::string> families;
     std::map<std::string, int> byKind, byForm;
     std::set<std::string> distinct;
-    std::set<int64_t> splitGroups;
+    std::set<int64_t> splitGroups, pairGroups;
     std::map<std::string, std::pair<int64_t, std::string>> splits; // by kind
+    std::map<std::string, std::pair<int64_t, std::string>> pairs; // by kind
     for (const DeviceLaunch &d : device) {
-      if (d.splitFromGroup && splitGroups.insert(d.launch.group).second) {
+      if (d.callPlusKernel && pairGroups.insert(d.launch.group).second) {
+        auto &entry = pairs[d.launch.kind];
+        if (entry.first++ == 0)
+          entry.second = d.splitReason;
+      }
+      if (d.splitFromGroup && !d.callPlusKernel && splitGroups.insert(d.launch.group).second) {
         auto &entry = splits[d.launch.kind];
         if (entry.first++ == 0)
           entry.second = d.splitReason;
@@ -269,13 +306,17 @@ int main(int argc, char **argv) {
               << ", fusion " << plan->fusion << "\n"
               << "device launches: " << device.size() << ", generated: " << all.kernels.size()
               << " (" << distinct.size() << " distinct), hand-written families: "
-              << families.size() << ", split groups: " << splitGroups.size() << "\n";
+              << families.size() << ", split groups: " << splitGroups.size()
+              << ", call + kernel: " << pairGroups.size() << "\n";
     for (const auto &[kind, n] : byKind)
       std::cout << "  kind " << kind << ": " << n << "\n";
     for (const auto &[form, n] : byForm)
       std::cout << "  form " << form << ": " << n << "\n";
     for (const auto &[kind, entry] : splits)
       std::cout << "  split groups: " << kind << " x" << entry.first << ": " << entry.second
+                << "\n";
+    for (const auto &[kind, entry] : pairs)
+      std::cout << "  call + kernel: " << kind << " x" << entry.first << ": " << entry.second
                 << "\n";
 
     if (!dumpDir.empty()) {

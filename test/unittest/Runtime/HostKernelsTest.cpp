@@ -355,8 +355,14 @@ TEST(HostKernels, GroupsTheGeneratorRefusesAreSplit) {
   std::vector<cpu::HostLaunch> launches = cpu::planHostLaunches(plan);
   ASSERT_EQ(launches.size(), 4u);
   EXPECT_FALSE(launches[0].kernel) << "the matmul";
-  EXPECT_NE(launches[0].reason.find("split from its group"), std::string::npos)
+  // Each group is one call (the matmul, the batch norm) and one generated
+  // kernel: a call + kernel pair, not a split.
+  EXPECT_NE(launches[0].reason.find("call + kernel ("), std::string::npos)
       << launches[0].reason;
+  for (const cpu::HostLaunch &h : launches) {
+    EXPECT_TRUE(h.splitFromGroup);
+    EXPECT_TRUE(h.callPlusKernel) << h.reason;
+  }
   ASSERT_TRUE(launches[1].kernel) << launches[1].reason;
   EXPECT_EQ(launches[1].launch.kernels, (std::vector<size_t>{1, 2})) << "bias and gelu at once";
   EXPECT_FALSE(launches[2].kernel) << "the batch norm";

@@ -146,7 +146,12 @@ TEST(LaunchPaths, AGroupNoKernelComputesIsSplitAndItsPartsExportWhatSiblingsRead
   EXPECT_EQ(device[1].path, DevicePath::kHandWritten);
   EXPECT_EQ(device[2].path, DevicePath::kGenerated);
   EXPECT_EQ(device[0].launch.group, 0);
-  EXPECT_NE(device[0].reason.find("split from its group"), std::string::npos);
+  // The add generated, the softmax hand-written: one call and one kernel,
+  // counted as such rather than as a split.
+  EXPECT_TRUE(device[0].callPlusKernel);
+  EXPECT_TRUE(device[1].callPlusKernel);
+  EXPECT_FALSE(device[2].callPlusKernel);
+  EXPECT_NE(device[0].reason.find("call + kernel ("), std::string::npos) << device[0].reason;
   EXPECT_NE(device[0].reason.find("softmax"), std::string::npos) << device[0].reason;
   for (size_t i = 0; i < device.size(); ++i)
     EXPECT_EQ(device[i].launch.index, i);
@@ -641,11 +646,52 @@ TEST(LaunchPaths, ASplitGroupKeepsItsElementwiseRunsTogether) {
   EXPECT_EQ(device[1].path, DevicePath::kHandWritten);
   EXPECT_EQ(device[2].path, DevicePath::kGenerated);
   EXPECT_EQ(device[2].launch.kernels.size(), 2u) << "scale and dropout, one launch";
-  for (const DeviceLaunch &l : device)
+  // Two generated kernels around the call: a split, not a call + kernel.
+  for (const DeviceLaunch &l : device) {
     EXPECT_TRUE(l.splitFromGroup);
+    EXPECT_FALSE(l.callPlusKernel);
+    EXPECT_EQ(l.splitReason.rfind("split from its group (", 0), 0u) << l.splitReason;
+  }
   // The run writes only what leaves it: d, not c1.
   auto run = generateKernel(b.plan, device[2].launch, launchesOf(device));
   ASSERT_TRUE(run.isOk()) << run.status().toString();
   EXPECT_EQ(std::find(run->args.begin(), run->args.end(), c1), run->args.end());
   EXPECT_NE(std::find(run->args.begin(), run->args.end(), d), run->args.end());
+}
+
+// A split group is a call + kernel pair when its parts are one call and at
+// most one kernel; two kernels around the call, two calls, or a part on
+// the host fallback leave it split.
+TEST(LaunchPaths, OneCallAndOneKernelIsAPairNotASplit) {
+  using P = codegen::PartPath;
+  auto mark = [](const std::vector<int64_t> &groups, const std::vector<P> &paths) {
+    std::vector<Launch> launches(groups.size());
+    std::vector<std::string> reasons;
+    for (size_t i = 0; i < groups.size(); ++i) {
+      launches[i].group = groups[i];
+      reasons.push_back(groups[i] < 0 ? "" : "split from its group (why)");
+    }
+    std::vector<bool> pair;
+    codegen::markCallPlusKernel(launches, [&](size_t i) { return paths[i]; }, reasons, pair);
+    return std::make_pair(pair, reasons);
+  };
+  // call + kernel, then a launch of no group, then kernel + call.
+  auto [pair, reasons] = mark({3, 3, -1, 4, 4},
+                              {P::kCall, P::kGenerated, P::kGenerated, P::kGenerated, P::kCall});
+  EXPECT_EQ(pair, (std::vector<bool>{true, true, false, true, true}));
+  EXPECT_EQ(reasons[0], "call + kernel (why)");
+  EXPECT_EQ(reasons[2], "");
+  for (const std::vector<P> &split :
+       {std::vector<P>{P::kGenerated, P::kCall, P::kGenerated},
+        std::vector<P>{P::kCall, P::kCall, P::kGenerated},
+        std::vector<P>{P::kOther, P::kGenerated, P::kGenerated}}) {
+    auto [p, r] = mark({7, 7, 7}, split);
+    EXPECT_EQ(p, (std::vector<bool>{false, false, false}));
+    EXPECT_EQ(r[1], "split from its group (why)");
+  }
+  // Two groups side by side are judged apart.
+  EXPECT_EQ(mark({1, 1, 2, 2, 2}, {P::kCall, P::kGenerated, P::kGenerated, P::kCall,
+                                   P::kGenerated})
+                .first,
+            (std::vector<bool>{true, true, false, false, false}));
 }

@@ -88,6 +88,25 @@ std::vector<Launch> splitGroups(const Plan &plan, std::vector<Launch> original,
                                 const std::function<std::string(const Launch &)> &refusal,
                                 std::vector<std::string> &splitReason);
 
+/// What a launch of a split group runs as on its target.
+enum class PartPath {
+  kGenerated, // one generated kernel
+  kCall,      // one library or hand-written call of a single op
+  kOther,     // anything else (the CUDA backend's host fallback)
+};
+
+/// Marks, among splitGroups' result, the groups that run as one call and at
+/// most one generated kernel: a library call that cannot take the whole
+/// group (cuBLASLt's GEMM with an exact GELU after it, cuDNN's batch norm
+/// with its producers before it, a hand-written layer_norm_backward with
+/// its producers) plus one kernel for the rest. Such a group is not split:
+/// `pair[i]` is set for its launches and their reason becomes "call +
+/// kernel (...)" instead of "split from its group (...)". `path(i)` says
+/// how launch i runs.
+void markCallPlusKernel(const std::vector<Launch> &launches,
+                        const std::function<PartPath(size_t)> &path,
+                        std::vector<std::string> &splitReason, std::vector<bool> &pair);
+
 /// Whether the generator covers a launch; `reason` says why not.
 struct GenerateDecision {
   bool ok = false;

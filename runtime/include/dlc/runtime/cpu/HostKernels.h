@@ -45,6 +45,12 @@ struct HostLaunch {
   Launch launch;
   std::optional<codegen::GeneratedKernel> kernel;
   std::string reason;
+  /// As the CUDA backend's DeviceLaunch: a part of a group that is not one
+  /// launch, and whether the group runs as one call (the CPU's op) and one
+  /// generated kernel (codegen::markCallPlusKernel), which is no split.
+  bool splitFromGroup = false;
+  bool callPlusKernel = false;
+  std::string splitReason;
 };
 
 /// The plan's launches, groups the generator refuses split, every launch

@@ -103,8 +103,13 @@ struct DeviceLaunch {
   /// Why it is not on a faster path: a host fallback's reason, or why the
   /// group it came from was split ("" when neither).
   std::string reason;
+  /// A part of a group that is not one launch: split, or, with
+  /// `callPlusKernel`, run as one library or hand-written call and one
+  /// kernel for the rest (codegen::markCallPlusKernel), which is no split.
   bool splitFromGroup = false;
-  /// Why its group was split ("split from its group (...)"), or "".
+  bool callPlusKernel = false;
+  /// Why its group was split ("split from its group (...)") or runs as a
+  /// call and a kernel ("call + kernel (...)"), or "".
   std::string splitReason;
   /// A generated or hand-written kernel's grid before the launcher caps it
   /// (gridBlocks), and its threads per block: what the cost model reads of
