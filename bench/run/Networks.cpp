@@ -27,6 +27,14 @@ const std::vector<NetworkSpec> &knownNetworks() {
       // The published ResNet-50 tables' cluster (../shared/data/resnet50-scaling.md).
       {"ib-100g", "nodes of NVLink-connected GPUs, InfiniBand EDR 100 Gb/s, one NIC a node",
        true, 100, kNetLatencyUs},
+      // The same cluster at the bus bandwidth nccl-tests measured on 4 nodes
+      // of 8 V100 with one 100 Gb/s EDR NIC each: "about 6 GB/s"
+      // (NVIDIA/nccl-tests#29, NCCL 2.4.7, CUDA 10.0; NVIDIA/nccl#465, 4
+      // nodes, NCCL 2.4.8 and 2.5.7: 6 GB/s).
+      {"ib-100g-measured",
+       "as ib-100g, at the 6 GB/s all-reduce bus bandwidth nccl-tests measured on 4 x 8 V100 "
+       "with one EDR NIC a node",
+       true, 100, kNetLatencyUs, 6},
       {"ib-200g", "nodes of NVLink-connected GPUs, InfiniBand HDR 200 Gb/s, one NIC a node",
        true, 200, kNetLatencyUs},
       {"ib-800g", "nodes of NVLink-connected GPUs, 4 x InfiniBand HDR 200 Gb/s a node", true,
@@ -74,26 +82,30 @@ bool makeCluster(const GpuPeak &gpu, const NetworkSpec &network, int64_t gpus,
   cluster.intraNode = {network.nvlink ? "nvlink" : "pcie",
                        intra * 1e9 * kNcclBusBandwidthFraction,
                        network.nvlink ? kNvlinkLatency : kPcieLatency};
-  cluster.interNode = {network.name, network.nodeGbps / 8 * 1e9 * kNcclBusBandwidthFraction,
-                       network.nodeLatencyUs * 1e-6};
+  double busBandwidth = network.nodeBusGBs > 0
+                            ? network.nodeBusGBs * 1e9
+                            : network.nodeGbps / 8 * 1e9 * kNcclBusBandwidthFraction;
+  cluster.interNode = {network.name, busBandwidth, network.nodeLatencyUs * 1e-6};
   return true;
 }
 
 int runNetworks(std::ostream &os) {
-  os << std::left << std::setw(14) << "network" << std::setw(8) << "in node" << std::right
-     << std::setw(10) << "node Gb/s" << std::setw(11) << "latency us"
-     << "  description\n";
+  os << std::left << std::setw(18) << "network" << std::setw(8) << "in node" << std::right
+     << std::setw(10) << "node Gb/s" << std::setw(11) << "busbw GB/s" << std::setw(11)
+     << "latency us" << "  description\n";
   for (const NetworkSpec &n : knownNetworks()) {
-    os << std::left << std::setw(14) << n.name << std::setw(8) << (n.nvlink ? "nvlink" : "pcie")
+    os << std::left << std::setw(18) << n.name << std::setw(8) << (n.nvlink ? "nvlink" : "pcie")
        << std::right << std::setw(10);
     if (n.nodeGbps > 0)
-      os << n.nodeGbps << std::setw(11) << n.nodeLatencyUs;
+      os << n.nodeGbps << std::setw(11)
+         << (n.nodeBusGBs > 0 ? n.nodeBusGBs : n.nodeGbps / 8 * kNcclBusBandwidthFraction)
+         << std::setw(11) << n.nodeLatencyUs;
     else
-      os << "-" << std::setw(11) << "-";
+      os << "-" << std::setw(11) << "-" << std::setw(11) << "-";
     os << "  " << n.description << "\n";
   }
-  os << "(NCCL's all-reduce is taken to reach " << kNcclBusBandwidthFraction * 100
-     << "% of each link's peak as bus bandwidth)\n";
+  os << "(busbw: NCCL's all-reduce bus bandwidth a node, measured where cited, else "
+     << kNcclBusBandwidthFraction * 100 << "% of the line rate, as within a node)\n";
   return 0;
 }
 

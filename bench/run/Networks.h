@@ -25,6 +25,10 @@ struct NetworkSpec {
   bool nvlink;         ///< within a node: NVLink (else PCIe)
   double nodeGbps;     ///< across nodes: line rate of a node's NICs together, Gb/s (0: one node)
   double nodeLatencyUs; ///< across nodes: latency of one algorithm step
+  /// across nodes: NCCL's all-reduce bus bandwidth a node, GB/s, as
+  /// nccl-tests measured it on such a cluster (its source in Networks.cpp);
+  /// 0: nodeGbps x kNcclBusBandwidthFraction
+  double nodeBusGBs = 0;
 };
 
 const std::vector<NetworkSpec> &knownNetworks();
@@ -33,7 +37,10 @@ const NetworkSpec *findNetwork(const std::string &name);
 std::string knownNetworkNames();
 
 /// The fraction of a link's peak that NCCL's all-reduce achieves as bus
-/// bandwidth (nccl-tests' busbw on large messages), assumed for every link.
+/// bandwidth (nccl-tests' busbw on large messages), for a link without a
+/// measured figure: between the 0.48 of a V100 cluster's EDR NIC
+/// (ib-100g-measured) and the 0.96 of a DGX A100's HDR NICs, near the 0.78
+/// to 0.82 measured on NVLink (docs/CostModel.md has the sources).
 constexpr double kNcclBusBandwidthFraction = 0.85;
 
 /// The cluster of `gpus` GPUs, `gpusPerNode` a node, over `network`, for a

@@ -96,6 +96,12 @@ bool predictSweep(const std::vector<PredictInput> &inputs, const PredictOptions 
         ++p.allReduces;
         p.allReduceBytes += l.allReduceBytes;
       }
+    if (p.timeline.exposedBy >= 0) {
+      const rp::TimelineSpan &s = p.timeline.comm[p.timeline.exposedBy];
+      p.exposedBucket = p.timeline.exposedBy;
+      p.exposedBucketBytes = launches[s.launch].allReduceBytes;
+      p.exposedBucketMs = s.exposed * 1e3;
+    }
     std::vector<PredictedLaunch> all;
     for (size_t i = 0; i < in.launches.size(); ++i)
       if (!launches[i].isAllReduce())
@@ -149,10 +155,12 @@ std::string header(const PredictOptions &o) {
   return s.str();
 }
 
-const char *kColumns[] = {"model",       "precision",       "fusion",       "layout",
-                          "batch",       "gpus",            "nodes",        "step_ms",
-                          "samples_per_sec", "speed_up",    "efficiency",   "comm_ms",
-                          "exposed_comm_ms", "all_reduces", "all_reduce_bytes"};
+const char *kColumns[] = {"model",           "precision",       "fusion",
+                          "layout",          "batch",           "gpus",
+                          "nodes",           "step_ms",         "samples_per_sec",
+                          "speed_up",        "efficiency",      "comm_ms",
+                          "exposed_comm_ms", "all_reduces",     "all_reduce_bytes",
+                          "exposed_by_bucket", "exposed_bucket_bytes", "exposed_bucket_ms"};
 
 std::vector<std::string> cells(const Prediction &p) {
   return {p.model,
@@ -169,7 +177,19 @@ std::vector<std::string> cells(const Prediction &p) {
           fixed(p.commMs, 3),
           fixed(p.exposedCommMs, 3),
           std::to_string(p.allReduces),
-          fixed(p.allReduceBytes, 0)};
+          fixed(p.allReduceBytes, 0),
+          std::to_string(p.exposedBucket),
+          fixed(p.exposedBucketBytes, 0),
+          fixed(p.exposedBucketMs, 3)};
+}
+
+/// "bucket 5 of 6 (24.9 MB): 3.120 ms", or "-" when nothing is exposed.
+std::string exposingBucket(const Prediction &p) {
+  if (p.exposedBucket < 0)
+    return "-";
+  return "bucket " + std::to_string(p.exposedBucket) + " of " + std::to_string(p.allReduces) +
+         " (" + fixed(p.exposedBucketBytes / 1e6, 1) + " MB): " + fixed(p.exposedBucketMs, 3) +
+         " ms";
 }
 
 std::string topList(const Prediction &p, const std::string &separator) {
@@ -192,11 +212,16 @@ void writeTimelineSvg(std::ostream &os, const Prediction &p) {
     os << "<rect x=\"" << 110 + s.start * scale << "\" y=\"2\" width=\""
        << std::max(0.5, (s.end - s.start) * scale) << "\" height=\"" << kRow - 4
        << "\" fill=\"#4e79a7\"/>\n";
-  for (const rp::TimelineSpan &s : p.timeline.comm)
+  // Each bucket's all-reduce: red where the step waited for it, else
+  // orange (hidden behind compute), with a thin gap between buckets.
+  for (size_t b = 0; b < p.timeline.comm.size(); ++b) {
+    const rp::TimelineSpan &s = p.timeline.comm[b];
     os << "<rect x=\"" << 110 + s.start * scale << "\" y=\"" << kRow + 2 << "\" width=\""
-       << std::max(0.5, (s.end - s.start) * scale) << "\" height=\"" << kRow - 4
-       << "\" fill=\"#e15759\"><title>" << fixed((s.end - s.start) * 1e3, 3)
-       << " ms</title></rect>\n";
+       << std::max(0.5, (s.end - s.start) * scale - 0.5) << "\" height=\"" << kRow - 4
+       << "\" fill=\"" << (s.exposed > 0 ? "#e15759" : "#f28e2b") << "\"><title>bucket " << b
+       << ": " << fixed((s.end - s.start) * 1e3, 3) << " ms, exposed "
+       << fixed(s.exposed * 1e3, 3) << " ms</title></rect>\n";
+  }
   os << "<text x=\"110\" y=\"" << 2 * kRow + 15 << "\" font-size=\"12\">0 ms</text>\n"
      << "<text x=\"" << 110 + kWidth - 60 << "\" y=\"" << 2 * kRow + 15
      << "\" font-size=\"12\">" << fixed(p.stepMs, 1) << " ms</text>\n</svg>\n";
@@ -289,7 +314,8 @@ void writePredictions(std::ostream &os, const std::vector<Prediction> &predictio
       os << "<h2>" << html(p.model + " " + p.precision + " " + p.fusion + ", batch " +
                            std::to_string(p.batch) + ", " + std::to_string(p.gpus) + " GPUs")
          << "</h2>\n<p>predicted timeline: step " << fixed(p.stepMs, 3) << " ms, exposed "
-         << "communication " << fixed(p.exposedCommMs, 3) << " ms</p>\n";
+         << "communication " << fixed(p.exposedCommMs, 3) << " ms, most of it by "
+         << html(exposingBucket(p)) << "</p>\n";
       writeTimelineSvg(os, p);
       os << "<ol>\n";
       for (const PredictedLaunch &l : p.top)
@@ -307,14 +333,14 @@ void writePredictions(std::ostream &os, const std::vector<Prediction> &predictio
      << "fusion" << std::right << std::setw(7) << "batch" << std::setw(6) << "gpus"
      << std::setw(6) << "nodes" << std::setw(12) << "step ms" << std::setw(12) << "samples/s"
      << std::setw(10) << "speed-up" << std::setw(11) << "efficiency" << std::setw(10)
-     << "comm ms" << std::setw(13) << "exposed ms" << "\n";
+     << "comm ms" << std::setw(13) << "exposed ms" << "  exposed by\n";
   for (const Prediction &p : predictions)
     os << std::left << std::setw(14) << p.model << std::setw(10) << p.precision << std::setw(8)
        << p.fusion << std::right << std::setw(7) << p.batch << std::setw(6) << p.gpus
        << std::setw(6) << p.nodes << std::setw(12) << fixed(p.stepMs, 3) << std::setw(12)
        << fixed(p.samplesPerSec, 1) << std::setw(10) << fixed(p.speedUp, 2) << std::setw(11)
        << fixed(p.efficiency, 3) << std::setw(10) << fixed(p.commMs, 3) << std::setw(13)
-       << fixed(p.exposedCommMs, 3) << "\n";
+       << fixed(p.exposedCommMs, 3) << "  " << exposingBucket(p) << "\n";
   os << "top launches by predicted time (one GPU):\n";
   for (const Prediction &p : predictions)
     if (p.gpus == 1) {

@@ -25,12 +25,12 @@
 
 namespace dlc::bench {
 
-/// The spread of per-rank step times, as a fraction of the step: the
-/// slowest of N ranks sets the pace of a synchronous step, about
-/// 1 + kRankStepVariation x E[max of N normals] times the one-GPU step.
-/// Fitted (docs/CostModel.md): the one constant of the scaling model that
-/// no datasheet gives.
-constexpr double kRankStepVariation = 0.06;
+/// The spread of per-rank step times, as a fraction of the step, that the
+/// straggler term takes (`--rank-step-variation`): off. The slowest of N
+/// ranks sets the pace of a synchronous step, about 1 + cv x E[max of N
+/// normals] times the one-GPU step, but cv is a measured spread to give with
+/// its source, not a constant fitted to a throughput table.
+constexpr double kRankStepVariation = 0;
 
 /// The GPU and the interconnect a CPU run's hint predicts for
 /// (predictedStepHint): the one GPU whose cost model is fitted to measured
@@ -53,7 +53,7 @@ struct PredictOptions {
   rt::perf::CostParams params;
   std::string paramsSource = "defaults"; ///< the calibration file, or "defaults"
   bool tf32 = false, overlap = true;
-  rt::perf::AllReduceAlgorithm algorithm = rt::perf::AllReduceAlgorithm::kRing;
+  rt::perf::AllReduceAlgorithm algorithm = rt::perf::AllReduceAlgorithm::kAuto;
   double rankVariation = kRankStepVariation;
   int topLaunches = 5;
 };
@@ -70,6 +70,11 @@ struct Prediction {
   double samplesPerSec = 0, speedUp = 1, efficiency = 1;
   int64_t allReduces = 0;
   double allReduceBytes = 0;
+  /// The bucket charged the most exposed communication (its ordinal among
+  /// the step's all-reduces, 0 the first to start), its bytes and its
+  /// charge; -1 when nothing is exposed.
+  int64_t exposedBucket = -1;
+  double exposedBucketBytes = 0, exposedBucketMs = 0;
   std::vector<PredictedLaunch> top;
   rt::perf::StepTimeline timeline;
 };

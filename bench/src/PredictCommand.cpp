@@ -42,12 +42,14 @@ cl::opt<std::string> costModelFile("cost-model",
              "them (default: bench/calibration/<gpu>.json if there, else the defaults)"),
     cl::value_desc("file"), cl::init(""), cl::cat(benchCategory()));
 cl::opt<std::string> allReduceAlgorithm("all-reduce-algorithm",
-    cl::desc("with --predict: ring (default, NCCL's flat ring), hierarchical-ring or tree"),
-    cl::init("ring"), cl::cat(benchCategory()));
+    cl::desc("with --predict: auto (default: as NCCL's tuner, the faster of ring and tree "
+             "for each bucket), ring (NCCL's flat ring), hierarchical-ring or tree"),
+    cl::init("auto"), cl::cat(benchCategory()));
 cl::opt<std::string> rankStepVariation("rank-step-variation",
-    cl::desc("with --predict: the spread of per-rank step times (standard deviation over "
-             "mean); the slowest of N ranks sets a synchronous step's pace (default: the "
-             "fitted constant of docs/CostModel.md)"),
+    cl::desc("with --predict: a measured spread of per-rank step times (standard deviation "
+             "over mean), for a straggler term: the slowest of N ranks sets a synchronous "
+             "step's pace (default 0, off; give a spread you measured or one published, "
+             "with its source)"),
     cl::value_desc("x"), cl::init(""), cl::cat(benchCategory()));
 
 std::vector<PredictInput> &recorded() {
@@ -90,7 +92,7 @@ bool resolve(const PredictCommandOptions &c, PredictOptions &o, std::string &err
   auto algorithm = rt::perf::parseAlgorithm(c.algorithm);
   if (!algorithm) {
     error = "--all-reduce-algorithm: unknown '" + c.algorithm +
-            "' (ring, hierarchical-ring, tree)";
+            "' (auto, ring, hierarchical-ring, tree)";
     return false;
   }
   o.algorithm = *algorithm;

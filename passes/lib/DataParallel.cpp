@@ -228,8 +228,20 @@ struct DataParallelPass final
         // too large for f16 overflows when it is sent, as in DDP's hook,
         // and the check sees it.
         auto isCheck = [](OpOperand &use) { return isa<LossScaleStatusOp>(use.getOwner()); };
-        if (reduced != mean)
+        if (reduced != mean) {
           reduced.replaceUsesWithIf(mean, isCheck);
+          // The cast back up goes just before its first reader (the
+          // update): right after the all-reduce it would be the first op to
+          // touch the bucket's bytes, and a runtime would wait for the
+          // all-reduce there, leaving nothing to overlap.
+          Operation *first = nullptr;
+          for (Operation *user : reduced.getUsers())
+            if (Operation *op = body.findAncestorOpInBlock(*user);
+                op && (!first || op->isBeforeInBlock(first)))
+              first = op;
+          if (first)
+            reduced.getDefiningOp()->moveBefore(first);
+        }
         // Under AMP the check reads the half-precision gradient the update's
         // float32 copy was widened from: it must read the mean too, or ranks
         // could disagree on whether the step overflowed (GradScaler checks

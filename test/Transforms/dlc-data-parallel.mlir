@@ -46,10 +46,13 @@
 // COMPRESS-NEXT: %[[CW:.+]] = train.cast %[[GW]] to bf16 : tensor<4x8xf32>
 // COMPRESS-NEXT: %[[CB:.+]] = train.cast %[[GB]] to bf16 : tensor<4xf32>
 // COMPRESS-NEXT: %[[R:.+]]:2 = train.all_reduce %[[CW]], %[[CB]] {ranks = 2 : i64} : tensor<4x8xbf16>, tensor<4xbf16>
+// Each mean is cast back just before its update reads it, not right after
+// the all-reduce, where it would be the first op to touch the bucket and a
+// runtime would wait for the all-reduce there.
 // COMPRESS-NEXT: %[[MW:.+]] = train.cast %[[R]]#0 to f32 : tensor<4x8xbf16>
+// COMPRESS-NEXT: train.sgd_update %{{.+}}, %[[MW]],
 // COMPRESS-NEXT: %[[MB:.+]] = train.cast %[[R]]#1 to f32 : tensor<4xbf16>
-// COMPRESS: train.sgd_update %{{.+}}, %[[MW]],
-// COMPRESS: train.sgd_update %{{.+}}, %[[MB]],
+// COMPRESS-NEXT: train.sgd_update %{{.+}}, %[[MB]],
 // BADTYPE: error: dlc-data-parallel: reduce-dtype must be f16 or bf16 (or empty, to send gradients as they are), got 'f8'
 
 // Under loss scaling the overflow check reads the averaged gradients, so

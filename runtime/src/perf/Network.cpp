@@ -15,13 +15,15 @@ const char *algorithmName(AllReduceAlgorithm algorithm) {
     return "hierarchical-ring";
   case AllReduceAlgorithm::kTree:
     return "tree";
+  case AllReduceAlgorithm::kAuto:
+    return "auto";
   }
   return "ring";
 }
 
 std::optional<AllReduceAlgorithm> parseAlgorithm(const std::string &name) {
   for (AllReduceAlgorithm a : {AllReduceAlgorithm::kRing, AllReduceAlgorithm::kHierarchicalRing,
-                               AllReduceAlgorithm::kTree})
+                               AllReduceAlgorithm::kTree, AllReduceAlgorithm::kAuto})
     if (name == algorithmName(a))
       return a;
   return std::nullopt;
@@ -70,6 +72,11 @@ double allReduceSeconds(double bytes, const Cluster &c, AllReduceAlgorithm algor
     double latency = 2.0 * (depth * c.interNode.latency +
                             static_cast<double>(c.gpusPerNode - 1) * c.intraNode.latency);
     return 2.0 * bytes / slowest + latency;
+  }
+  case AllReduceAlgorithm::kAuto: {
+    double byRing = allReduceSeconds(bytes, c, AllReduceAlgorithm::kRing);
+    return multiNode ? std::min(byRing, allReduceSeconds(bytes, c, AllReduceAlgorithm::kTree))
+                     : byRing;
   }
   }
   return 0;

@@ -19,10 +19,19 @@ StepTimeline simulateStep(const std::vector<SimLaunch> &launches, const Cluster 
       if (launches[i].isAllReduce())
         waiters[std::clamp<int64_t>(launches[i].waitAt, i + 1, count)].push_back(i);
   std::vector<double> commEnd(launches.size(), 0);
+  // Each all-reduce's span in t.comm.
+  std::vector<int64_t> spanOf(launches.size(), -1);
   double stream = 0, commStream = 0;
   auto join = [&](int64_t at) {
+    // In queue order (an all-reduce ends no earlier than the one before
+    // it): the wait is charged to the first unfinished bucket until it
+    // ends, then to the next, so a large bucket that delays the ones
+    // queued behind it is charged for that delay.
     for (int64_t r : waiters[at])
-      stream = std::max(stream, commEnd[r]);
+      if (commEnd[r] > stream) {
+        t.comm[spanOf[r]].exposed += commEnd[r] - stream;
+        stream = commEnd[r];
+      }
   };
   for (int64_t i = 0; i < count; ++i) {
     join(i);
@@ -36,19 +45,27 @@ StepTimeline simulateStep(const std::vector<SimLaunch> &launches, const Cluster 
     }
     double seconds = allReduceSeconds(l.allReduceBytes, cluster, options.algorithm);
     t.commSeconds += seconds;
+    spanOf[i] = static_cast<int64_t>(t.comm.size());
     if (!options.overlap) {
-      t.comm.push_back({i, stream, stream + seconds});
+      t.comm.push_back({i, stream, stream + seconds, seconds});
       stream += seconds;
       continue;
     }
-    // Forked once everything before it on the step's stream is done.
+    // Forked once everything before it on the step's stream is done (its
+    // last gradient is produced), queued behind the all-reduce before it.
     double start = std::max(stream, commStream);
     commEnd[i] = commStream = start + seconds;
-    t.comm.push_back({i, start, commEnd[i]});
+    t.comm.push_back({i, start, commEnd[i], 0});
   }
   join(count);
   t.stepSeconds = stream;
   t.exposedCommSeconds = std::max(0.0, t.stepSeconds - t.computeSeconds);
+  double most = 0;
+  for (size_t s = 0; s < t.comm.size(); ++s)
+    if (t.comm[s].exposed > most) {
+      most = t.comm[s].exposed;
+      t.exposedBy = static_cast<int64_t>(s);
+    }
   return t;
 }
 

@@ -95,6 +95,114 @@ TEST(StepSimulator, TheWaitPointWaitsAndAllReducesQueue) {
   EXPECT_NEAR(t.exposedCommSeconds, ring, 1e-15);
 }
 
+TEST(StepSimulator, OneBucketThatCannotHide) {
+  // The backward pass's last launch produces the only bucket; the update
+  // reads it next. Nothing is left to overlap: the whole ring is exposed,
+  // charged to that bucket.
+  const int64_t n = 8;
+  double ring = ringSeconds(kBytes, n);
+  std::vector<SimLaunch> step = {compute(0.020), allReduce(kBytes, 2), compute(0.001)};
+  StepTimeline t = simulateStep(step, oneNode(n), {});
+  EXPECT_DOUBLE_EQ(t.stepSeconds, 0.021 + ring);
+  ASSERT_EQ(t.comm.size(), 1u);
+  EXPECT_DOUBLE_EQ(t.comm[0].start, 0.020);
+  EXPECT_NEAR(t.comm[0].exposed, ring, 1e-12);
+  EXPECT_EQ(t.exposedBy, 0);
+  EXPECT_NEAR(t.exposedCommSeconds, ring, 1e-15);
+  // The update starts when the all-reduce ends.
+  EXPECT_DOUBLE_EQ(t.compute[1].start, 0.020 + ring);
+}
+
+TEST(StepSimulator, BucketsThatAllHideButTheLast) {
+  // Three buckets, each followed by more backward work than its ring takes,
+  // the updates at the end; only the last bucket (the first layers'
+  // gradients) is exposed, by its whole ring.
+  const int64_t n = 8;
+  double ring = ringSeconds(kBytes, n);
+  ASSERT_LT(ring, 0.010);
+  std::vector<SimLaunch> step = {compute(0.010), allReduce(kBytes, 6), compute(0.010),
+                                 allReduce(kBytes, 6), compute(0.010), allReduce(kBytes, 6),
+                                 compute(0.001)};
+  StepTimeline t = simulateStep(step, oneNode(n), {});
+  ASSERT_EQ(t.comm.size(), 3u);
+  EXPECT_DOUBLE_EQ(t.comm[0].exposed, 0);
+  EXPECT_DOUBLE_EQ(t.comm[1].exposed, 0);
+  EXPECT_NEAR(t.comm[2].exposed, ring, 1e-12);
+  EXPECT_EQ(t.exposedBy, 2);
+  EXPECT_NEAR(t.stepSeconds, 0.030 + ring + 0.001, 1e-12);
+  EXPECT_NEAR(t.exposedCommSeconds, ring, 1e-15);
+}
+
+TEST(StepSimulator, ALargeEarlyBucketDelaysEveryLaterOne) {
+  // The first bucket's ring (10x the bytes) outlasts the backward pass:
+  // the two small buckets behind it start only when it ends, one after the
+  // other on the one communicator, though their gradients were ready long
+  // before. The last of them holds the step.
+  const int64_t n = 8;
+  double big = ringSeconds(10 * kBytes, n), small = ringSeconds(kBytes / 10, n);
+  std::vector<SimLaunch> step = {compute(0.005), allReduce(10 * kBytes, 6), compute(0.005),
+                                 allReduce(kBytes / 10, 6), compute(0.005),
+                                 allReduce(kBytes / 10, 6), compute(0.001)};
+  StepTimeline t = simulateStep(step, oneNode(n), {});
+  ASSERT_GT(big, 0.015);
+  ASSERT_EQ(t.comm.size(), 3u);
+  EXPECT_DOUBLE_EQ(t.comm[0].start, 0.005);
+  EXPECT_DOUBLE_EQ(t.comm[1].start, 0.005 + big);
+  EXPECT_NEAR(t.comm[2].start, 0.005 + big + small, 1e-12);
+  EXPECT_NEAR(t.stepSeconds, 0.005 + big + 2 * small + 0.001, 1e-12);
+  // The wait at the updates is charged in queue order: to the large bucket
+  // until it ends, then to each small one behind it. The large one exposes
+  // the communication.
+  EXPECT_NEAR(t.comm[0].exposed, 0.005 + big - 0.015, 1e-12);
+  EXPECT_NEAR(t.comm[1].exposed, small, 1e-12);
+  EXPECT_NEAR(t.comm[2].exposed, small, 1e-12);
+  EXPECT_EQ(t.exposedBy, 0);
+  EXPECT_NEAR(t.exposedCommSeconds, t.comm[0].exposed + 2 * small, 1e-12);
+}
+
+TEST(StepSimulator, EachUpdateWaitsForItsOwnBucket) {
+  // Two buckets, each read by its own update: the first update waits only
+  // for the first bucket, the second for the second; each wait charged to
+  // its bucket, the charges adding up to the step less its compute.
+  const int64_t n = 8;
+  double ring = ringSeconds(kBytes, n);
+  std::vector<SimLaunch> step = {compute(0.004), allReduce(kBytes, 4), compute(0.001),
+                                 allReduce(kBytes, 5), compute(0.001), compute(0.001)};
+  StepTimeline t = simulateStep(step, oneNode(n), {});
+  ASSERT_EQ(t.comm.size(), 2u);
+  // Bucket 0 ends at 0.004 + ring; update 0 (launch 4) starts there.
+  EXPECT_DOUBLE_EQ(t.compute[2].start, 0.004 + ring);
+  EXPECT_NEAR(t.comm[0].exposed, 0.004 + ring - 0.005, 1e-12);
+  // Bucket 1 started at 0.005, queued behind bucket 0: ends at 0.004 + 2 ring.
+  EXPECT_NEAR(t.compute[3].start, 0.004 + 2 * ring, 1e-12);
+  EXPECT_NEAR(t.comm[1].exposed, ring - 0.001, 1e-12);
+  EXPECT_NEAR(t.comm[0].exposed + t.comm[1].exposed, t.exposedCommSeconds, 1e-12);
+}
+
+TEST(StepSimulator, AutoTakesTheTreeForSmallMessagesAcrossNodes) {
+  Cluster c;
+  c.nodes = 4;
+  c.gpusPerNode = 8;
+  c.intraNode = {"nvlink", 100e9, 2e-6};
+  c.interNode = {"ib", 10e9, 10e-6};
+  for (double bytes : {1e3, 1e5, 1e7, 1e9}) {
+    double ring = allReduceSeconds(bytes, c, AllReduceAlgorithm::kRing);
+    double tree = allReduceSeconds(bytes, c, AllReduceAlgorithm::kTree);
+    EXPECT_DOUBLE_EQ(allReduceSeconds(bytes, c, AllReduceAlgorithm::kAuto),
+                     std::min(ring, tree));
+  }
+  // 1 kB: latency-bound, the tree's 2(2 x 10 + 7 x 2) us beats the ring's 62 x 10 us.
+  EXPECT_LT(allReduceSeconds(1e3, c, AllReduceAlgorithm::kTree),
+            allReduceSeconds(1e3, c, AllReduceAlgorithm::kRing));
+  // 1 GB: bandwidth-bound, the ring's 2(N-1)/N beats the tree's 2.
+  EXPECT_LT(allReduceSeconds(1e9, c, AllReduceAlgorithm::kRing),
+            allReduceSeconds(1e9, c, AllReduceAlgorithm::kTree));
+  // One node: the ring.
+  Cluster one = oneNode(8);
+  EXPECT_DOUBLE_EQ(allReduceSeconds(1e3, one, AllReduceAlgorithm::kAuto),
+                   allReduceSeconds(1e3, one, AllReduceAlgorithm::kRing));
+}
+
 TEST(StepSimulator, CompressionHalvesTheBandwidthTerm) {
   // --grad-compression fp16 sends float32 gradients in 2 bytes: half the
   // bytes, the same number of steps.

@@ -17,6 +17,10 @@
 //   tree              NCCL's double binary tree across nodes, a chain within
 //                     one: 2 x bytes / beta_min, and a latency of
 //                     2(log2(nodes) alpha_inter + (g-1) alpha_intra)
+//   auto              what NCCL's tuner does: the faster of ring and tree
+//                     for each message on several nodes (tree's latency
+//                     grows with log2(nodes), ring's with N: small buckets
+//                     go by tree), the ring on one node
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,7 +48,7 @@ struct Cluster {
   int64_t gpus() const { return nodes * gpusPerNode; }
 };
 
-enum class AllReduceAlgorithm { kRing, kHierarchicalRing, kTree };
+enum class AllReduceAlgorithm { kRing, kHierarchicalRing, kTree, kAuto };
 const char *algorithmName(AllReduceAlgorithm algorithm);
 std::optional<AllReduceAlgorithm> parseAlgorithm(const std::string &name);
 

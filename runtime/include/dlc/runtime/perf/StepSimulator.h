@@ -9,9 +9,15 @@
 //  - the launch at its wait point (allReduceWaitPoints: the first that
 //    touches its bytes), or the step's end, waits for it.
 // Without overlap (--no-overlap) every all-reduce runs in its place on the
-// step's stream. Ranks are assumed to run the same timeline; the slowest
-// rank's lag is a factor on the compute (rankSlowdown), not a per-rank
-// simulation.
+// step's stream. Ranks are assumed to run the same timeline. A straggler
+// term (rankSlowdown, a factor on the compute) is off by default: it is for
+// a measured spread of per-rank step times, never a fitted one.
+//
+// Exposed communication is what the step's stream waits for: at a wait
+// point (or the step's end) whose all-reduces are not done, the wait is
+// charged to them in queue order, each until it ends
+// (TimelineSpan::exposed), so the buckets' charges add up to the step less
+// its compute (without rankSlowdown).
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,7 +48,8 @@ struct SimOptions {
   bool overlap = true;
   AllReduceAlgorithm algorithm = AllReduceAlgorithm::kRing;
   /// Every compute launch takes this factor longer: the slowest of the N
-  /// ranks sets the pace at each all-reduce (see expectedSlowestRank).
+  /// ranks sets the pace at each all-reduce (see expectedMaxOfNormals).
+  /// 1 (off) unless a measured per-rank spread is given.
   double rankSlowdown = 1;
 };
 
@@ -50,6 +57,9 @@ struct SimOptions {
 struct TimelineSpan {
   int64_t launch = 0;
   double start = 0, end = 0;
+  /// An all-reduce: how long the step's stream waited for it (all of it
+  /// without overlap); 0 for compute.
+  double exposed = 0;
 };
 
 struct StepTimeline {
@@ -58,6 +68,9 @@ struct StepTimeline {
   /// total, and what of the step is neither: communication not hidden.
   double computeSeconds = 0, commSeconds = 0, exposedCommSeconds = 0;
   std::vector<TimelineSpan> compute, comm;
+  /// The index into `comm` of the all-reduce charged the most exposed time
+  /// (the bucket that exposes the communication); -1 when none is exposed.
+  int64_t exposedBy = -1;
 };
 
 StepTimeline simulateStep(const std::vector<SimLaunch> &launches, const Cluster &cluster,
