@@ -1002,8 +1002,6 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
   Case c;
   int32_t x = c.buffer("x", DType::kF32, {2, 3, 4}, kIn);
   c.kernel("conv2d", {x}, {c.buffer("y", DType::kF32, {2, 3, 4}, kOut)});
-  c.kernel("softmax", {x}, {c.plan.kernels[0].outputs[0]},
-           {{"axis", int64_t(0)}, {"causal", int64_t(1)}});
   c.kernel("max_pool2d", {x}, {c.plan.kernels[0].outputs[0]});
   c.kernel("dropout", {c.buffer("i", DType::kI64, {4}, kIn)},
            {c.buffer("o", DType::kI64, {4}, kOut)}, {{"rate", 0.1}});
@@ -1016,7 +1014,6 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
   c.kernel("loss_scale_status", {v, c.buffer("ig", DType::kI32, {4}, kIn)},
            {c.buffer("s2", DType::kF32, {2}, kOut)});
   const char *reasons[] = {"no hand-written kernel",
-                           "causal masking needs the last axis",
                            "expects a 4-d input",
                            "is i64, not a float type",
                            "expects an input of rank >= 2",
