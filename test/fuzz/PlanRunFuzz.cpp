@@ -23,7 +23,8 @@
 // Bounds, so that an input is milliseconds: the arena at most kArenaCap
 // bytes, and the step's arithmetic, estimated per kernel from the validated
 // shapes, at most kWorkCap operations; larger plans are read and validated
-// only.
+// only. At exit it prints how far the inputs got (loaded, refused by a
+// rule, steps run); PLAN_RUN_FUZZ_VERBOSE=1 prints every refusal.
 //
 //===----------------------------------------------------------------------===//
 
