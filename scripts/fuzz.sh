@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Fuzzes the runtime's file readers (plans, .npy) with libFuzzer, ASan and
-# UBSan: builds test/fuzz/ with clang into build-fuzz/, then runs each target
-# over its seed corpus (test/fuzz/corpus/<name>/).
+# Fuzzes the runtime's file readers (plans, .npy) and what a read plan runs
+# (PlanRunFuzz: one step on the reference and cpu backends) with libFuzzer,
+# ASan and UBSan: builds test/fuzz/ with clang into build-fuzz/, then runs
+# each target over its seed corpus (test/fuzz/corpus/<seeds>/).
 #
 #   scripts/fuzz.sh [SECONDS]     each target for SECONDS (default 60)
 #   scripts/fuzz.sh --runs N      each target for N inputs (the ctest smoke run)
@@ -48,22 +49,25 @@ if [ ! -f "$B/build.ninja" ]; then
     -DCMAKE_C_COMPILER="$CLANG" -DCMAKE_CXX_COMPILER="$CLANGXX" >"$B/configure.log" 2>&1 ||
     { cat "$B/configure.log"; echo "fuzz: configuring $B failed" >&2; exit 1; }
 fi
-cmake --build "$B" -j "${FUZZ_JOBS:-2}" --target PlanReaderFuzz NpyReaderFuzz ||
+cmake --build "$B" -j "${FUZZ_JOBS:-2}" --target PlanReaderFuzz NpyReaderFuzz PlanRunFuzz ||
   { echo "fuzz: building $B failed" >&2; exit 1; }
 echo "fuzz: built with $CLANGXX in $(( $(date +%s) - start )) s"
 
 status=0
-for pair in PlanReaderFuzz:plan NpyReaderFuzz:npy; do
-  target=${pair%%:*} name=${pair##*:}
+# target:name:seeds; new inputs go to $B/corpus/<name>/.
+for triple in PlanReaderFuzz:plan:plan NpyReaderFuzz:npy:npy PlanRunFuzz:plan-run:plan; do
+  IFS=: read -r target name seeds <<<"$triple"
   crashes=$B/crashes/$target
   mkdir -p "$crashes" "$B/corpus/$name"
   dict=()
-  [ -f "test/fuzz/$name.dict" ] && dict=(-dict="test/fuzz/$name.dict")
-  echo "fuzz: $target ${LIMIT[*]} over test/fuzz/corpus/$name"
+  # PlanRunFuzz mutates plans as plans (PlanRunFuzz.cpp): no splicing.
+  [ "$target" = PlanRunFuzz ] && dict=(-cross_over=0)
+  [ -f "test/fuzz/$seeds.dict" ] && dict=(-dict="test/fuzz/$seeds.dict")
+  echo "fuzz: $target ${LIMIT[*]} over test/fuzz/corpus/$seeds"
   # -timeout: a slow input is a hang; -rss_limit_mb: a huge allocation is a bug.
   "$B/bin/$target" "${LIMIT[@]}" "${dict[@]}" -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$crashes/" -print_final_stats=1 \
-    "$B/corpus/$name" "test/fuzz/corpus/$name" >"$B/$target.log" 2>&1
+    "$B/corpus/$name" "test/fuzz/corpus/$seeds" >"$B/$target.log" 2>&1
   rc=$?
   grep -E '^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::average_exec_per_sec|Done [0-9]+ runs)' \
     "$B/$target.log"

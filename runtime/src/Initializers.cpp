@@ -1,6 +1,7 @@
 //===- Initializers.cpp - parameter initialization and synthetic data -----===//
 
 #include "dlc/runtime/Initializers.h"
+#include "dlc/runtime/OpRules.h"
 
 #include <cmath>
 #include <cstring>
@@ -60,7 +61,14 @@ Status initializeValues(const PlanBuffer &buffer, std::mt19937_64 &rng,
     return Status(StatusCode::kInvalidArgument,
                   "buffer '" + buffer.name + "': " + why);
   };
+  // The bounds come from a file: a negative spread would redraw a
+  // truncated normal forever.
+  bool spreadOk = true;
   auto fillNormal = [&](double mean, double std, bool truncated) {
+    if (!std::isfinite(mean) || !std::isfinite(std) || std < 0) {
+      spreadOk = false;
+      return;
+    }
     std::normal_distribution<double> normal(mean, std);
     for (float &v : values) {
       double x = normal(rng);
@@ -71,6 +79,10 @@ Status initializeValues(const PlanBuffer &buffer, std::mt19937_64 &rng,
     }
   };
   auto fillUniform = [&](double low, double high) {
+    if (!std::isfinite(low) || !std::isfinite(high) || low > high) {
+      spreadOk = false;
+      return;
+    }
     std::uniform_real_distribution<double> uniform(low, high);
     for (float &v : values)
       v = static_cast<float>(uniform(rng));
@@ -106,6 +118,8 @@ Status initializeValues(const PlanBuffer &buffer, std::mt19937_64 &rng,
   } else {
     return fail("unknown initializer '" + kind + "'");
   }
+  if (!spreadOk)
+    return fail("initializer '" + kind + "' has a spread that is negative or not finite");
   if (!storagePermutation(buffer).empty()) {
     std::string stored = toStoredOrder(
         buffer,
@@ -123,11 +137,9 @@ int64_t integerRangeOf(const Plan &plan, int32_t bufferId) {
       return plan.buffers[k.inputs[0]].shape[0];
     if (k.id == OpId::kSoftmaxCrossEntropy && k.inputs.size() == 2 &&
         k.inputs[1] == bufferId) {
+      // The class axis is within the logits' rank: a validated fact (OpRules.h).
       const std::vector<int64_t> &logits = plan.buffers[k.inputs[0]].shape;
-      int64_t axis = k.intAttr("class_axis", 1);
-      if (axis < 0)
-        axis += static_cast<int64_t>(logits.size());
-      return logits[axis];
+      return logits[kernelAxis(k, "class_axis", 1, static_cast<int64_t>(logits.size()))];
     }
   }
   return 0;

@@ -2,6 +2,7 @@
 
 #include "dlc/runtime/DiskCache.h"
 #include "dlc/runtime/Plan.h"
+#include "dlc/runtime/OpRules.h"
 
 #include "dlc/runtime/Shape.h"
 
@@ -275,7 +276,11 @@ int64_t planRanks(const Plan &plan) {
   return ranks;
 }
 
-Status validatePlan(const Plan &plan) {
+namespace {
+
+/// validatePlan's checks of the buffers and of the kernels' buffer
+/// indices, before any kernel's rule reads a buffer.
+Status validateBuffers(const Plan &plan) {
   auto invalid = [](const std::string &message) {
     return Status(StatusCode::kInvalidArgument, message);
   };
@@ -318,7 +323,6 @@ Status validatePlan(const Plan &plan) {
                      " bytes) lies outside the arena of " +
                      std::to_string(plan.arenaBytes) + " bytes");
   }
-  int64_t ranksOfPlan = planRanks(plan);
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
     const PlanKernel &kernel = plan.kernels[k];
     if (static_cast<size_t>(kernel.id) >= kNumOps || kernel.op != opName(kernel.id))
@@ -331,29 +335,19 @@ Status validatePlan(const Plan &plan) {
           return invalid("kernel #" + std::to_string(k) + " (" + kernel.op +
                          ") names buffer #" + std::to_string(id) + " of " +
                          std::to_string(plan.buffers.size()));
-    if (kernel.opClass != OpClass::kCollective)
-      continue;
-    // Data parallelism: every all-reduce for the same ranks, each output
-    // the shape and type of its input.
-    std::string where = "kernel #" + std::to_string(k) + " (all_reduce)";
-    const int64_t *count = findAttr<int64_t>(kernel.attrs, "ranks");
-    if (!count || *count < 2)
-      return invalid(where + " has no integer 'ranks' >= 2");
-    if (*count != ranksOfPlan)
-      return invalid(where + " averages over " + std::to_string(*count) +
-                     " ranks, another over " + std::to_string(ranksOfPlan));
-    if (kernel.inputs.empty() || kernel.inputs.size() != kernel.outputs.size())
-      return invalid(where + " has " + std::to_string(kernel.inputs.size()) +
-                     " inputs and " + std::to_string(kernel.outputs.size()) +
-                     " outputs");
-    for (size_t i = 0; i < kernel.inputs.size(); ++i) {
-      const PlanBuffer &in = plan.buffers[kernel.inputs[i]];
-      const PlanBuffer &out = plan.buffers[kernel.outputs[i]];
-      if (in.dtype != out.dtype || in.shape != out.shape)
-        return invalid(where + ": output '" + out.name +
-                       "' differs in shape or type from input '" + in.name + "'");
-    }
   }
+  return Status::ok();
+}
+
+} // namespace
+
+Status validatePlan(const Plan &plan) {
+  if (Status status = validateBuffers(plan); !status.isOk())
+    return status;
+  // What each kernel's op takes: operands, types, shapes, attributes.
+  for (size_t k = 0; k < plan.kernels.size(); ++k)
+    if (Status status = checkKernelRule(plan, k); !status.isOk())
+      return status;
   return Status::ok();
 }
 
@@ -505,8 +499,12 @@ StatusOr<Plan> deserializePlan(std::string_view bytes,
   if (!in.ok() || !in.atEnd())
     return error(StatusCode::kDataLoss,
                  "corrupt plan file: the payload does not parse");
-  if (Status status = validatePlan(plan); !status.isOk())
+  if (Status status = validateBuffers(plan); !status.isOk())
     return error(StatusCode::kInvalidArgument, status.message());
+  // A kernel its op cannot run is a corrupt file, not a caller's mistake.
+  for (size_t k = 0; k < plan.kernels.size(); ++k)
+    if (Status status = checkKernelRule(plan, k); !status.isOk())
+      return error(StatusCode::kInvalidArgument, "corrupt plan file: " + status.message());
   return plan;
 }
 

@@ -16,11 +16,6 @@
 
 namespace dlc::rt::cpu {
 
-int64_t convOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
-                       int64_t dilation) {
-  return (in + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1;
-}
-
 namespace {
 
 /// The output positions o in [0, out) whose input position

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dlc/runtime/cuda/HandKernels.h"
+#include "dlc/runtime/OpRules.h"
 
 #include "dlc/runtime/cpu/Spatial.h"
 #include "HandKernelBuilder.h"
@@ -80,13 +81,10 @@ StatusOr<HandKernel> softmax(Builder &b) {
   int64_t rank = static_cast<int64_t>(shape.size());
   if (rank == 0)
     return refuse(k, "a scalar input");
-  int64_t axis = k.intAttr("axis", -1);
-  axis = axis < 0 ? axis + rank : axis;
-  if (axis < 0 || axis >= rank)
-    return refuse(k, "axis out of range");
+  // The axis, and causal masking's last axis, are the plan's validated
+  // facts (OpRules.h).
+  int64_t axis = kernelAxis(k, "axis", -1, rank);
   bool causal = k.intAttr("causal", 0);
-  if (causal && (axis != rank - 1 || rank < 2))
-    return refuse(k, "causal masking needs the last axis of a rank >= 2 input");
   DlcSoftmaxArgs &a = b.out.args.softmax;
   splitAround(shape, axis, a.outer, a.n, a.inner);
   a.causal = causal;
@@ -125,10 +123,7 @@ StatusOr<HandKernel> softmaxBackward(Builder &b) {
   if (!arity(k, 2, 2, 1))
     return refuse(k, "expects dy, y and one output");
   const std::vector<int64_t> &shape = b.buf(k.inputs[0]).shape;
-  int64_t rank = static_cast<int64_t>(shape.size()), axis = k.intAttr("axis", -1);
-  axis = axis < 0 ? axis + rank : axis;
-  if (axis < 0 || axis >= rank)
-    return refuse(k, "axis out of range");
+  int64_t axis = kernelAxis(k, "axis", -1, static_cast<int64_t>(shape.size()));
   DlcSoftmaxArgs &a = b.out.args.softmax;
   splitAround(shape, axis, a.outer, a.n, a.inner);
   a.scale = k.floatAttr("scale", 1.0);
@@ -181,18 +176,15 @@ StatusOr<HandKernel> layerNormBackward(Builder &b) {
 }
 
 /// (outer, classes, inner, ignore_index) as crossEntropyShape reads them.
-Status crossEntropyShape(Builder &b, int32_t logits, int32_t labels) {
+Status crossEntropyShape(Builder &b, int32_t logits) {
   const PlanKernel &k = b.kernel;
   const std::vector<int64_t> &shape = b.buf(logits).shape;
-  int64_t rank = static_cast<int64_t>(shape.size()), axis = k.intAttr("class_axis", 1);
-  axis = axis < 0 ? axis + rank : axis;
-  if (axis < 0 || axis >= rank)
-    return refuse(k, "class_axis out of range");
+  // class_axis within the logits' rank and one label per position are the
+  // plan's validated facts (OpRules.h).
+  int64_t axis = kernelAxis(k, "class_axis", 1, static_cast<int64_t>(shape.size()));
   DlcCrossEntropyArgs &a = b.out.args.crossEntropy;
   splitAround(shape, axis, a.outer, a.classes, a.inner);
   a.ignoreIndex = k.intAttr("ignore_index", -100);
-  if (b.buf(labels).numElements() != a.outer * a.inner)
-    return refuse(k, "labels do not hold one class per position");
   return Status::ok();
 }
 
@@ -200,7 +192,7 @@ StatusOr<HandKernel> crossEntropy(Builder &b) {
   const PlanKernel &k = b.kernel;
   if (!arity(k, 2, 2, 1))
     return refuse(k, "expects logits, labels and one output");
-  if (Status s = crossEntropyShape(b, k.inputs[0], k.inputs[1]); !s.isOk())
+  if (Status s = crossEntropyShape(b, k.inputs[0]); !s.isOk())
     return s;
   b.floating(DLC_CROSS_ENTROPY_LOGITS, k.inputs[0]);
   b.integer(DLC_CROSS_ENTROPY_LABELS, k.inputs[1]);
@@ -219,7 +211,7 @@ StatusOr<HandKernel> crossEntropyBackward(Builder &b) {
   const PlanKernel &k = b.kernel;
   if (!arity(k, 3, 3, 1))
     return refuse(k, "expects dloss, logits, labels and one output");
-  if (Status s = crossEntropyShape(b, k.inputs[1], k.inputs[2]); !s.isOk())
+  if (Status s = crossEntropyShape(b, k.inputs[1]); !s.isOk())
     return s;
   b.floating(DLC_CROSS_ENTROPY_BACKWARD_DLOSS, k.inputs[0]);
   b.floating(DLC_CROSS_ENTROPY_BACKWARD_LOGITS, k.inputs[1]);
@@ -276,9 +268,7 @@ StatusOr<HandKernel> dropout(Builder &b) {
   const PlanKernel &k = b.kernel;
   if (!arity(k, 1, 1, 1))
     return refuse(k, "expects x and one output");
-  double rate = k.floatAttr("rate", 0);
-  if (rate < 0 || rate >= 1)
-    return refuse(k, "rate must be in [0, 1)");
+  double rate = k.floatAttr("rate", 0); // in [0, 1): validated (OpRules.h)
   DlcDropoutArgs &a = b.out.args.dropout;
   a.n = b.buf(k.outputs[0]).numElements();
   a.seed = k.intAttr("seed", 0);

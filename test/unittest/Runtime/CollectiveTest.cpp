@@ -242,7 +242,7 @@ TEST(PlanValidation, AllReducesDisagreeingOnRanks) {
   plan.kernels.back().attrs["ranks"] = int64_t{4};
   EXPECT_EQ(planRanks(plan), 4);
   EXPECT_NE(validatePlan(plan).message().find(
-                "kernel #0 (all_reduce) averages over 2 ranks, another over 4"),
+                "kernel #0 (all_reduce): averages over 2 ranks, another over 4"),
             std::string::npos)
       << validatePlan(plan).toString();
   plan.kernels.pop_back();

@@ -1103,8 +1103,6 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
   Case c;
   int32_t x = c.buffer("x", DType::kF32, {2, 3, 4}, kIn);
   c.kernel("conv2d", {x}, {c.buffer("y", DType::kF32, {2, 3, 4}, kOut)});
-  c.kernel("softmax", {x}, {c.plan.kernels[0].outputs[0]},
-           {{"axis", int64_t(0)}, {"causal", int64_t(1)}});
   c.kernel("max_pool2d", {x}, {c.plan.kernels[0].outputs[0]});
   c.kernel("dropout", {c.buffer("i", DType::kI64, {4}, kIn)},
            {c.buffer("o", DType::kI64, {4}, kOut)}, {{"rate", 0.1}});
@@ -1125,7 +1123,6 @@ TEST(HandKernels, RegistryCoversTheOpsAndRefusesWithAReason) {
   c.kernel("attention", {hq, hq, hq, c.buffer("am", DType::kF16, {3, 4}, kIn)},
            {c.buffer("mo", DType::kF16, {2, 4, 64}, kOut), c.buffer("ml", DType::kF32, {2, 4}, kOut)});
   const char *reasons[] = {"no hand-written kernel",
-                           "causal masking needs the last axis",
                            "expects a 4-d input",
                            "is i64, not a float type",
                            "expects an input of rank >= 2",

@@ -18,6 +18,8 @@
 #ifndef DLC_RUNTIME_CPU_SPATIAL_H
 #define DLC_RUNTIME_CPU_SPATIAL_H
 
+#include "dlc/runtime/Shape.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -28,10 +30,10 @@ namespace dlc::rt::cpu {
 // Convolution
 //===----------------------------------------------------------------------===//
 
-/// Output extent of a convolution along one axis, PyTorch's floor formula:
-/// (in + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1.
-int64_t convOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
-                       int64_t dilation);
+/// Output extents of a convolution and a pooling window (Shape.h, where the
+/// plan's validation reads them too).
+using rt::convOutputSize;
+using rt::poolOutputSize;
 
 /// The geometry of a 2-D convolution: input x [n, c, h, w], filter
 /// [k, c / groups, kh, kw], output [n, k, outH(), outW()].
@@ -97,11 +99,6 @@ void batchNormTrainBackward(const BatchNormParams &p, const T *dy, const T *x,
 // Pooling
 //===----------------------------------------------------------------------===//
 
-/// Output extent of a pooling window along one axis, as PyTorch: floor or
-/// ceil of (in + 2 * pad - kernel) / stride, plus one; in ceil mode a last
-/// window that would start in the right padding is dropped.
-int64_t poolOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
-                       bool ceilMode);
 
 /// The window of output position o along one axis, clipped to the input
 /// (padding is never part of it), and its extent clipped to the padded

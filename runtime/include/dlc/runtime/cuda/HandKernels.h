@@ -81,6 +81,9 @@ struct HandKernel {
 
 /// The kernel for `kernel` of `plan`, or kInvalidArgument saying why there
 /// is none (op not covered, a shape or element type it does not handle).
+/// `plan` has passed validatePlan: the attributes its op's rule checks
+/// (OpRules.h: axes within rank, rates, labels per position) are read as
+/// facts, not checked again.
 StatusOr<HandKernel> planHandKernel(const Plan &plan, const PlanKernel &kernel);
 
 /// The families, and each one's complete source (prelude included).
