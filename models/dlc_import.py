@@ -297,7 +297,12 @@ class Importer:
             norms = (self.torch.nn.LayerNorm, self.torch.nn.GroupNorm,
                      self.torch.nn.modules.batchnorm._NormBase)
             ones = attr in ("weight", "running_var") and isinstance(self.modules.get(owner), norms)
+            if id(t) not in self.args and id(t) not in self.names:
+                return _Constant(t)  # refused where an op reads it, but masked_fill's mask
             return self.tensor_arg(node, t, db.ONES if ones else db.ZEROS)
+        flat = [x for a in list(args) + list(kwargs.values()) for x in (a if isinstance(a, (list, tuple)) else [a])]
+        if any(isinstance(a, _Constant) for a in flat) and node.target not in ("masked_fill", self.torch.masked_fill):
+            self.refuse(node, "constant tensor", "a tensor that is neither a parameter nor a buffer")
         tensors = [a for a in args if isinstance(a, db.V)]
         if (node.op, node.target) in ((node.op, getattr), ("call_method", "size"), ("call_method", "dim")):
             return self.runs[0][node]  # a tensor's shape: the value the trace computed
@@ -375,6 +380,7 @@ def _Tracer(torch):
 
 
 from dlc_import_ops import FUNCTIONS as _FUNCTIONS, METHODS as _METHODS, MODULES as _MODULES  # noqa: E402
+from dlc_import_ops import Constant as _Constant  # noqa: E402
 
 
 def parse_shape(text):

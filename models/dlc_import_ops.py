@@ -17,6 +17,14 @@ import torch.nn.functional as F
 import dlc_builder as db
 
 
+class Constant:
+    """A tensor the module reads that is neither a parameter nor a buffer (a
+    mask torch.fx computed while tracing): only masked_fill takes one."""
+
+    def __init__(self, t):
+        self.t = t
+
+
 def _is_num(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -173,7 +181,7 @@ def adaptive_avg_pool(imp, node, m, args, kwargs):
 
 
 def softmax_module(imp, node, m, args, kwargs):
-    return imp.b.softmax(_tensor(imp, node, args[0]), 1.0, axis=m.dim)
+    return fn_softmax(imp, node, [args[0], m.dim], {})
 
 
 def _attention(imp, node, m, x):
@@ -342,7 +350,10 @@ def fn_softmax(imp, node, args, kwargs):
     dim = _dim_arg(args, kwargs, 1, "dim")
     if dim is None:
         imp.refuse(node, "softmax without dim")
-    return imp.b.softmax(x, 1.0, axis=dim % len(x.shape))
+    causal = getattr(x, "causal", False)  # masked by fn_masked_fill
+    if causal and dim % len(x.shape) != len(x.shape) - 1:
+        imp.refuse(node, "softmax of a causally masked tensor over dimension %d" % dim)
+    return imp.b.softmax(x, 1.0, causal=causal, axis=dim % len(x.shape))
 
 
 def fn_matmul(imp, node, args, kwargs):
@@ -389,6 +400,77 @@ def fn_chunk(imp, node, args, kwargs):
         imp.refuse(node, "chunk of %s into %d" % (x.ty, n), "only even chunks of a static dimension")
     step = size // n
     return [imp.b.slice(x, dim, i * step, (i + 1) * step) for i in range(n)]
+
+
+def fn_split(imp, node, args, kwargs):
+    """Tensor.split / torch.split: slices of `size` (the last one shorter)
+    or of each of a list of sizes, along a static dimension."""
+    x = _tensor(imp, node, args[0])
+    size, dim = _dim_arg(args, kwargs, 1, "split_size_or_sections", kwargs.get("split_size")), \
+        _dim_arg(args, kwargs, 2, "dim", 0) % len(x.shape)
+    total = x.shape[dim]
+    if total is None:
+        imp.refuse(node, "split of the batch dimension", "only static dimensions")
+    sizes = list(size) if isinstance(size, (list, tuple)) else \
+        [min(size, total - i) for i in range(0, total, size)]
+    if sum(sizes) != total:
+        imp.refuse(node, "split into %s of %d" % (sizes, total), "the sizes must cover the dimension")
+    out, start = [], 0
+    for n in sizes:
+        out.append(imp.b.slice(x, dim, start, start + n))
+        start += n
+    return out
+
+
+def _constant(imp, n):
+    """The value of an fx node that reads no input (a buffer compared with a
+    number, say), computed from the module's tensors; None where it reads
+    one, or is not a tensor computation."""
+    if not isinstance(n, torch.fx.Node):
+        return n
+    if n.op == "get_attr":
+        t = imp.gm
+        for part in n.target.split("."):
+            t = getattr(t, part)
+        return t
+    if n.op not in ("call_function", "call_method"):
+        return None
+    args = [_constant(imp, a) for a in n.args]
+    if any(a is None for a in args) or any(isinstance(v, torch.fx.Node) for v in n.kwargs.values()):
+        return None
+    with torch.no_grad():
+        if n.op == "call_method":
+            return getattr(args[0], n.target)(*args[1:], **n.kwargs)
+        return n.target(*args, **n.kwargs)
+
+
+_SOFTMAXES = (F.softmax, torch.softmax)
+
+
+def fn_masked_fill(imp, node, args, kwargs):
+    """masked_fill(x, mask, -inf) right before a softmax over the last
+    dimension, with a constant mask that hides each query's later keys
+    (GPT-2's causal mask): the softmax's own causal mask. Other masks and
+    fills are refused."""
+    x = _tensor(imp, node, args[0])
+    mask, fill = _constant(imp, node.args[1]), _dim_arg(args, kwargs, 2, "value")
+    if not isinstance(mask, torch.Tensor):
+        imp.refuse(node, "masked_fill with a mask computed from the input", "only a constant causal mask")
+    t = x.shape[-1]
+    causal = torch.ones(t, t, dtype=torch.bool).triu(1)
+    users = list(node.users)
+    to_softmax = len(users) == 1 and (
+        (users[0].op == "call_function" and users[0].target in _SOFTMAXES) or
+        (users[0].op == "call_method" and users[0].target == "softmax") or
+        (users[0].op == "call_module" and type(imp.modules[users[0].target]).__name__ == "Softmax"))
+    if not (fill == float("-inf") and len(x.shape) >= 2 and x.shape[-2] == t and to_softmax and
+            mask.dim() >= 2 and mask.dtype == torch.bool and tuple(mask.shape[-2:]) == (t, t) and
+            all(d == 1 for d in mask.shape[:-2]) and torch.equal(mask.reshape(t, t), causal)):
+        imp.refuse(node, "masked_fill", "only -inf over each query's later keys, right before a softmax "
+                   "over the keys (the softmax's causal mask)")
+    out = db.V(x.name, x.shape, x.dtype)
+    out.causal = True
+    return out
 
 
 def fn_getitem(imp, node, args, kwargs):
@@ -461,6 +543,8 @@ FUNCTIONS = {
     torch.matmul: fn_matmul, torch.bmm: fn_matmul, operator.matmul: fn_matmul,
     torch.transpose: fn_transpose, torch.permute: fn_permute, torch.mean: fn_mean,
     F.linear: fn_linear, torch.chunk: fn_chunk, operator.getitem: fn_getitem,
+    torch.split: fn_split, torch.swapaxes: fn_transpose, torch.swapdims: fn_transpose,
+    torch.masked_fill: fn_masked_fill,
     torch._assert: fn_noop_check, F.max_pool2d: fn_max_pool, F.avg_pool2d: fn_avg_pool,
 }
 
@@ -471,4 +555,6 @@ METHODS = {
     "relu": _fn_unary("relu"), "sigmoid": _fn_unary("sigmoid"), "tanh": _fn_unary("tanh"),
     "add": _arith("add"), "add_": _arith("add"), "mul": _arith("mul"), "mul_": _arith("mul"),
     "sub": _arith("sub"), "div": _arith("div"),
+    "split": fn_split, "swapaxes": fn_transpose, "swapdims": fn_transpose,
+    "masked_fill": fn_masked_fill,
 }

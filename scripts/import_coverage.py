@@ -16,7 +16,8 @@ and, for models up to --step-max-params parameters, run one dlc step from
 the module's weights and judge it against PyTorch's float32 and float64
 steps (test/Import/import_step.py: twice float32's own distance per
 tensor), dropout off on both sides; where the cpu backend's step does not
-match, the reference backend's is judged too. Prints the table and the totals, and
+match, the reference backend's is judged too, and so is a second PyTorch
+float32 step (import_step.py self: is the rule fair to float32 there?). Prints the table and the totals, and
 with --write replaces the table in docs/Importer.md.
 """
 
@@ -112,8 +113,24 @@ def survey(name, kind, work, build, step_max):
     # op on its own, the numerical truth dlc's other backends are tested by.
     ref_ok, ref_detail = step(off, data, args, work, build, "reference")
     ref = {True: "matches", False: "does not match", None: "fails"}[ref_ok]
-    return shape, "imported, compiles, step does not match", "%s, %s; --backend reference: %s, %s" % (
-        summary, detail, ref, ref_detail), "import + compile + step (cpu, reference)", []
+    # Is the rule fair to float32 on this model? A second PyTorch float32
+    # step (oneDNN off) judged by it says.
+    self_ok, self_detail = judge_pytorch(off, data, args)
+    own = {True: "passes", False: "misses too", None: "fails"}[self_ok]
+    return shape, "imported, compiles, step does not match", \
+        "%s, %s; --backend reference: %s, %s; PyTorch float32 with oneDNN off %s, %s" % (
+            summary, detail, ref, ref_detail, own, self_detail), \
+        "import + compile + step (cpu, reference, rule)", []
+
+
+def judge_pytorch(mlir, data, args):
+    """import_step.py self: a second PyTorch float32 step judged by the rule."""
+    rc, out, err = run([PYTHON, os.path.join(ROOT, "test", "Import", "import_step.py"), "self", mlir,
+                        data, "--no-dropout", "--"] + args, 1800)
+    if rc is None or "tensors of the peer" not in out:
+        return None, (err.strip().splitlines() or ["exit %s" % rc])[-1]
+    mismatches = [line for line in out.splitlines() if line.startswith("MISMATCH")]
+    return rc == 0, "%d tensors off" % len(mismatches)
 
 
 def step(mlir, data, args, work, build, backend):

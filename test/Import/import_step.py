@@ -1,6 +1,7 @@
 """Does an imported model train as the PyTorch module it came from?
 
   import_step.py check MLIR DIR DUMP [--no-dropout] -- DLC_IMPORT_ARGS...
+  import_step.py self MLIR DIR [--no-dropout] -- DLC_IMPORT_ARGS...
 
 Builds the module again from dlc-import's own arguments, loads DIR (what
 dlc-import --params-out and --inputs-out wrote), runs one step in float64
@@ -9,12 +10,20 @@ and its optimizer), and judges dlc's --dump-out DUMP by peers-same-model's
 rule (test/Bench/Inputs/peers_same.py judge): each tensor within twice
 PyTorch float32's own distance from float64. --no-dropout sets every
 dropout rate of the module to 0, for a file whose rates the test zeroed.
+
+`self` judges the rule instead of dlc: it runs a second PyTorch float32
+step with oneDNN off (torch.backends.mkldnn.enabled = False: other
+convolution kernels, as valid a float32 step as the first) and judges it
+as `check` judges dlc. Where that step misses too, the rule's bound is
+tighter than float32 itself on that model, and a miss by dlc there says
+nothing about dlc.
 """
 
 import copy
 import os
 import re
 import sys
+import tempfile
 
 import numpy as np
 import torch
@@ -66,17 +75,37 @@ def step(mlir, module, a, src, dtype, no_dropout):
     return loss, grads, m.state_dict(), opt.param_groups[0]["lr"], params
 
 
+def dump_step(result, mlir, out):
+    """A PyTorch step written as dlc-bench --dump-out writes one."""
+    loss, grads, state = result[:3]
+    np.save(os.path.join(out, "loss.npy"), loss.detach().numpy())
+    for name, role in roles(mlir).items():
+        if role == "param":
+            np.save(os.path.join(out, name + ".grad.npy"), grads[name].numpy())
+        if role in ("param", "buffer"):
+            np.save(os.path.join(out, name + ".npy"), state[name].numpy())
+
+
 def main(argv):
-    if len(argv) < 5 or argv[0] != "check" or "--" not in argv:
+    mode = argv[0] if argv else ""
+    fixed = {"check": 4, "self": 3}.get(mode)
+    if fixed is None or len(argv) < fixed + 1 or "--" not in argv:
         sys.exit(__doc__)
-    mlir, src, dump = argv[1:4]
-    no_dropout = "--no-dropout" in argv[4:argv.index("--")]
+    mlir, src = argv[1:3]
+    no_dropout = "--no-dropout" in argv[fixed:argv.index("--")]
     a = dlc_import.parser().parse_args(argv[argv.index("--") + 1:] + ["-o", os.devnull])
     module, _, _ = dlc_import.build(a)
     base = step(mlir, module, a, src, torch.float32, no_dropout)
     reference = step(mlir, module, a, src, torch.float64, no_dropout)
     mapping = {n: n for n, r in roles(mlir).items() if r in ("param", "buffer")}
-    return peers_same.judge(a.model, dump, mapping, reference, base)
+    if mode == "check":
+        return peers_same.judge(a.model, argv[3], mapping, reference, base)
+    torch.backends.mkldnn.enabled = False
+    other = step(mlir, module, a, src, torch.float32, no_dropout)
+    with tempfile.TemporaryDirectory() as out:
+        dump_step(other, mlir, out)
+        return peers_same.judge(a.model + " (PyTorch float32, oneDNN off)", out, mapping,
+                                reference, base)
 
 
 if __name__ == "__main__":
