@@ -309,6 +309,81 @@ void softmaxBackward(Check &c) {
   c.real("scale", 1, -INFINITY, INFINITY);
 }
 
+/// train.attention's operands: q [B..., Sq, D], k [B..., Sk, D], v [B...,
+/// Sk, Dv] of one float type, an optional additive mask that broadcasts to
+/// the scores [B..., Sq, Sk], and the attributes the kernels read
+/// (scale, dropout_rate; causal and seed take any value). Returns the
+/// scores' shape.
+std::vector<int64_t> attentionOperands(Check &c, const Ref &q, const Ref &k, const Ref &v,
+                                       const Ref *mask) {
+  for (const Ref &r : {q, k, v})
+    if (!c.minRank(r, 2))
+      return {};
+  c.rank(k, q.rank());
+  c.rank(v, q.rank());
+  for (const Ref &r : {q, k, v}) {
+    c.floats(r);
+    if (c.ok() && r.buffer->dtype != q.buffer->dtype)
+      c.fail(r.name + " is " + dtypeName(r.buffer->dtype) + ", operand #0 " +
+             dtypeName(q.buffer->dtype) + ": the op takes one float type");
+  }
+  if (!c.ok())
+    return {};
+  std::vector<int64_t> batch(q.shape().begin(), q.shape().end() - 2);
+  std::vector<int64_t> keys = batch, values = batch;
+  keys.insert(keys.end(), {k.dim(-2), q.dim(-1)});
+  values.insert(values.end(), {k.dim(-2), v.dim(-1)});
+  c.shape(k, keys, "the queries' batch and head dimensions");
+  c.shape(v, values, "the keys' batch and sequence dimensions");
+  std::vector<int64_t> scores = batch;
+  scores.insert(scores.end(), {q.dim(-2), k.dim(-2)});
+  if (mask) {
+    c.floats(*mask);
+    c.broadcasts(*mask, scores, "the scores");
+  }
+  c.real("scale", 1, -INFINITY, INFINITY);
+  c.real("dropout_rate", 0, 0, 1, /*hiOpen=*/true);
+  return scores;
+}
+
+/// o [B..., Sq, Dv] in the operands' type and lse [B..., Sq] in f32.
+void attentionResults(Check &c, const Ref &q, const Ref &v, const Ref &o, const Ref &lse) {
+  std::vector<int64_t> out(q.shape().begin(), q.shape().end() - 1), rows = out;
+  out.push_back(v.dim(-1));
+  c.shape(o, out, "queries by values");
+  c.shape(lse, rows, "one row per query");
+  if (c.ok() && lse.buffer->dtype != DType::kF32)
+    c.fail(lse.name + " is " + dtypeName(lse.buffer->dtype) + ", the row statistics are f32");
+}
+
+void attention(Check &c) {
+  if (!c.counts(3, 4, 2, 2))
+    return;
+  Ref mask = c.in(3);
+  attentionOperands(c, c.in(0), c.in(1), c.in(2), c.numIn() > 3 ? &mask : nullptr);
+  if (c.ok())
+    attentionResults(c, c.in(0), c.in(2), c.out(0), c.out(1));
+  if (c.ok() && c.out(0).buffer->dtype != c.in(0).buffer->dtype)
+    c.fail("result #0 is " + std::string(dtypeName(c.out(0).buffer->dtype)) +
+           ", the operands " + dtypeName(c.in(0).buffer->dtype));
+}
+
+/// (q, k, v, o, do, lse, mask?) -> (dq, dk, dv), each gradient its value's shape.
+void attentionBackward(Check &c) {
+  if (!c.counts(6, 7, 3, 3))
+    return;
+  Ref mask = c.in(6);
+  attentionOperands(c, c.in(0), c.in(1), c.in(2), c.numIn() > 6 ? &mask : nullptr);
+  if (c.ok())
+    attentionResults(c, c.in(0), c.in(2), c.in(3), c.in(5));
+  c.floats(c.in(4));
+  c.same(c.in(4), c.in(3));
+  for (size_t i = 0; i < 3; ++i) {
+    c.floats(c.out(i));
+    c.same(c.out(i), c.in(i));
+  }
+}
+
 /// Rows of x's last extent, and the per-feature operands of that extent.
 void layerNormOf(Check &c, const Ref &x, std::initializer_list<Ref> features) {
   c.real("epsilon", 1e-5, 0, INFINITY, false, /*positive=*/true);
@@ -521,6 +596,8 @@ const std::array<Rule, kNumOps> &rules() {
     t[at(OpId::kConv2dBackwardFilter)] = conv2dBackwardFilter;
     t[at(OpId::kSoftmax)] = softmax;
     t[at(OpId::kSoftmaxBackward)] = softmaxBackward;
+    t[at(OpId::kAttention)] = attention;
+    t[at(OpId::kAttentionBackward)] = attentionBackward;
     t[at(OpId::kLayerNorm)] = layerNorm;
     t[at(OpId::kLayerNormBackward)] = layerNormBackward;
     t[at(OpId::kBatchNorm)] = batchNorm;
