@@ -9,7 +9,9 @@
 #   <model>-b<batch>-<precision>-<fusion>.plan
 #                    issue 23's sweep: ResNet-50 batch 256 and BERT-base
 #                    batch 32 in fp32 and amp, GPT-2 small batch 8 (sequence
-#                    1024) in amp-bf16, each under none, paddle and xla
+#                    1024) in amp-bf16, each under none, paddle and xla;
+#                    the half-precision BERT-base and GPT-2 also under xla
+#                    --disable-fusion=attention (*-xla-noattn.plan)
 #   sweep-<name>.plan
 #                    the cost model's device sweep (bench/calibration/sweep/
 #                    sweep.txt): convolutions and GEMMs of no seed model
@@ -60,6 +62,13 @@ for spec in resnet50:256:amp bert_base:32:amp gpt2:8:amp-bf16 resnet50:256:fp32 
     plan $m-b$batch-$precision-$fusion $m $batch --backend cuda --precision $precision --fusion $fusion
     echo $m-b$batch-$precision-$fusion.plan >> "$OUT/sweep.txt"
   done
+  # What the attention fusion buys on the GPU (run_all.sh times it beside
+  # the xla plan): the transformers' xla step without it.
+  case $m:$precision in
+    bert_base:amp|gpt2:amp-bf16)
+      plan $m-b$batch-$precision-xla-noattn $m $batch --backend cuda --precision $precision \
+        --fusion xla --disable-fusion=attention ;;
+  esac
 done
 # What NHWC buys: ResNet-50 AMP in the model's own NCHW, beside the default
 # (NHWC) plan above; profiled with the rest, not part of the comparison.

@@ -27,6 +27,7 @@ def main():
     p.add_argument("--fp32-peak-tflops", type=float, default=66.9)
     args = p.parse_args()
     runs = []
+    attention = {}  # xla plan name: its runs by attention kernels
     for path in sorted(glob.glob(os.path.join(args.results, "*.json"))):
         try:
             r = json.load(open(path))
@@ -37,9 +38,15 @@ def main():
             continue
         if r.get("backend") not in ("cuda", "torch-cuda", "jax-cuda"):
             continue
-        if os.path.basename(path).endswith((".nograph.json", ".check.json", ".cpu.json",
-                                             ".hand-bn.json", ".check.nograph.json")):
+        base = os.path.basename(path)
+        if base.endswith((".simt.json", ".noattn.json")):
+            attention.setdefault(base.rsplit(".", 2)[0], {})[base.split(".")[-2]] = r
             continue
+        if base.endswith((".nograph.json", ".check.json", ".cpu.json",
+                          ".hand-bn.json", ".check.nograph.json")):
+            continue
+        if base.endswith("-xla.json"):
+            attention.setdefault(base[:-len(".json")], {})["tensor cores"] = r
         runs.append(r)
     workloads = {}
     for r in runs:
@@ -78,6 +85,21 @@ def main():
               + (f"{sps(best_peer):.1f}" if best_peer else "-") + f" | {ratio} | "
               + (mfu(best) if best else "-") + " | " + (mfu(best_peer) if best_peer else "-")
               + f" | {peer_cells or '-'} |")
+    # The attention fusion, same call: xla as planned (the tensor-core flash
+    # kernels for f16 / bf16), with the SIMT flash kernels, and without the
+    # fusion (run_all.sh's *.simt.json and *.noattn.json).
+    rows = {name: a for name, a in attention.items() if len(a) > 1}
+    if rows:
+        print()
+        print("| xla plan | tensor-core attention | SIMT attention | no attention fusion | "
+              "tensor cores / no fusion |")
+        print("| --- | --- | --- | --- | --- |")
+        for name in sorted(rows):
+            a = rows[name]
+            cell = lambda k: f"{a[k]['samples_per_sec']['median']:.1f}" if k in a else "-"
+            gain = (f"{a['tensor cores']['samples_per_sec']['median'] / a['noattn']['samples_per_sec']['median']:.2f}x"
+                    if "tensor cores" in a and "noattn" in a else "-")
+            print(f"| {name} | {cell('tensor cores')} | {cell('simt')} | {cell('noattn')} | {gain} |")
     return 0
 
 

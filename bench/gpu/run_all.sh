@@ -185,6 +185,16 @@ lease)
           2> "$RESULTS/$name.profile.txt" > /dev/null || status=1
         head -12 "$RESULTS/$name.profile.txt"; grep -h '^cost model' "$RESULTS/$name.profile.txt"
       fi
+      # The attention fusion on the GPU, in the same call: the xla plan with
+      # the SIMT flash kernels instead of the tensor-core ones, and the xla
+      # plan without the fusion (ratio_table.py's second table).
+      if [ $fusion = xla ] && [ -e $G/plans/$name-noattn.plan ] && ! late "$name attention"; then
+        echo "== $name: SIMT attention, and no attention fusion"
+        timeout -k 5 $(limit) env DLC_CUDA_ATTENTION=simt $BENCH $G/plans/$name.plan --backend cuda \
+          --warmup 3 --steps 10 --repeats 3 --format json -o "$RESULTS/$name.simt.json" > /dev/null || status=1
+        timeout -k 5 $(limit) $BENCH $G/plans/$name-noattn.plan --backend cuda --warmup 3 --steps 10 \
+          --repeats 3 --format json -o "$RESULTS/$name.noattn.json" > /dev/null || status=1
+      fi
       # What `dlc-bench calibrate` reads: the step, and where profiled,
       # every launch (copy RESULTS/calibration/ to bench/calibration/h100-DATE/).
       mkdir -p "$RESULTS/calibration"

@@ -12,6 +12,8 @@
 
 #include "HandKernelBuilder.h"
 
+#include <cstdlib>
+
 namespace dlc::rt::cuda::hand {
 
 namespace {
@@ -92,6 +94,30 @@ std::string lseRefusal(const PlanBuffer &lse, const PlanBuffer &q) {
   return "";
 }
 
+/// Whether the tensor-core kernels take the launch: f16 or bf16 operands
+/// (all of `operands` of q's type), head dimensions that are multiples of
+/// 16 up to DLC_ATTENTION_TC_MAX_D, and DLC_CUDA_ATTENTION not "simt".
+bool tensorCores(Builder &b, std::initializer_list<int32_t> operands) {
+  if (const char *choice = std::getenv("DLC_CUDA_ATTENTION"); choice && std::string(choice) == "simt")
+    return false;
+  const DlcAttentionArgs &a = b.out.args.attention;
+  const DType t = b.buf(*operands.begin()).dtype;
+  if (t != DType::kF16 && t != DType::kBF16)
+    return false;
+  for (int32_t id : operands)
+    if (b.buf(id).dtype != t)
+      return false;
+  for (int64_t d : {a.d, a.dv})
+    if (d % 16 != 0 || d > DLC_ATTENTION_TC_MAX_D)
+      return false;
+  return true;
+}
+
+/// The entry point of the tensor-core kernel for q's type.
+std::string tensorCoreName(Builder &b, const std::string &op, int32_t q) {
+  return "dlc_hw_" + op + (b.buf(q).dtype == DType::kF16 ? "_tc_f16" : "_tc_bf16");
+}
+
 StatusOr<HandKernel> finish(Builder &b, int64_t blocks, int phases) {
   b.out.readsDropoutCounter = b.out.args.attention.rate > 0;
   b.out.phases = phases;
@@ -123,7 +149,13 @@ StatusOr<HandKernel> attention(Builder &b) {
   b.floating(DLC_ATTENTION_MASK, mask);
   b.floating(DLC_ATTENTION_O, k.outputs[0]);
   b.floating(DLC_ATTENTION_LSE, k.outputs[1]);
-  return finish(b, a.batch * ceilDiv(a.queries, DLC_ATTENTION_QUERY_TILE), 1);
+  if (!tensorCores(b, {k.inputs[0], k.inputs[1], k.inputs[2], k.outputs[0]}))
+    return finish(b, a.batch * ceilDiv(a.queries, DLC_ATTENTION_QUERY_TILE), 1);
+  StatusOr<HandKernel> hand =
+      finish(b, a.batch * ceilDiv(a.queries, DLC_ATTENTION_TC_QUERY_TILE), 1);
+  if (hand.isOk())
+    hand->name = tensorCoreName(b, k.op, k.inputs[0]);
+  return hand;
 }
 
 StatusOr<HandKernel> attentionBackward(Builder &b) {
@@ -155,6 +187,16 @@ StatusOr<HandKernel> attentionBackward(Builder &b) {
   b.floating(DLC_ATTENTION_BACKWARD_DK, out[1]);
   b.floating(DLC_ATTENTION_BACKWARD_DV, out[2]);
   // Phase 0 runs a block per key tile, phase 1 one per query tile.
+  if (tensorCores(b, {in[0], in[1], in[2], in[3], in[4], out[0], out[1], out[2]})) {
+    StatusOr<HandKernel> hand =
+        finish(b,
+               a.batch * std::max(ceilDiv(a.keys, DLC_ATTENTION_TC_KEY_TILE),
+                                  ceilDiv(a.queries, DLC_ATTENTION_TC_BACKWARD_QUERY_TILE)),
+               2);
+    if (hand.isOk())
+      hand->name = tensorCoreName(b, k.op, in[0]);
+    return hand;
+  }
   int64_t blocks = a.batch * std::max(ceilDiv(a.keys, DLC_ATTENTION_BACKWARD_KEY_TILE),
                                       ceilDiv(a.queries, DLC_ATTENTION_BACKWARD_DQ_QUERY_TILE));
   return finish(b, blocks, 2);

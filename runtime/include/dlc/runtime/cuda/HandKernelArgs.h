@@ -232,9 +232,17 @@ enum {
 /// dimensions up to MAX_D; the forward's query and key tiles; the
 /// backward's key tile, and its query tiles in the dk / dv phase and in the
 /// dq phase. Sized so that each kernel's static shared memory stays under
-/// the 48 KiB a kernel gets without opting in.
+/// the 48 KiB a kernel gets without opting in. The tensor-core kernels
+/// (f16 / bf16 operands) take head dimensions that are multiples of 16 up
+/// to TC_MAX_D: forward query tiles of TC_QUERY_TILE, key tiles of
+/// TC_KEY_TILE, and the backward's dq phase query tiles of
+/// TC_BACKWARD_QUERY_TILE.
 enum {
   DLC_ATTENTION_MAX_D = 128,
+  DLC_ATTENTION_TC_MAX_D = 64,
+  DLC_ATTENTION_TC_QUERY_TILE = 64,
+  DLC_ATTENTION_TC_KEY_TILE = 32,
+  DLC_ATTENTION_TC_BACKWARD_QUERY_TILE = 32,
   DLC_ATTENTION_QUERY_TILE = 32,
   DLC_ATTENTION_KEY_TILE = 16,
   DLC_ATTENTION_BACKWARD_KEY_TILE = 16,
