@@ -478,11 +478,12 @@ DLC_DEVICE void dlc_tc_product(float *c, int ldc, bool acc, const unsigned short
 
 // Forward: one block per (batch entry, tile of DLC_ATTENTION_TC_QUERY_TILE
 // queries), grid-stride, key tiles of DLC_TC_KEYS. s = q k^T on the tensor
-// cores into a float tile; each row's online softmax by one thread (scale,
-// mask, causality, dropout, the running maximum and sum, o's row rescaled);
-// then o += p' v on the tensor cores, o a float tile in shared memory.
-// Shared memory: q (64 x 72 x 2), k then v (32 x 72 x 2), p' (64 x 40 x 2),
-// s (64 x 36 x 4), o (64 x 68 x 4), m and l: 46,080 bytes.
+// cores into a float tile; the rows' online softmax as the SIMT kernel's
+// (scale, mask, causality, the running maximum and sum, o rescaled, dropout),
+// element-wise wherever it can be; then o += p' v on the tensor cores, o a
+// float tile in shared memory. Shared memory: q (64 x 72 x 2), k then v
+// (32 x 72 x 2), p' (64 x 40 x 2), s (64 x 36 x 4), o (64 x 68 x 4), m, l
+// and the rescaling factors: 46,336 bytes.
 template <int T>
 DLC_DEVICE void dlc_hw_attention_tc(const DlcHandArgs &a, const long long *step,
                                     unsigned char *smem) {
@@ -492,7 +493,7 @@ DLC_DEVICE void dlc_hw_attention_tc(const DlcHandArgs &a, const long long *step,
   unsigned short *sP = sKV + BC * DLC_TC_DP;
   float *sS = reinterpret_cast<float *>(sP + BR * DLC_TC_PP);
   float *sO = sS + BR * DLC_TC_SP;
-  float *sM = sO + BR * DLC_TC_OP, *sL = sM + BR;
+  float *sM = sO + BR * DLC_TC_OP, *sL = sM + BR, *sAlpha = sL + BR;
   const DlcAttentionArgs &s = a.attention;
   const long long Sq = s.queries, Sk = s.keys, D = s.d, Dv = s.dv;
   const long long qTiles = (Sq + BR - 1) / BR;
@@ -520,30 +521,48 @@ DLC_DEVICE void dlc_hw_attention_tc(const DlcHandArgs &a, const long long *step,
                                      (int)D, BR, BC, dlc_tc_warp(), dlc_tc_warps());
       __syncthreads(); // k is read: v takes its place
       dlc_tc_load(a, DLC_ATTENTION_V, (b * Sk + k0) * Dv, nk, Dv, sKV, BC);
+      // The scores, element-wise: scale, mask, causality; -inf outside.
+      for (long long e = t; e < BR * BC; e += nt) {
+        const long long r = e / BC, c = e % BC;
+        float &v = sS[r * DLC_TC_SP + c];
+        v = r < nq && c < nk
+                ? dlc_hw_attn_score(a, DLC_ATTENTION_MASK, maskBase, q0 + r, k0 + c, v)
+                : DLC_NEG_INF;
+      }
+      __syncthreads();
+      // The rows' new maxima; a row that has seen no visible key yet keeps
+      // m = -inf and p = 0.
       for (long long r = t; r < BR; r += nt) {
-        float *row = sS + r * DLC_TC_SP;
         const float mOld = sM[r];
         float mx = mOld;
-        for (int c = 0; c < BC; ++c) {
-          row[c] = r < nq && c < nk ? dlc_hw_attn_score(a, DLC_ATTENTION_MASK, maskBase,
-                                                        q0 + r, k0 + c, row[c])
-                                    : DLC_NEG_INF;
-          mx = mx < row[c] ? row[c] : mx;
-        }
-        const float alpha = mx == DLC_NEG_INF ? 1.f : expf(mOld - mx);
-        float sum = 0.f;
-        for (int c = 0; c < BC; ++c) {
-          float p = mx == DLC_NEG_INF ? 0.f : expf(row[c] - mx);
-          sum += p;
-          if (dropout && p != 0.f)
-            p = dlc_hw_keep(base, (b * Sq + q0 + r) * Sk + k0 + c, s.rate) ? p * keepScale : 0.f;
-          sP[r * DLC_TC_PP + c] = dlc_tc_narrow<T>(p);
-        }
+        for (int c = 0; c < BC; ++c)
+          mx = mx < sS[r * DLC_TC_SP + c] ? sS[r * DLC_TC_SP + c] : mx;
+        sAlpha[r] = mx == DLC_NEG_INF ? 1.f : expf(mOld - mx);
         sM[r] = mx;
-        sL[r] = sL[r] * alpha + sum;
-        for (long long d = 0; d < Dv; ++d)
-          sO[r * DLC_TC_OP + d] *= alpha;
       }
+      __syncthreads();
+      // p for the rows' sums (in place of s), p' (dropped) in the operands'
+      // type for o: element-wise, so that exp and the dropout draws spread
+      // over every thread.
+      for (long long e = t; e < BR * BC; e += nt) {
+        const long long r = e / BC, c = e % BC;
+        const float mx = sM[r];
+        float p = mx == DLC_NEG_INF ? 0.f : expf(sS[r * DLC_TC_SP + c] - mx);
+        sS[r * DLC_TC_SP + c] = p;
+        if (dropout && p != 0.f)
+          p = dlc_hw_keep(base, (b * Sq + q0 + r) * Sk + k0 + c, s.rate) ? p * keepScale : 0.f;
+        sP[r * DLC_TC_PP + c] = dlc_tc_narrow<T>(p);
+      }
+      __syncthreads();
+      // l's update reads p and writes l, o's rescaling writes o alone.
+      for (long long r = t; r < BR; r += nt) {
+        float sum = 0.f;
+        for (int c = 0; c < BC; ++c)
+          sum += sS[r * DLC_TC_SP + c];
+        sL[r] = sL[r] * sAlpha[r] + sum;
+      }
+      for (long long e = t; e < BR * Dv; e += nt)
+        sO[(e / Dv) * DLC_TC_OP + e % Dv] *= sAlpha[e / Dv];
       __syncthreads();
       dlc_tc_product<T, false, false>(sO, DLC_TC_OP, true, sP, DLC_TC_PP, sKV, DLC_TC_DP, BC,
                                       BR, (int)Dv, dlc_tc_warp(), dlc_tc_warps());
@@ -562,7 +581,7 @@ DLC_DEVICE void dlc_hw_attention_tc(const DlcHandArgs &a, const long long *step,
 #define DLC_TC_FORWARD_BYTES                                                                     \
   ((DLC_ATTENTION_TC_QUERY_TILE * DLC_TC_DP + DLC_TC_KEYS * DLC_TC_DP +                          \
     DLC_ATTENTION_TC_QUERY_TILE * DLC_TC_PP) * 2 +                                               \
-   (DLC_ATTENTION_TC_QUERY_TILE * (DLC_TC_SP + DLC_TC_OP + 2)) * 4)
+   (DLC_ATTENTION_TC_QUERY_TILE * (DLC_TC_SP + DLC_TC_OP + 3)) * 4)
 extern "C" __global__ void __launch_bounds__(DLC_ATTENTION_THREADS)
 dlc_hw_attention_tc_f16(const DlcHandArgs a, const long long *step) {
   DLC_TC_SHARED unsigned char smem[DLC_TC_FORWARD_BYTES];
@@ -574,18 +593,21 @@ dlc_hw_attention_tc_bf16(const DlcHandArgs a, const long long *step) {
   dlc_hw_attention_tc<DLC_T_BF16>(a, step, smem);
 }
 
-/// For the tile's query rows [0, rows): lse_i, and D_i = do_i . o_i read
-/// from memory in order of the value dimension.
+/// For the tile's query rows [0, rows): lse_i, and D_i = do_i . o_i in
+/// order of the value dimension, do from its tile in shared memory.
+template <int T>
 DLC_DEVICE void dlc_tc_row_stats(const DlcHandArgs &a, long long b, long long q0, long long nq,
-                                 float *lse, float *di, int rows) {
+                                 const unsigned short *sDO, float *lse, float *di, int rows) {
   const DlcAttentionArgs &s = a.attention;
   for (long long r = threadIdx.x; r < rows; r += blockDim.x) {
     float dot = 0.f, l = 0.f;
     if (r < nq) {
       const long long row = b * s.queries + q0 + r;
-      for (long long e = 0; e < s.dv; ++e)
-        dot += dlc_hw_ld(a, DLC_ATTENTION_BACKWARD_DO, row * s.dv + e) *
+      for (long long e = 0; e < s.dv; ++e) {
+        const unsigned short bits = sDO[r * DLC_TC_DP + e];
+        dot += (T == DLC_T_F16 ? dlc_f16_bits_to_float(bits) : dlc_bf16_bits_to_float(bits)) *
                dlc_hw_ld(a, DLC_ATTENTION_BACKWARD_O, row * s.dv + e);
+      }
       l = static_cast<const float *>(a.p[DLC_ATTENTION_BACKWARD_LSE])[row];
     }
     lse[r] = l, di[r] = dot;
@@ -682,8 +704,8 @@ DLC_DEVICE void dlc_hw_attention_backward_tc(const DlcHandArgs &a, const long lo
         __syncthreads(); // the last query tile's q, do, p' and ds are read
         dlc_tc_load(a, DLC_ATTENTION_BACKWARD_Q, (b * Sq + q0) * D, nq, D, sQ, BR0);
         dlc_tc_load(a, DLC_ATTENTION_BACKWARD_DO, (b * Sq + q0) * Dv, nq, Dv, sDO, BR0);
-        dlc_tc_row_stats(a, b, q0, nq, sLse, sDi, BR0);
         __syncthreads();
+        dlc_tc_row_stats<T>(a, b, q0, nq, sDO, sLse, sDi, BR0);
         // s = q k^T and dp = do v^T: 2 + 2 tiles.
         dlc_tc_product<T, false, true>(sS, DLC_TC_SP, false, sQ, DLC_TC_DP, sK, DLC_TC_DP,
                                        (int)D, BR0, BC, warp, warps);
@@ -722,7 +744,8 @@ DLC_DEVICE void dlc_hw_attention_backward_tc(const DlcHandArgs &a, const long lo
     dlc_tc_load(a, DLC_ATTENTION_BACKWARD_DO, (b * Sq + q0) * Dv, nq, Dv, sDO, BR1);
     for (long long e = t; e < BR1 * DLC_TC_OP; e += nt)
       sDQ[e] = 0.f;
-    dlc_tc_row_stats(a, b, q0, nq, sLse, sDi, BR1);
+    __syncthreads();
+    dlc_tc_row_stats<T>(a, b, q0, nq, sDO, sLse, sDi, BR1);
     const long long kEnd = dlc_hw_attn_key_end(s, q0, nq);
     for (long long k0 = 0; k0 < kEnd; k0 += BC) {
       const long long nk = Sk - k0 < BC ? Sk - k0 : BC;
