@@ -1,25 +1,36 @@
-//===- FastAttention.cpp - flash-style train.attention on the host -------===//
+//===- FastAttention.cpp - blocked train.attention on the host -----------===//
 //
-// The fast backend's train.attention and its gradient, FlashAttention-2's
-// order: the [Sq, Sk] scores are never materialised. The forward walks
-// query blocks x key blocks with an online softmax (a running row maximum
-// and sum, the accumulator rescaled as the maximum grows); the backward
-// recomputes each tile's probabilities from the saved lse, in two passes so
-// that every output element is one task's sum in a fixed order: dk and dv
-// per key block over the query blocks, then dq per query block over the key
-// blocks. Tiles are plain loops over contiguous rows, which GCC vectorizes
-// (DLC_HOST_CLONES); accumulation is float. Blocks with every key hidden by
-// causality are skipped. Work is parallel over B... x blocks, and the
-// result does not depend on the thread count.
+// The fast backend's train.attention and its gradient. The [Sq, Sk] score
+// matrix is never materialised: work goes by blocks of kBlockQ queries of
+// one (batch, head), and a block's scores against every key it sees are a
+// [kBlockQ, Sk] tile (256 KB at Sk 1024), in which the row softmax is
+// exact (no online rescaling) and the log-sum-exp saved. The products are
+// GEMMs on the calling thread (hostGemm: oneDNN's sgemm, else loops):
+//
+//   forward   S = scale Q K^T (+ mask), P = softmax(S), O = dropout(P) V
+//   backward  per (batch, head), its query blocks in order: S and P again
+//             from lse, dP = dO V^T, dS = scale P (dropout'(dP) - D) with
+//             D = rowsum(dO O), dQ = dS K, dK += dS^T Q, dV += P'^T dO.
+//
+// Causal blocks stop at the keys their last query sees; rows of the
+// diagonal block mask the rest. Dropout draws the mask train.dropout draws
+// (dropoutKeeps of the scores' flat index). The forward is parallel over
+// (batch, head, query block), the backward over (batch, head): each dK and
+// dV is one task's sum over query blocks in order, so the result does not
+// depend on the thread count. Exponentials are HostMath.h's, as the
+// generated softmax's.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Attention.h"
 #include "FastHost.h"
+#include "HostClones.h"
+#include "../codegen/kernels/HostMath.h"
+
+#include "dlc/runtime/cpu/HostGemm.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -27,135 +38,105 @@ namespace dlc::rt::cpu {
 
 namespace {
 
-constexpr int64_t kBlockQ = 64, kBlockK = 64;
+constexpr int64_t kBlockQ = 64;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-/// exp(x) for x <= 0 in float, branch-free so that it vectorizes: Cephes'
-/// expf polynomial after x = n ln2 + r (about 2 ulp); 0 below -87.
-[[gnu::always_inline]] inline float expNonPositive(float x) {
-  float c = std::max(x, -87.0f);
-  float t = c * 1.44269504088896341f;
-  int n = static_cast<int>(t - 0.5f); // round to nearest for t <= 0
-  float fn = static_cast<float>(n);
-  float r = c - fn * 0.693359375f + fn * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  float y = p * r * r + r + 1.0f;
-  uint32_t bits = static_cast<uint32_t>(n + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return x < -87.0f ? 0.0f : y * scale;
+int64_t blocks(int64_t n, int64_t block) { return (n + block - 1) / block; }
+
+/// The tiles' row stride: Sk rounded up to 16 floats, plus 16 so that rows
+/// a power of two apart do not fall on the same cache sets.
+int64_t tileStride(const AttentionDims &a) { return (a.sk + 15) / 16 * 16 + 16; }
+
+/// A thread's tile buffers, kept between calls (they grow, never shrink).
+std::vector<float> &tile(int which, size_t size) {
+  thread_local std::vector<float> buffers[2];
+  if (buffers[which].size() < size)
+    buffers[which].resize(size);
+  return buffers[which];
 }
 
-/// A [rows, cols] block of a [.., cols]-row matrix, transposed into
-/// dst [cols, kBlockK] (rows <= kBlockK).
-void transposeBlock(const float *src, int64_t rows, int64_t cols, float *dst) {
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      dst[c * kBlockK + r] = src[r * cols + c];
-}
-
-/// s[0, n) = a[0, depth) . bT[., 0, n): one row against a transposed block.
-[[gnu::always_inline]] inline void rowTimesBlock(const float *a, const float *bT, int64_t depth,
-                                                 int64_t n, float *s) {
-  for (int64_t j = 0; j < n; ++j)
-    s[j] = 0;
-  for (int64_t d = 0; d < depth; ++d) {
-    float x = a[d];
-    const float *col = bT + d * kBlockK;
-    for (int64_t j = 0; j < n; ++j)
-      s[j] += x * col[j];
-  }
-}
-
-/// Scales and masks row `row`'s scores against keys [k0, k0 + n); returns
-/// how many of them are visible (the rest are -inf).
-[[gnu::always_inline]] inline int64_t maskScores(const AttentionDims &a, int64_t row, int64_t k0,
-                                                 int64_t n, float *s) {
-  int64_t visible = std::clamp<int64_t>(a.visibleKeys(row % a.sq) - k0, 0, n);
-  for (int64_t j = 0; j < visible; ++j)
-    s[j] *= a.scale;
+/// s[0, n) of row `row` (flat over B... x Sq): the scaled scores plus the
+/// mask; keys from `visible` on are hidden (causal) and become -inf.
+[[gnu::always_inline]] inline void maskRow(const AttentionDims &a, int64_t row, int64_t visible,
+                                           int64_t n, float *s) {
   if (a.mask) {
-    const float *m = a.mask + a.maskRow(row) + k0 * a.maskKeyStride();
+    const float *m = a.mask + a.maskRow(row);
     int64_t stride = a.maskKeyStride();
     for (int64_t j = 0; j < visible; ++j)
       s[j] += m[j * stride];
   }
   for (int64_t j = visible; j < n; ++j)
     s[j] = kNegInf;
-  return visible;
 }
 
-struct ForwardScratch {
-  std::vector<float> kT, s, acc, m, l;
-  ForwardScratch(const AttentionDims &a)
-      : kT(a.d * kBlockK), s(kBlockK), acc(kBlockQ * a.dv), m(kBlockQ), l(kBlockQ) {}
-};
-
-/// Queries [q0, q1) of batch b against every visible key block.
-DLC_HOST_CLONES void forwardBlock(const AttentionDims &a, const float *Q, const float *K,
-                                  const float *V, float *O, float *L, int64_t b, int64_t q0,
-                                  int64_t q1, ForwardScratch &w) {
-  const float *k = K + b * a.sk * a.d, *v = V + b * a.sk * a.dv;
-  int64_t rows = q1 - q0, keyEnd = a.visibleKeys(q1 - 1);
+/// The dropout factors of row `row`, keys [0, n): 1 / (1 - rate) where
+/// the mask keeps the score, else 0.
+[[gnu::always_inline]] inline void dropoutRow(const AttentionDims &a, int64_t row, int64_t n,
+                                              float *keep) {
   float keepScale = static_cast<float>(1.0 / (1.0 - a.rate));
-  std::fill(w.acc.begin(), w.acc.begin() + rows * a.dv, 0.0f);
-  std::fill(w.m.begin(), w.m.end(), kNegInf);
-  std::fill(w.l.begin(), w.l.end(), 0.0f);
-  float *s = w.s.data();
-  for (int64_t k0 = 0; k0 < keyEnd; k0 += kBlockK) {
-    int64_t n = std::min(kBlockK, keyEnd - k0);
-    transposeBlock(k + k0 * a.d, n, a.d, w.kT.data());
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t row = b * a.sq + q0 + r;
-      rowTimesBlock(Q + row * a.d, w.kT.data(), a.d, n, s);
-      int64_t visible = maskScores(a, row, k0, n, s);
-      if (visible == 0)
-        continue;
-      float mx = w.m[r];
-      for (int64_t j = 0; j < visible; ++j)
-        mx = std::max(mx, s[j]);
-      if (mx == kNegInf)
-        continue; // every visible key masked to -inf so far
-      float correction = w.m[r] == kNegInf ? 0.0f : expNonPositive(w.m[r] - mx);
-      float sum = 0;
-      for (int64_t j = 0; j < visible; ++j) {
-        s[j] = expNonPositive(s[j] - mx);
-        sum += s[j];
-      }
-      w.l[r] = w.l[r] * correction + sum;
-      w.m[r] = mx;
-      float *acc = w.acc.data() + r * a.dv;
-      if (correction != 1.0f)
-        for (int64_t e = 0; e < a.dv; ++e)
-          acc[e] *= correction;
-      for (int64_t j = 0; j < visible; ++j) {
-        float p = s[j];
-        if (a.rate > 0)
-          p = dropoutKeeps(a.stream, a.scoreIndex(row, k0 + j), a.rate) ? p * keepScale : 0.0f;
-        if (p == 0)
-          continue;
-        const float *vr = v + (k0 + j) * a.dv;
-        for (int64_t e = 0; e < a.dv; ++e)
-          acc[e] += p * vr[e];
-      }
-    }
-  }
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t row = b * a.sq + q0 + r;
-    float inv = 1.0f / w.l[r];
-    const float *acc = w.acc.data() + r * a.dv;
-    for (int64_t e = 0; e < a.dv; ++e)
-      O[row * a.dv + e] = acc[e] * inv;
-    L[row] = w.m[r] + std::log(w.l[r]);
-  }
+  for (int64_t j = 0; j < n; ++j)
+    keep[j] = dropoutKeeps(a.stream, a.scoreIndex(row, j), a.rate) ? keepScale : 0.0f;
 }
 
-int64_t blocks(int64_t n, int64_t block) { return (n + block - 1) / block; }
+/// The largest of s[0, n) (-inf for none), in kLanes lanes that GCC
+/// vectorizes (std::max's NaN order keeps a single running maximum scalar).
+[[gnu::always_inline]] inline float rowMax(int64_t n, const float *s) {
+  float lane[kLanes];
+  std::fill(lane, lane + kLanes, kNegInf);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j)
+      lane[j] = s[i + j] > lane[j] ? s[i + j] : lane[j];
+  for (int j = 0; i + j < n; ++j)
+    lane[j] = s[i + j] > lane[j] ? s[i + j] : lane[j];
+  float mx = kNegInf;
+  for (float x : lane)
+    mx = x > mx ? x : mx;
+  return mx;
+}
+
+/// Row softmax of s[0, n) in place (its first `visible` entries; the rest
+/// become 0), returning the log-sum-exp, then the dropout factors applied.
+DLC_HOST_CLONES float softmaxRow(const AttentionDims &a, int64_t row, int64_t visible, int64_t n,
+                                 float *s, float *keep) {
+  float mx = rowMax(visible, s);
+  for (int64_t j = 0; j < visible; ++j)
+    s[j] = dlc_expf(s[j] - mx);
+  float sum = laneSum(visible, [&](int64_t j) { return s[j]; });
+  float inv = 1.0f / sum;
+  for (int64_t j = 0; j < visible; ++j)
+    s[j] *= inv;
+  for (int64_t j = visible; j < n; ++j)
+    s[j] = 0;
+  if (a.rate > 0) {
+    dropoutRow(a, row, visible, keep);
+    for (int64_t j = 0; j < visible; ++j)
+      s[j] *= keep[j];
+  }
+  return mx + std::log(sum);
+}
+
+/// Queries [q0, q1) of head b: O and lse.
+void forwardBlock(const AttentionDims &a, const float *Q, const float *K, const float *V,
+                  float *O, float *L, int64_t b, int64_t q0, int64_t q1) {
+  int64_t rows = q1 - q0, keyEnd = a.visibleKeys(q1 - 1), ld = tileStride(a);
+  int64_t first = b * a.sq + q0;
+  float *s = tile(0, rows * ld).data();
+  float *keep = tile(1, ld).data();
+  if (keyEnd > 0)
+    hostGemm(false, true, rows, keyEnd, a.d, a.scale, Q + first * a.d, a.d, K + b * a.sk * a.d,
+             a.d, 0.0f, s, ld);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t visible = a.visibleKeys(q0 + r);
+    maskRow(a, first + r, visible, keyEnd, s + r * ld);
+    L[first + r] = softmaxRow(a, first + r, visible, keyEnd, s + r * ld, keep);
+  }
+  if (keyEnd > 0)
+    hostGemm(false, false, rows, a.dv, keyEnd, 1.0f, s, ld, V + b * a.sk * a.dv, a.dv, 0.0f,
+             O + first * a.dv, a.dv);
+  else
+    std::fill(O + first * a.dv, O + (first + rows) * a.dv, 0.0f);
+}
 
 Status attention(const KernelContext &c) {
   AttentionDims a;
@@ -165,9 +146,8 @@ Status attention(const KernelContext &c) {
   float *O = c.out(0).f32(), *L = c.out(1).f32();
   int64_t qBlocks = blocks(a.sq, kBlockQ);
   parallelFor(0, a.batch * qBlocks, [&](int64_t t) {
-    ForwardScratch w(a);
     int64_t b = t / qBlocks, q0 = (t % qBlocks) * kBlockQ;
-    forwardBlock(a, Q, K, V, O, L, b, q0, std::min(a.sq, q0 + kBlockQ), w);
+    forwardBlock(a, Q, K, V, O, L, b, q0, std::min(a.sq, q0 + kBlockQ));
   });
   return Status::ok();
 }
@@ -176,100 +156,64 @@ Status attention(const KernelContext &c) {
 // Backward
 //===----------------------------------------------------------------------===//
 
-struct BackwardScratch {
-  std::vector<float> kT, vT, p, ds;
-  BackwardScratch(const AttentionDims &a)
-      : kT(a.d * kBlockK), vT(a.dv * kBlockK), p(kBlockQ * kBlockK), ds(kBlockQ * kBlockK) {}
-};
-
 struct BackwardOperands {
-  const float *Q, *K, *V, *DO, *L, *D; // D: rowsum(do * o)
+  const float *Q, *K, *V, *O, *DO, *L;
+  float *DQ, *DK, *DV;
 };
 
-/// The tile of queries [q0, q1) x keys [k0, k0 + n) of batch b: p' (the
-/// dropped-out probabilities) and ds = scale * p * (dp - D) into w.p and
-/// w.ds, from w.kT and w.vT (the key block, transposed).
-DLC_HOST_CLONES void backwardTile(const AttentionDims &a, const BackwardOperands &x, int64_t b,
-                                  int64_t q0, int64_t q1, int64_t k0, int64_t n,
-                                  BackwardScratch &w) {
-  float keepScale = static_cast<float>(1.0 / (1.0 - a.rate));
-  for (int64_t r = 0; r < q1 - q0; ++r) {
-    int64_t row = b * a.sq + q0 + r;
-    float *p = w.p.data() + r * kBlockK, *ds = w.ds.data() + r * kBlockK;
-    rowTimesBlock(x.Q + row * a.d, w.kT.data(), a.d, n, p);
-    int64_t visible = maskScores(a, row, k0, n, p);
-    float lse = x.L[row];
+/// Row r of a query block: p (the tile's scores) becomes P' (the
+/// dropped-out probabilities from lse) and dp (dO V^T) becomes dS.
+DLC_HOST_CLONES void backwardRow(const AttentionDims &a, const BackwardOperands &x, int64_t row,
+                                 int64_t visible, int64_t n, float *p, float *dp, float *keep) {
+  float lse = x.L[row];
+  for (int64_t j = 0; j < visible; ++j)
+    p[j] = dlc_expf(p[j] - lse);
+  for (int64_t j = visible; j < n; ++j)
+    p[j] = 0;
+  const float *o = x.O + row * a.dv, *g = x.DO + row * a.dv;
+  float rowDot = laneSum(a.dv, [&](int64_t e) { return g[e] * o[e]; });
+  if (a.rate > 0) {
+    dropoutRow(a, row, visible, keep);
+    for (int64_t j = 0; j < visible; ++j) {
+      dp[j] = a.scale * (p[j] * (dp[j] * keep[j] - rowDot));
+      p[j] *= keep[j];
+    }
+  } else {
     for (int64_t j = 0; j < visible; ++j)
-      p[j] = expNonPositive(std::min(p[j] - lse, 0.0f));
-    for (int64_t j = visible; j < n; ++j)
-      p[j] = 0;
-    rowTimesBlock(x.DO + row * a.dv, w.vT.data(), a.dv, n, ds); // dp' = do v^T
-    float rowDot = x.D[row];
-    for (int64_t j = 0; j < n; ++j) {
-      bool keep = a.rate == 0 || dropoutKeeps(a.stream, a.scoreIndex(row, k0 + j), a.rate);
-      float dp = keep ? ds[j] * keepScale : 0.0f;
-      ds[j] = a.scale * (p[j] * (dp - rowDot));
-      if (a.rate > 0)
-        p[j] = keep ? p[j] * keepScale : 0.0f;
-    }
+      dp[j] = a.scale * (p[j] * (dp[j] - rowDot));
   }
+  for (int64_t j = visible; j < n; ++j)
+    dp[j] = 0;
 }
 
-/// dk and dv of keys [k0, k0 + n) of batch b, over every query that sees them.
-DLC_HOST_CLONES void keyBlockGradients(const AttentionDims &a, const BackwardOperands &x,
-                                       float *DK, float *DV, int64_t b, int64_t k0, int64_t n,
-                                       BackwardScratch &w) {
+/// dQ, dK and dV of head b.
+void backwardHead(const AttentionDims &a, const BackwardOperands &x, int64_t b) {
   const float *k = x.K + b * a.sk * a.d, *v = x.V + b * a.sk * a.dv;
-  transposeBlock(k + k0 * a.d, n, a.d, w.kT.data());
-  transposeBlock(v + k0 * a.dv, n, a.dv, w.vT.data());
-  float *dk = DK + (b * a.sk + k0) * a.d, *dv = DV + (b * a.sk + k0) * a.dv;
-  std::fill(dk, dk + n * a.d, 0.0f);
-  std::fill(dv, dv + n * a.dv, 0.0f);
-  // The first query that sees key k0: i + (Sk - Sq) >= k0.
-  int64_t first = a.causal ? std::max<int64_t>(0, k0 - (a.sk - a.sq)) : 0;
-  for (int64_t q0 = first / kBlockQ * kBlockQ; q0 < a.sq; q0 += kBlockQ) {
-    int64_t q1 = std::min(a.sq, q0 + kBlockQ);
-    backwardTile(a, x, b, q0, q1, k0, n, w);
-    for (int64_t r = 0; r < q1 - q0; ++r) {
-      int64_t row = b * a.sq + q0 + r;
-      const float *g = x.DO + row * a.dv, *q = x.Q + row * a.d;
-      const float *p = w.p.data() + r * kBlockK, *ds = w.ds.data() + r * kBlockK;
-      for (int64_t j = 0; j < n; ++j) {
-        if (p[j] != 0)
-          for (int64_t e = 0; e < a.dv; ++e)
-            dv[j * a.dv + e] += p[j] * g[e];
-        if (ds[j] != 0)
-          for (int64_t d = 0; d < a.d; ++d)
-            dk[j * a.d + d] += ds[j] * q[d];
-      }
+  float *dk = x.DK + b * a.sk * a.d, *dv = x.DV + b * a.sk * a.dv;
+  std::fill(dk, dk + a.sk * a.d, 0.0f);
+  std::fill(dv, dv + a.sk * a.dv, 0.0f);
+  int64_t ld = tileStride(a), rowsMax = std::min(kBlockQ, a.sq);
+  float *p = tile(0, rowsMax * ld + ld).data(), *dp = tile(1, rowsMax * ld + ld).data();
+  float *keep = p + rowsMax * ld; // one more row past the tile
+  for (int64_t q0 = 0; q0 < a.sq; q0 += kBlockQ) {
+    int64_t q1 = std::min(a.sq, q0 + kBlockQ), rows = q1 - q0, first = b * a.sq + q0;
+    int64_t keyEnd = a.visibleKeys(q1 - 1);
+    const float *q = x.Q + first * a.d, *g = x.DO + first * a.dv;
+    float *dq = x.DQ + first * a.d;
+    if (keyEnd == 0) {
+      std::fill(dq, dq + rows * a.d, 0.0f);
+      continue;
     }
-  }
-}
-
-/// dq of queries [q0, q1) of batch b, over every key block they see.
-DLC_HOST_CLONES void queryBlockGradients(const AttentionDims &a, const BackwardOperands &x,
-                                         float *DQ, int64_t b, int64_t q0, int64_t q1,
-                                         BackwardScratch &w) {
-  const float *k = x.K + b * a.sk * a.d, *v = x.V + b * a.sk * a.dv;
-  float *dq = DQ + (b * a.sq + q0) * a.d;
-  std::fill(dq, dq + (q1 - q0) * a.d, 0.0f);
-  int64_t keyEnd = a.visibleKeys(q1 - 1);
-  for (int64_t k0 = 0; k0 < keyEnd; k0 += kBlockK) {
-    int64_t n = std::min(kBlockK, keyEnd - k0);
-    transposeBlock(k + k0 * a.d, n, a.d, w.kT.data());
-    transposeBlock(v + k0 * a.dv, n, a.dv, w.vT.data());
-    backwardTile(a, x, b, q0, q1, k0, n, w);
-    for (int64_t r = 0; r < q1 - q0; ++r) {
-      const float *ds = w.ds.data() + r * kBlockK;
-      float *out = dq + r * a.d;
-      for (int64_t j = 0; j < n; ++j) {
-        if (ds[j] == 0)
-          continue;
-        const float *kr = k + (k0 + j) * a.d;
-        for (int64_t d = 0; d < a.d; ++d)
-          out[d] += ds[j] * kr[d];
-      }
+    hostGemm(false, true, rows, keyEnd, a.d, a.scale, q, a.d, k, a.d, 0.0f, p, ld);
+    hostGemm(false, true, rows, keyEnd, a.dv, 1.0f, g, a.dv, v, a.dv, 0.0f, dp, ld);
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t visible = a.visibleKeys(q0 + r);
+      maskRow(a, first + r, visible, keyEnd, p + r * ld);
+      backwardRow(a, x, first + r, visible, keyEnd, p + r * ld, dp + r * ld, keep);
     }
+    hostGemm(false, false, rows, a.d, keyEnd, 1.0f, dp, ld, k, a.d, 0.0f, dq, a.d);
+    hostGemm(true, false, keyEnd, a.d, rows, 1.0f, dp, ld, q, a.d, 1.0f, dk, a.d);
+    hostGemm(true, false, keyEnd, a.dv, rows, 1.0f, p, ld, g, a.dv, 1.0f, dv, a.dv);
   }
 }
 
@@ -277,28 +221,10 @@ Status attentionBackward(const KernelContext &c) {
   AttentionDims a;
   if (Status s = attentionDims(c, 6, a); !s.isOk())
     return s;
-  const float *O = c.in(3).f32();
-  BackwardOperands x{c.in(0).f32(), c.in(1).f32(), c.in(2).f32(), c.in(4).f32(),
-                     c.in(5).f32(), nullptr};
-  std::vector<float> rowDot(a.batch * a.sq);
-  parallelFor(0, a.batch * a.sq, [&](int64_t row) {
-    rowDot[row] = laneSum(a.dv, [&](int64_t e) {
-      return x.DO[row * a.dv + e] * O[row * a.dv + e];
-    });
-  }, 256);
-  x.D = rowDot.data();
-  float *DQ = c.out(0).f32(), *DK = c.out(1).f32(), *DV = c.out(2).f32();
-  int64_t kBlocks = blocks(a.sk, kBlockK), qBlocks = blocks(a.sq, kBlockQ);
-  parallelFor(0, a.batch * kBlocks, [&](int64_t t) {
-    BackwardScratch w(a);
-    int64_t b = t / kBlocks, k0 = (t % kBlocks) * kBlockK;
-    keyBlockGradients(a, x, DK, DV, b, k0, std::min(kBlockK, a.sk - k0), w);
-  });
-  parallelFor(0, a.batch * qBlocks, [&](int64_t t) {
-    BackwardScratch w(a);
-    int64_t b = t / qBlocks, q0 = (t % qBlocks) * kBlockQ;
-    queryBlockGradients(a, x, DQ, b, q0, std::min(a.sq, q0 + kBlockQ), w);
-  });
+  BackwardOperands x{c.in(0).f32(),  c.in(1).f32(),  c.in(2).f32(),
+                     c.in(3).f32(),  c.in(4).f32(),  c.in(5).f32(),
+                     c.out(0).f32(), c.out(1).f32(), c.out(2).f32()};
+  parallelFor(0, a.batch, [&](int64_t b) { backwardHead(a, x, b); });
   return Status::ok();
 }
 

@@ -31,6 +31,19 @@ void useCpuThreads() {
 #endif
 }
 
+ScopedOneThread::ScopedOneThread() {
+#ifdef DLC_DNNL_SET_OMP_THREADS
+  previous_ = omp_get_max_threads();
+  omp_set_num_threads(1);
+#endif
+}
+
+ScopedOneThread::~ScopedOneThread() {
+#ifdef DLC_DNNL_SET_OMP_THREADS
+  omp_set_num_threads(previous_);
+#endif
+}
+
 std::atomic<int64_t> referenceCalls{0};
 
 Status runReference(const KernelContext &c) {

@@ -56,6 +56,19 @@ void registerPoolKernels(KernelRegistry &registry);
 /// sets it; it costs a store).
 void useCpuThreads();
 
+/// While alive, oneDNN's calls on this thread run on it alone (its
+/// OpenMP thread count set to 1; the previous count comes back after).
+class ScopedOneThread {
+public:
+  ScopedOneThread();
+  ~ScopedOneThread();
+  ScopedOneThread(const ScopedOneThread &) = delete;
+  ScopedOneThread &operator=(const ScopedOneThread &) = delete;
+
+private:
+  int previous_ = 1;
+};
+
 /// The reference kernel of c's op, for configurations oneDNN does not run.
 Status runReference(const KernelContext &c);
 

@@ -4,7 +4,8 @@
 // dimensions; linear (x, w[, bias]) -> x w^T + bias over x's last
 // dimension. Transposes are strides of the operands' memory descriptors,
 // not copies. Under amp-bf16 on a CPU with AVX512-BF16 the operands and
-// results are bf16 as the plan holds them (dnnlNativeBf16Ops()).
+// results are bf16 as the plan holds them (dnnlNativeBf16Ops()). Also
+// dnnlSgemm, the single-threaded GEMM the host attention kernel calls.
 //
 //===----------------------------------------------------------------------===//
 
@@ -157,3 +158,15 @@ void registerMatmulKernels(KernelRegistry &r) {
 }
 
 } // namespace dlc::rt::cpu::onednn
+
+namespace dlc::rt::cpu {
+
+bool dnnlSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,
+               const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+               int64_t ldc) {
+  onednn::ScopedOneThread one;
+  return dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta,
+                    c, ldc) == dnnl_success;
+}
+
+} // namespace dlc::rt::cpu

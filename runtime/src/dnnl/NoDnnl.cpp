@@ -25,4 +25,9 @@ int64_t dnnlReferenceCalls() { return 0; }
 
 double dnnlGemmGflops() { return 0; }
 
+bool dnnlSgemm(bool, bool, int64_t, int64_t, int64_t, float, const float *, int64_t,
+               const float *, int64_t, float, float *, int64_t) {
+  return false;
+}
+
 } // namespace dlc::rt::cpu

@@ -13,6 +13,7 @@
 #include "dlc/runtime/Parallel.h"
 #include "dlc/runtime/Shape.h"
 #include "dlc/runtime/cpu/CpuExecutor.h"
+#include "dlc/runtime/cpu/HostGemm.h"
 
 #include "TestPlan.h"
 
@@ -473,6 +474,57 @@ TEST(FastHostKernels, AttentionMatchesTheReference) {
   checkFastAttention({{1, 2}, 50, 129, 32, true, true, 0.1});
   // One query (a decoding step) against a few keys.
   checkFastAttention({{1}, 1, 5, 32, false, false, 0.0});
+}
+
+TEST(FastHostKernels, AttentionOnTheLoopGemmMatchesTheReference) {
+  // The GEMMs of a build without oneDNN (HostGemm.cpp's loops), on the
+  // shapes above: key counts off the 64-row blocks, causal and masked.
+  ScopedLoopGemm loops;
+  checkFastAttention({{2, 3}, 70, 70, 64, true, false, 0.2});
+  checkFastAttention({{3, 2}, 37, 130, 32, false, true, 0.0});
+  checkFastAttention({{1, 2}, 50, 129, 128, true, true, 0.1});
+}
+
+TEST(FastHostKernels, HostGemmMatchesDoubleProducts) {
+  // hostGemm (oneDNN's sgemm where dlc has it) and its loops, every
+  // transpose, beta 0 and 1, sizes off any vector width, strides past the
+  // rows: against the product in double.
+  const int64_t m = 37, n = 70, k = 19, lda = 41, ldb = 75, ldc = 73;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::vector<float> a(80 * lda), b(80 * ldb), c0(m * ldc);
+  for (std::vector<float> *v : {&a, &b, &c0})
+    for (float &x : *v)
+      x = normal(rng);
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (float beta : {0.f, 1.f}) {
+        SCOPED_TRACE(std::string(ta ? "T" : "N") + (tb ? "T" : "N") + " beta " +
+                     std::to_string(beta));
+        std::vector<double> want(m * n);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double dot = 0;
+            for (int64_t p = 0; p < k; ++p)
+              dot += double(ta ? a[p * lda + i] : a[i * lda + p]) *
+                     (tb ? b[j * ldb + p] : b[p * ldb + j]);
+            want[i * n + j] = 0.5 * dot + beta * c0[i * ldc + j];
+          }
+        for (bool loops : {false, true}) {
+          std::vector<float> c = c0;
+          if (loops)
+            loopGemm(ta, tb, m, n, k, 0.5f, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+          else
+            hostGemm(ta, tb, m, n, k, 0.5f, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+          double err = 0;
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j)
+              err = std::max(err, std::fabs(c[i * ldc + j] - want[i * n + j]));
+          EXPECT_LE(err, 2e-5) << (loops ? "loops" : "hostGemm");
+          // Past each row's n columns, C is not written.
+          EXPECT_EQ(c[n], c0[n]) << (loops ? "loops" : "hostGemm");
+        }
+      }
 }
 
 /// One reference kernel over float buffers (inputs given, outputs sized).

@@ -53,6 +53,16 @@ int64_t dnnlReferenceCalls();
 /// before the first step ran. 0 without oneDNN.
 double dnnlGemmGflops();
 
+/// C = alpha op(A) op(B) + beta C over row-major float matrices, op(A)
+/// [m, k] and op(B) [k, n] (dnnl_sgemm's convention), on the calling
+/// thread alone: kernels call it from their own parallel tasks, and one
+/// thread keeps its bits independent of the thread count. False without
+/// oneDNN or where oneDNN refuses the call (then C is untouched).
+/// cpu::hostGemm (HostGemm.h) is the call with its fallback.
+bool dnnlSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,
+               const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+               int64_t ldc);
+
 } // namespace dlc::rt::cpu
 
 #endif // DLC_RUNTIME_CPU_DNNL_H
