@@ -7,6 +7,11 @@ published table's, within a tolerance, and prints each side by side.
 With `above`, a row is ok when the prediction is no more than TOLERANCE
 below the published one: for tables where the simulator is known to leave
 costs out (it is then an upper bound), the check is that it stays one.
+With `exceeds`, ok when the prediction is at least TOLERANCE above the
+published one; with `under`, at least TOLERANCE below it (for bounds: a
+--no-overlap prediction that a published row falls below, or cannot).
+
+  check_predicted_scaling.py REPORT.json exceeds|under TOLERANCE GPUS=EFFICIENCY...
 """
 
 import json
@@ -14,8 +19,8 @@ import sys
 
 report = json.load(open(sys.argv[1]))
 args = sys.argv[2:]
-above = args[0] == "above"
-if above:
+mode = args[0] if args[0] in ("above", "exceeds", "under") else "within"
+if mode != "within":
     args = args[1:]
 tolerance = float(args[0])
 want = {int(k): float(v) for k, v in (a.split("=") for a in args[1:])}
@@ -23,7 +28,8 @@ got = {r["gpus"]: r["efficiency"] for r in report["results"]}
 failed = False
 for gpus, efficiency in sorted(want.items()):
     diff = got[gpus] - efficiency
-    ok = diff >= -tolerance if above else abs(diff) <= tolerance
+    ok = {"above": diff >= -tolerance, "exceeds": diff >= tolerance,
+          "under": diff <= -tolerance, "within": abs(diff) <= tolerance}[mode]
     failed |= not ok
     print(f"{report['gpu']} {report['results'][0]['precision']} {gpus} GPUs: "
           f"predicted {got[gpus]:.3f} published {efficiency:.3f} "
