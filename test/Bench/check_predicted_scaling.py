@@ -12,19 +12,26 @@ published one; with `under`, at least TOLERANCE below it (for bounds: a
 --no-overlap prediction that a published row falls below, or cannot).
 
   check_predicted_scaling.py REPORT.json exceeds|under TOLERANCE GPUS=EFFICIENCY...
+
+--bound before REPORT.json reads each result's efficiency_all_exposed (every
+all-reduce exposed) instead of its efficiency.
 """
 
 import json
 import sys
 
-report = json.load(open(sys.argv[1]))
-args = sys.argv[2:]
+argv = sys.argv[1:]
+key = "efficiency"
+if argv[0] == "--bound":
+    key, argv = "efficiency_all_exposed", argv[1:]
+report = json.load(open(argv[0]))
+args = argv[1:]
 mode = args[0] if args[0] in ("above", "exceeds", "under") else "within"
 if mode != "within":
     args = args[1:]
 tolerance = float(args[0])
 want = {int(k): float(v) for k, v in (a.split("=") for a in args[1:])}
-got = {r["gpus"]: r["efficiency"] for r in report["results"]}
+got = {r["gpus"]: r[key] for r in report["results"]}
 failed = False
 for gpus, efficiency in sorted(want.items()):
     diff = got[gpus] - efficiency
