@@ -91,6 +91,8 @@ bool predictSweep(const std::vector<PredictInput> &inputs, const PredictOptions 
     p.samplesPerSec = p.stepMs > 0 ? static_cast<double>(in.batch * in.gpus) / (p.stepMs / 1e3) : 0;
     p.efficiency = rp::scalingEfficiency(base->second, p.timeline.stepSeconds);
     p.speedUp = p.efficiency * static_cast<double>(in.gpus);
+    p.allExposedEfficiency = rp::scalingEfficiency(
+        base->second, p.timeline.computeSeconds + p.timeline.commSeconds);
     for (const rp::LaunchCost &l : in.launches)
       if (l.allReduceBytes >= 0) {
         ++p.allReduces;
@@ -250,7 +252,8 @@ void writePredictions(std::ostream &os, const std::vector<Prediction> &predictio
         bool text = k < 4;
         os << (k ? ", " : "") << "\"" << kColumns[k] << "\": " << (text ? jsonString(c[k]) : c[k]);
       }
-      os << ", \"compute_ms\": " << fixed(p.computeMs, 3) << ",\n     \"top_launches\": [";
+      os << ", \"compute_ms\": " << fixed(p.computeMs, 3) << ", \"efficiency_all_exposed\": "
+         << fixed(p.allExposedEfficiency, 3) << ",\n     \"top_launches\": [";
       for (size_t k = 0; k < p.top.size(); ++k)
         os << (k ? ", " : "") << "{\"launch\": " << jsonString(p.top[k].label)
            << ", \"path\": " << jsonString(p.top[k].path) << ", \"ms\": " << fixed(p.top[k].ms, 4)

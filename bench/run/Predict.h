@@ -68,6 +68,10 @@ struct Prediction {
   int64_t batch = 0, gpus = 1, nodes = 1;
   double stepMs = 0, computeMs = 0, commMs = 0, exposedCommMs = 0;
   double samplesPerSec = 0, speedUp = 1, efficiency = 1;
+  /// The efficiency with every all-reduce exposed (compute + all the
+  /// all-reduces, as --no-overlap runs them): no schedule of the step's
+  /// all-reduces on this cluster predicts less.
+  double allExposedEfficiency = 1;
   int64_t allReduces = 0;
   double allReduceBytes = 0;
   /// The bucket charged the most exposed communication (its ordinal among
