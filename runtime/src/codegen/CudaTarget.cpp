@@ -124,6 +124,7 @@ public:
     return "for (" + type + " " + var + " = " + threadIndex(axis) + "; " + var + " < " + bound +
            "; " + var + " += " + blockThreads(axis) + ")";
   }
+  std::string arrivals() const override { return "gridDim.x"; }
   std::string threadIndex(char axis) const override { return std::string("threadIdx.") + axis; }
   std::string blockThreads(char axis) const override { return std::string("blockDim.") + axis; }
   std::string sharedArray(const std::string &type, const std::string &name,

@@ -53,7 +53,8 @@ const char *cType(DType t) {
 
 bool isRowOp(const PlanKernel &k) {
   return k.opClass == OpClass::kRowNormalization &&
-         (k.id == OpId::kSoftmax || k.id == OpId::kLayerNorm || k.id == OpId::kSoftmaxBackward);
+         (k.id == OpId::kSoftmax || k.id == OpId::kLayerNorm || k.id == OpId::kSoftmaxBackward ||
+          k.id == OpId::kLayerNormBackward);
 }
 
 //===----------------------------------------------------------------------===//
@@ -131,7 +132,7 @@ std::string opsSummary(const Plan &plan, const Launch &launch) {
 }
 
 std::string paramList(const Emitter &e, const Dataflow &flow, bool restrict,
-                      KernelTarget target) {
+                      KernelTarget target, bool scratch) {
   std::string text;
   for (size_t i = 0; i < e.params.size(); ++i) {
     const PlanBuffer &b = e.plan.buffers[e.params[i]];
@@ -142,6 +143,8 @@ std::string paramList(const Emitter &e, const Dataflow &flow, bool restrict,
   }
   if (e.usesStep)
     text += ", const long long *__restrict__ dlc_step_counter";
+  if (scratch)
+    text += ", unsigned char *__restrict__ dlc_scratch";
   return text + targetWriter(target).extraParams();
 }
 

@@ -80,9 +80,11 @@ bool overlaps(const PlanBuffer &a, const PlanBuffer &b);
 /// The header's list of the launch's ops with their operand types.
 std::string opsSummary(const Plan &plan, const Launch &launch);
 /// The kernel's parameter list, inputs and outputs in the emitter's order;
-/// __restrict__ only when no written buffer shares bytes with another.
+/// __restrict__ only when no written buffer shares bytes with another;
+/// with `scratch`, the scratch memory's pointer after the step counter's
+/// (GeneratedKernel::scratchBytes).
 std::string paramList(const Emitter &e, const Dataflow &flow, bool restrict,
-                      KernelTarget target);
+                      KernelTarget target, bool scratch = false);
 /// The first line of a kernel whose dropouts read the step counter.
 std::string stepLine(const Emitter &e);
 /// Outputs that share arena bytes with an input (the memory planner gives

@@ -92,6 +92,7 @@ public:
                          const std::string &bound) const override {
     return cudaTarget().threadLoop(type, var, axis, bound);
   }
+  std::string arrivals() const override { return "(unsigned)dlc_parts"; }
   std::string threadIndex(char axis) const override { return cudaTarget().threadIndex(axis); }
   std::string blockThreads(char axis) const override { return cudaTarget().blockThreads(axis); }
   std::string sharedArray(const std::string &type, const std::string &name,

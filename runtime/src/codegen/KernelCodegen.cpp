@@ -73,7 +73,7 @@ StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
                     op + " is a " + implementationOf(kernel.opClass) +
                         " op, not one the generator covers (element-wise, broadcast, "
                         "data movement, dropout, reductions, softmax / layer_norm / "
-                        "softmax_backward rows, optimizer updates)");
+                        "softmax_backward / layer_norm_backward rows, optimizer updates)");
     allOptimizer &= optimizer;
     anyOptimizer |= optimizer;
     if (reduction)
@@ -104,6 +104,13 @@ StatusOr<GeneratedKernel> generate(const Plan &plan, const Launch &launch,
                     "holds a row op (" + first + ") and a reduction (" +
                         plan.kernels[reductions[0]].op + "); the row form computes no other "
                         "reduction");
+    // A lone layer_norm_backward keeps its own kernel (the hand-written
+    // one, the CPU's FastNorm): the row form is for its fused producers
+    // and consumers.
+    if (launch.kernels.size() == 1 && plan.kernels[rowOps[0]].id == OpId::kLayerNormBackward)
+      return Status(StatusCode::kInvalidArgument,
+                    "a lone layer_norm_backward takes its own kernel; the row form computes "
+                    "it with producers or consumers");
     return generateRow(plan, launch, flow, rowOps[0], target);
   }
   if (!reductions.empty())

@@ -49,6 +49,9 @@ public:
   /// "[32][33]".
   virtual std::string sharedArray(const std::string &type, const std::string &name,
                                   const std::string &dims) const = 0;
+  /// How many blocks (parts) arrive at a launch's counter
+  /// (dlc_last_arrival): the grid's blocks, or the host's parts.
+  virtual std::string arrivals() const = 0;
   /// The statement that waits for every thread of the block.
   virtual std::string barrier() const = 0;
   /// The statement that combines `acc` over the block's `threads` threads

@@ -10,6 +10,7 @@
 #include "KernelTargets.h"
 #include "dlc/runtime/Shape.h"
 
+#include <algorithm>
 #include <functional>
 #include <set>
 #include <sstream>
@@ -21,6 +22,12 @@ namespace {
 /// Accumulators a host row kernel's sums and maxima keep (fold, in
 /// generateRow): 16 doubles, two AVX-512 registers.
 constexpr int kRowLanes = 16;
+
+/// layer_norm_backward's column sums: the rows in at most this many
+/// chunks, fixed by the shape (so the sums' order does not depend on the
+/// grid or the host's threads), each chunk's partial sums in the launch's
+/// scratch (2 d doubles a chunk: 3 MiB at BERT-base's d = 768).
+constexpr int64_t kColumnSumChunks = 256;
 
 } // namespace
 
@@ -41,9 +48,11 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
     return Status(StatusCode::kInvalidArgument, op + " " + why);
   };
   bool softmax = k.id == OpId::kSoftmax, norm = k.id == OpId::kLayerNorm,
-       backward = k.id == OpId::kSoftmaxBackward;
-  size_t minIn = norm ? 3 : 2 - softmax, maxIn = softmax ? 2 : norm ? 3 : 2;
-  if (k.inputs.size() < minIn || k.inputs.size() > maxIn || k.outputs.size() != 1)
+       backward = k.id == OpId::kSoftmaxBackward, normBackward = k.id == OpId::kLayerNormBackward;
+  size_t minIn = norm || normBackward ? 3 : 2 - softmax,
+         maxIn = softmax ? 2 : norm || normBackward ? 3 : 2;
+  if (k.inputs.size() < minIn || k.inputs.size() > maxIn ||
+      k.outputs.size() != (normBackward ? 3u : 1u))
     return refuse("with " + std::to_string(k.inputs.size()) + " operands and " +
                   std::to_string(k.outputs.size()) + " results");
   const Shape space = plan.buffers[k.inputs[0]].shape;
@@ -51,7 +60,7 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
   if (rank == 0 || space.back() == 0)
     return refuse("of a scalar or empty input");
   int64_t d = space.back(), rows = numElements(space) / d;
-  if (!norm) {
+  if (!norm && !normBackward) {
     int64_t axis = k.intAttr("axis", -1);
     if (axis != -1 && axis != rank - 1)
       return refuse("over axis " + std::to_string(axis) + " of a rank-" + std::to_string(rank) +
@@ -60,23 +69,40 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
   bool causal = softmax && k.intAttr("causal", 0) != 0;
   if (causal && rank < 2)
     return refuse("with causal masking of a rank-1 input");
-  for (int32_t id : {k.outputs[0], backward ? k.inputs[1] : k.outputs[0]})
+  for (int32_t id : {k.outputs[0], backward || normBackward ? k.inputs[1] : k.outputs[0]})
     if (plan.buffers[id].shape != space)
       return refuse("with '" + plan.buffers[id].name + "' of type " + typeText(plan.buffers[id]) +
                     ", not of the input's shape " + shapeText(space));
+  // One value per column: layer_norm's gamma and beta,
+  // layer_norm_backward's gamma and the column sums it computes.
+  std::vector<int32_t> perColumn;
   if (norm)
-    for (int32_t id : {k.inputs[1], k.inputs[2]})
-      if (plan.buffers[id].numElements() != d)
-        return refuse("with '" + plan.buffers[id].name + "' of type " +
-                      typeText(plan.buffers[id]) + ", not one value per column (" +
-                      std::to_string(d) + ")");
+    perColumn = {k.inputs[1], k.inputs[2]};
+  if (normBackward)
+    perColumn = {k.inputs[2], k.outputs[1], k.outputs[2]};
+  for (int32_t id : perColumn)
+    if (plan.buffers[id].numElements() != d)
+      return refuse("with '" + plan.buffers[id].name + "' of type " + typeText(plan.buffers[id]) +
+                    ", not one value per column (" + std::to_string(d) + ")");
+  // The column sums are stored once, after every row: no op of the launch
+  // may read them.
+  std::set<int32_t> columnSums;
+  if (normBackward) {
+    columnSums = {k.outputs[1], k.outputs[2]};
+    for (size_t j : launch.kernels)
+      for (int32_t in : plan.kernels[j].inputs)
+        if (columnSums.count(in))
+          return refuse("with its column sum '" + plan.buffers[in].name +
+                        "' read in the launch: the row form stores them after every row");
+  }
   for (int32_t id : flow.exported)
-    if (plan.buffers[id].shape != space)
+    if (plan.buffers[id].shape != space && !columnSums.count(id))
       return Status(StatusCode::kInvalidArgument,
                     "exports '" + plan.buffers[id].name + "' (" + typeText(plan.buffers[id]) +
                         "), not of the shape of the rows of its " + op + " " +
                         shapeText(space));
 
+  const int64_t chunks = std::min(rows, kColumnSumChunks);
   int block = 32;
   while (block < kBlockSize && block < d)
     block *= 2;
@@ -102,7 +128,7 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
     // has the cache for a row.
     std::vector<std::pair<int32_t, std::string>> kept;
     if (targetWriter(target).keepsRowValues())
-      for (size_t j = 0; j < (backward ? 2u : 1u); ++j) {
+      for (size_t j = 0; j < (backward || normBackward ? 2u : 1u); ++j) {
         int32_t id = k.inputs[j];
         if (auto view = flow.views.find(id); view != flow.views.end())
           id = view->second;
@@ -113,7 +139,22 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
       }
     e.line("const long long d = " + std::to_string(d) + "LL;");
     std::string rowCount = std::to_string(rows) + "LL";
-    e.open(w.itemLoop("r", rowCount));
+    if (normBackward) {
+      // Chunk ch's rows, and its partial column sums, which the thread
+      // that owns column c (in every pass) adds to.
+      const std::string C = std::to_string(chunks) + "LL";
+      e.line("double *dlc_partials = (double *)(dlc_scratch + 16);");
+      e.open(w.itemLoop("ch", C));
+      e.line("double *pg = dlc_partials + 2 * d * ch, *pb = pg + d;");
+      e.open(w.threadLoop("long long", "c", 'x', "d"));
+      e.line("pg[c] = 0.0;");
+      e.line("pb[c] = 0.0;");
+      e.close();
+      e.open("for (long long r = ch * " + rowCount + " / " + C + "; r < (ch + 1) * " + rowCount +
+             " / " + C + "; ++r)");
+    } else {
+      e.open(w.itemLoop("r", rowCount));
+    }
     if (causal) // the last visible key of the row's query
       e.line("const long long last = r % " + std::to_string(space[rank - 2]) + "LL + " +
              std::to_string(d - space[rank - 2]) + "LL;");
@@ -242,6 +283,39 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
                           " - mean) * rstd * (double)" + e.value(k.inputs[1], "c") +
                           " + (double)" + e.value(k.inputs[2], "c") + ")");
       };
+    } else if (normBackward) {
+      // As the CPU reference (cpu/OpsDense.cpp): the row's mean and rstd,
+      // the sums of g = dy * gamma and of g * xhat, then dx; dy and
+      // dy * xhat join the chunk's column sums.
+      const int32_t dy = k.inputs[0], x = k.inputs[1], gamma = k.inputs[2];
+      e.line("double mean = 0.0, var = 0.0, sg = 0.0, sgx = 0.0;");
+      fold("mean", false, [&] { return "(double)" + e.value(x, "i"); });
+      e.line("mean /= (double)d;");
+      fold("var", false, [&] {
+        std::string dv = e.temp("dv", "double", "(double)" + e.value(x, "i") + " - mean");
+        return dv + " * " + dv;
+      });
+      e.line("const double rstd = 1.0 / sqrt(var / (double)d + " +
+             doubleLiteral(k.floatAttr("epsilon", 1e-5)) + ");");
+      // `last` runs after this block: the lambdas copy the ids.
+      auto g = [&e, dy, gamma] {
+        return e.temp("g", "double",
+                      "(double)" + e.value(dy, "i") + " * (double)" + e.value(gamma, "c"));
+      };
+      auto xhat = [&e, x] {
+        return e.temp("xhat", "double", "((double)" + e.value(x, "i") + " - mean) * rstd");
+      };
+      fold("sg", false, g);
+      fold("sgx", false, [&] { return g() + " * " + xhat(); });
+      last = [&e, g, xhat, dy] {
+        std::string dyv = e.temp("dy", "double", "(double)" + e.value(dy, "i"));
+        std::string gv = g(), xv = xhat();
+        e.line("pg[c] += " + dyv + " * " + xv + ";");
+        e.line("pb[c] += " + dyv + ";");
+        return e.temp("y", "float",
+                      "(float)(rstd / (double)d * ((double)d * " + gv + " - sg - " + xv +
+                          " * sgx))");
+      };
     } else {
       e.line("double dot = 0.0;");
       fold("dot", false, [&] {
@@ -265,11 +339,29 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
       }
       e.seed(k.outputs[0], "i", y);
       for (int32_t id : flow.exported) {
+        if (columnSums.count(id))
+          continue;
         std::string v = e.value(id, "i");
         if (stores)
           e.line("dlc_st(" + e.param(id) + ", i, " + v + ");");
       }
     });
+    e.close();
+    if (!normBackward)
+      return;
+    e.close();
+    // The last block to arrive sums the chunks' partials in chunk order.
+    e.open("if (dlc_last_arrival((unsigned *)dlc_scratch, " + w.arrivals() + "))");
+    e.open(w.threadLoop("long long", "c", 'x', "d"));
+    e.line("double dg = 0.0, db = 0.0;");
+    e.open("for (long long ch = 0; ch < " + std::to_string(chunks) + "LL; ++ch)");
+    e.line("dg += dlc_ld_partial(dlc_partials + 2 * d * ch + c);");
+    e.line("db += dlc_ld_partial(dlc_partials + 2 * d * ch + d + c);");
+    e.close();
+    for (auto [id, sum] : {std::pair{k.outputs[1], "dg"}, std::pair{k.outputs[2], "db"}})
+      if (stores && std::count(flow.exported.begin(), flow.exported.end(), id))
+        e.line("dlc_st(" + e.param(id) + ", c, (float)" + sum + ");");
+    e.close();
     e.close();
   };
 
@@ -301,6 +393,9 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
       if (!overlaps(ob, ib))
         continue;
       anyOverlap = true;
+      // The column sums are stored after every block has read its rows.
+      if (columnSums.count(o))
+        continue;
       if (remapped.count(in) || ob.offset != ib.offset || ib.shape != space ||
           dtypeBytes(ob.dtype) != dtypeBytes(ib.dtype))
         return Status(StatusCode::kInvalidArgument,
@@ -310,13 +405,18 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
 
   std::ostringstream src;
   src << targetWriter(target).kernelHead(block) << "DLC_KERNEL_NAME("
-      << paramList(e, flow, !anyOverlap, target) << ") {\n"
+      << paramList(e, flow, !anyOverlap, target, normBackward) << ") {\n"
       << stepLine(e) << "  // One block per row: " << rows << " rows of " << d << ", " << op
-      << (causal ? " (causal)" : "") << " statistics in double.\n"
+      << (causal ? " (causal)" : "") << " statistics in double"
+      << (normBackward ? "; the rows in " + std::to_string(chunks) +
+                             " chunks, one block each, for the column sums.\n"
+                       : std::string(".\n"))
       << e.body << "}\n";
   g.args = e.params;
   g.blockSize = block;
-  g.work = rows;
+  g.work = normBackward ? chunks : rows;
+  if (normBackward)
+    g.scratchBytes = 16 + 2 * d * chunks * int64_t(sizeof(double));
   finish(g, plan, launch, e, src.str(), "row", target);
   return g;
 }

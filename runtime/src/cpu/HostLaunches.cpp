@@ -135,6 +135,12 @@ void HostKernels::bind(const Plan &plan, unsigned char *arena) {
       }
       if (g->readsStep)
         b.args.push_back(&dropoutCounter_);
+      if (g->scratchBytes > 0) {
+        // A row kernel's column sums: zeroed, and left with a zero counter
+        // by every run.
+        b.scratch.assign(static_cast<size_t>((g->scratchBytes + 7) / 8), 0);
+        b.args.push_back(b.scratch.data());
+      }
     }
     b.args.resize(b.args.size() + 2); // the part and the parts
     b.items = std::max<int64_t>(1, g->work);

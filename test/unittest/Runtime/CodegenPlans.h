@@ -268,6 +268,57 @@ inline Plan rowPlan() {
   return p.plan;
 }
 
+/// layer_norm_backward's input fusions (xla's BERT and GPT-2 backward):
+/// producers before it, consumers after it, its column sums (gamma's and
+/// beta's gradients) in the same launch; rows fewer and more than the
+/// form's 256 chunks, rows shorter and longer than the block.
+inline Plan normBackwardPlan() {
+  GroupPlanBuilder p;
+  p.plan.model = "codegen_norm_backward";
+  const DType h = DType::kF16;
+  // amp BERT: cast(f16 matmul) + the residual's gradient -> layer_norm_backward
+  // -> cast to f16 and dropout.
+  int32_t mh = p.buffer("mh", {5, 7, 200}, kIn, h), res = p.buffer("res", {5, 7, 200}, kIn);
+  int32_t x = p.buffer("x", {5, 7, 200}, kIn), g = p.buffer("g", {200}, BufferRole::kParam);
+  int32_t mf = p.buffer("mf", {5, 7, 200}), dy = p.buffer("dy", {5, 7, 200});
+  int32_t dx = p.buffer("dx", {5, 7, 200}, kOut);
+  size_t first = p.plan.kernels.size();
+  p.kernel("cast", {mh}, {mf}, -1, {{"to", std::string("f32")}});
+  p.kernel("add", {res, mf}, {dy});
+  p.kernel("layer_norm_backward", {dy, x, g},
+           {dx, p.buffer("dg", {200}, kOut), p.buffer("db", {200}, kOut)}, -1,
+           {{"epsilon", 1e-5}});
+  p.kernel("cast", {dx}, {p.buffer("dx16", {5, 7, 200}, kOut, h)}, -1,
+           {{"to", std::string("f16")}});
+  p.kernel("dropout", {dx}, {p.buffer("dxd", {5, 7, 200}, kOut)}, -1,
+           {{"rate", 0.1}, {"seed", int64_t(3)}});
+  inputGroup(p, first, 0);
+  // Producers only: 300 rows in 256 chunks, a row shorter than a warp.
+  int32_t a = p.buffer("a", {300, 20}, kIn), b = p.buffer("b", {300, 20}, kIn);
+  int32_t x2 = p.buffer("x2", {300, 20}, kIn), g2 = p.buffer("g2", {20}, BufferRole::kParam);
+  int32_t s2 = p.buffer("s2", {300, 20});
+  first = p.plan.kernels.size();
+  p.kernel("mul", {a, b}, {s2});
+  p.kernel("layer_norm_backward", {s2, x2, g2},
+           {p.buffer("dx2", {300, 20}, kOut), p.buffer("dg2", {20}, kOut),
+            p.buffer("db2", {20}, kOut)},
+           -1, {{"epsilon", 1e-6}});
+  inputGroup(p, first, 1);
+  // Consumers only: the gradient of a GELU before the norm (BERT's
+  // prediction head), a row longer than the block.
+  int32_t dy3 = p.buffer("dy3", {3, 300}, kIn), x3 = p.buffer("x3", {3, 300}, kIn);
+  int32_t g3 = p.buffer("g3", {300}, BufferRole::kParam), pre = p.buffer("pre", {3, 300}, kIn);
+  int32_t dx3 = p.buffer("dx3", {3, 300});
+  first = p.plan.kernels.size();
+  p.kernel("layer_norm_backward", {dy3, x3, g3},
+           {dx3, p.buffer("dg3", {300}, kOut), p.buffer("db3", {300}, kOut)}, -1,
+           {{"epsilon", 1e-5}});
+  p.kernel("gelu_backward", {dx3, pre}, {p.buffer("dpre", {3, 300}, kOut)}, -1,
+           {{"approximate", std::string("none")}});
+  inputGroup(p, first, 2);
+  return p.plan;
+}
+
 /// The layout pass's transposes: NCHW -> NHWC and back, in f32, f16 and
 /// bf16, with sizes that leave partial tiles; a 5-d permutation that is no
 /// batched matrix transpose stays a loop.

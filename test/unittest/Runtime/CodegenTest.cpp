@@ -32,6 +32,7 @@
 #include <iterator>
 #include <map>
 #include <set>
+#include <utility>
 #include <random>
 #include <unistd.h>
 
@@ -46,6 +47,7 @@ using dlc_test::inputGroup;
 using dlc_test::kIn;
 using dlc_test::kOut;
 using PlanBuilder = dlc_test::GroupPlanBuilder;
+using dlc_test::normBackwardPlan;
 using dlc_test::rowPlan;
 using dlc_test::transposePlan;
 
@@ -744,21 +746,24 @@ TEST(KernelCompiler, HorizontalCastsCompile) {
 namespace {
 
 /// Calls a generated pointer-parameter kernel.
+template <size_t... I>
+void callWith(void *symbol, const std::vector<void *> &a, std::index_sequence<I...>) {
+  reinterpret_cast<void (*)(decltype((void)I, (void *)nullptr)...)>(symbol)(a[I]...);
+}
 void callKernel(void *symbol, const std::vector<void *> &a) {
-  using P = void *;
   switch (a.size()) {
-  case 1: reinterpret_cast<void (*)(P)>(symbol)(a[0]); break;
-  case 2: reinterpret_cast<void (*)(P, P)>(symbol)(a[0], a[1]); break;
-  case 3: reinterpret_cast<void (*)(P, P, P)>(symbol)(a[0], a[1], a[2]); break;
-  case 4: reinterpret_cast<void (*)(P, P, P, P)>(symbol)(a[0], a[1], a[2], a[3]); break;
-  case 5: reinterpret_cast<void (*)(P, P, P, P, P)>(symbol)(a[0], a[1], a[2], a[3], a[4]); break;
-  case 6:
-    reinterpret_cast<void (*)(P, P, P, P, P, P)>(symbol)(a[0], a[1], a[2], a[3], a[4], a[5]);
-    break;
-  case 7:
-    reinterpret_cast<void (*)(P, P, P, P, P, P, P)>(symbol)(a[0], a[1], a[2], a[3], a[4], a[5],
-                                                          a[6]);
-    break;
+  case 1: callWith(symbol, a, std::make_index_sequence<1>()); break;
+  case 2: callWith(symbol, a, std::make_index_sequence<2>()); break;
+  case 3: callWith(symbol, a, std::make_index_sequence<3>()); break;
+  case 4: callWith(symbol, a, std::make_index_sequence<4>()); break;
+  case 5: callWith(symbol, a, std::make_index_sequence<5>()); break;
+  case 6: callWith(symbol, a, std::make_index_sequence<6>()); break;
+  case 7: callWith(symbol, a, std::make_index_sequence<7>()); break;
+  case 8: callWith(symbol, a, std::make_index_sequence<8>()); break;
+  case 9: callWith(symbol, a, std::make_index_sequence<9>()); break;
+  case 10: callWith(symbol, a, std::make_index_sequence<10>()); break;
+  case 11: callWith(symbol, a, std::make_index_sequence<11>()); break;
+  case 12: callWith(symbol, a, std::make_index_sequence<12>()); break;
   default: ADD_FAILURE() << a.size() << " arguments"; break;
   }
 }
@@ -906,6 +911,10 @@ void checkAgainstCpu(const Plan &plan, unsigned threads, int64_t step, int rank 
       call.args.push_back(arena.data() + plan.buffers[id].offset);
     if (g.readsStep)
       call.args.push_back(&counter);
+    // Zeroed, as the executors give it; the kernel leaves its counter at 0.
+    std::vector<uint64_t> scratch(static_cast<size_t>((g.scratchBytes + 7) / 8), 0);
+    if (g.scratchBytes > 0)
+      call.args.push_back(scratch.data());
     // A column reduction's block is a tile of columns (blockDim.x, at most
     // 32) by rows of threads that split each sum (blockDim.y): 4 here.
     if (threads)
@@ -1104,19 +1113,91 @@ TEST(Codegen, RowGroupsTheRowFormDoesNotCoverAreRefused) {
         << reason(q.plan);
   }
   {
-    // Other hand-written ops keep the library path.
+    // layer_norm_backward whose column sum an op of the launch reads; a
+    // lone one (its own kernel takes it).
     PlanBuilder p;
     int32_t dy = p.buffer("dy", {4, 8}, kIn), x = p.buffer("x", {4, 8}, kIn),
-            g = p.buffer("g", {8}, kIn), t = p.buffer("t", {4, 8});
-    p.kernel("relu", {dy}, {t}, 0);
-    p.kernel("layer_norm_backward", {t, x, g},
-             {p.buffer("dx", {4, 8}, kOut), p.buffer("dg", {8}, kOut), p.buffer("db", {8}, kOut)},
-             0);
-    EXPECT_NE(reason(p.plan).find("layer_norm_backward is a hand-written op, not one the "
+            g = p.buffer("g", {8}, kIn), dg = p.buffer("dg", {8});
+    p.kernel("layer_norm_backward", {dy, x, g},
+             {p.buffer("dx", {4, 8}, kOut), dg, p.buffer("db", {8}, kOut)}, 0);
+    p.kernel("relu", {dg}, {p.buffer("r", {8}, kOut)}, 0);
+    EXPECT_NE(reason(p.plan).find("with its column sum 'dg' read in the launch"),
+              std::string::npos)
+        << reason(p.plan);
+    PlanBuilder q;
+    q.kernel("layer_norm_backward",
+             {q.buffer("dy", {4, 8}, kIn), q.buffer("x", {4, 8}, kIn), q.buffer("g", {8}, kIn)},
+             {q.buffer("dx", {4, 8}, kOut), q.buffer("dg", {8}, kOut), q.buffer("db", {8}, kOut)});
+    EXPECT_NE(reason(q.plan).find("a lone layer_norm_backward takes its own kernel"),
+              std::string::npos)
+        << reason(q.plan);
+  }
+  {
+    // Other hand-written ops keep the library path.
+    PlanBuilder p;
+    int32_t l = p.buffer("l", {4, 8}, kIn), t = p.buffer("t", {4, 8});
+    p.kernel("relu", {l}, {t}, 0);
+    p.kernel("softmax_cross_entropy", {t, p.buffer("y", {4}, kIn, DType::kI32)},
+             {p.buffer("loss", {}, kOut)}, 0);
+    EXPECT_NE(reason(p.plan).find("softmax_cross_entropy is a hand-written op, not one the "
                                   "generator covers"),
               std::string::npos)
         << reason(p.plan);
   }
+}
+
+//===----------------------------------------------------------------------===//
+// layer_norm_backward in the row form: producers, dx, consumers, and the
+// column sums as a reduction epilogue, in one launch.
+//===----------------------------------------------------------------------===//
+
+TEST(Codegen, NormBackwardGroupsAreOneLaunchEach) {
+  Plan plan = normBackwardPlan();
+  ASSERT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
+  for (KernelTarget target : {KernelTarget::kCuda, KernelTarget::kHost}) {
+    PlanKernels all = generatePlanKernels(plan, target);
+    for (const auto &[launch, reason] : all.refused)
+      ADD_FAILURE() << "launch #" << launch.index << " refused: " << reason;
+    ASSERT_EQ(all.kernels.size(), 3u);
+    // Rows in min(rows, 256) chunks; 2 d doubles of partials a chunk after
+    // the 16-byte counter.
+    const int64_t chunks[] = {35, 256, 3}, d[] = {200, 20, 300};
+    for (size_t i = 0; i < 3; ++i) {
+      const GeneratedKernel &g = all.kernels[i];
+      EXPECT_EQ(g.form, KernelForm::kRow) << g.name;
+      EXPECT_EQ(g.work, chunks[i]) << g.name;
+      EXPECT_EQ(g.scratchBytes, 16 + 2 * d[i] * chunks[i] * 8) << g.name;
+      EXPECT_NE(g.source.find("dlc_last_arrival((unsigned *)dlc_scratch"), std::string::npos);
+      EXPECT_NE(g.source.find("unsigned char *__restrict__ dlc_scratch"), std::string::npos);
+    }
+    EXPECT_TRUE(all.kernels[0].readsStep) << "the dropout after it";
+    EXPECT_EQ(all.kernels[0].args.size(), 9u) << "mh, res, x, g; dx, dx16, dxd, dg, db";
+  }
+}
+
+TEST(Codegen, NormBackwardKernelsMatchTheCpuReferenceOnTheHost) {
+  Plan plan = normBackwardPlan();
+  ASSERT_NO_FATAL_FAILURE(checkAgainstCpu(plan, 0, 5));
+  // Several threads a block, up to 3 blocks striding over the chunks: the
+  // last to arrive sums the partials.
+  ASSERT_NO_FATAL_FAILURE(checkAgainstCpu(plan, 16, 5));
+  ASSERT_NO_FATAL_FAILURE(checkAgainstCpu(plan, 32, 2));
+}
+
+TEST(KernelCompiler, NormBackwardKernelsCompile) {
+  PlanKernels all = generatePlanKernels(normBackwardPlan());
+  ASSERT_TRUE(all.refused.empty()) << all.refused[0].second;
+  if (!nvrtcBuilt())
+    GTEST_SKIP() << "needs NVRTC: " << nvrtcVersionString().status().toString();
+  KernelCompiler compiler("");
+  int compiled = 0;
+  for (const GeneratedKernel &g : all.kernels)
+    for (const char *arch : {"sm_80", "sm_90"}) {
+      auto cubin = compiler.compile(g.name, g.source, arch);
+      EXPECT_TRUE(cubin.isOk()) << g.name << " " << arch << ": " << cubin.status().toString();
+      compiled += cubin.isOk();
+    }
+  EXPECT_EQ(compiled, 6);
 }
 
 TEST(KernelCompiler, RowKernelsCompile) {
@@ -1177,7 +1258,7 @@ TEST(Codegen, EveryFormMatchesTheCpuOnTheGpu) {
   auto devices = listCudaDevices();
   if (!devices.isOk())
     GTEST_SKIP() << "needs a GPU: " << devices.status().toString();
-  for (const Plan &plan : {formsPlan(), castsPlan(), rowPlan()}) {
+  for (const Plan &plan : {formsPlan(), castsPlan(), rowPlan(), normBackwardPlan()}) {
     SCOPED_TRACE(plan.model);
     auto cpuExec = cpu::CpuExecutor::create(plan);
     ASSERT_TRUE(cpuExec.isOk()) << cpuExec.status().toString();

@@ -333,7 +333,8 @@ TEST(HostKernels, TheCastTableRoundsAsTheCpuDoesOnEveryThreadCount) {
 TEST(HostKernels, EveryFormMatchesTheReferenceMode) {
   TempCache cache;
   for (const Plan &plan : {dlc_test::formsPlan(), dlc_test::rowPlan(),
-                           dlc_test::transposePlan(), dlc_test::castsPlan(), optimizerPlan()}) {
+                           dlc_test::normBackwardPlan(), dlc_test::transposePlan(),
+                           dlc_test::castsPlan(), optimizerPlan()}) {
     SCOPED_TRACE(plan.model);
     ASSERT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
     auto fast = expectSameAsReference(plan, cache, 3);
@@ -380,7 +381,8 @@ TEST(HostKernels, ResultsAreTheSameForEveryThreadCount) {
   // runs with the same count agree.
   TempCache cache;
   for (const Plan &plan : {dlc_test::formsPlan(), dlc_test::rowPlan(), optimizerPlan(),
-                           dlc_test::castsPlan(), bf16ColumnPlan()}) {
+                           dlc_test::castsPlan(), bf16ColumnPlan(),
+                           dlc_test::normBackwardPlan()}) {
     SCOPED_TRACE(plan.model);
     std::vector<std::string> runs;
     for (int threads : {1, 2, 2, 5}) {
@@ -457,7 +459,8 @@ TEST(HostKernels, EachLaunchAloneMatchesItsReferenceKernels) {
   // operands, alone.
   TempCache cache;
   for (const Plan &plan : {dlc_test::formsPlan(), dlc_test::rowPlan(),
-                           dlc_test::transposePlan(), optimizerPlan(), splitGroupsPlan(),
+                           dlc_test::normBackwardPlan(), dlc_test::transposePlan(),
+                           optimizerPlan(), splitGroupsPlan(),
                            dlc_test::castsPlan(), bf16ColumnPlan()}) {
     SCOPED_TRACE(plan.model);
     auto checks = cpu::checkHostLaunches(plan, 7, cache.dir);

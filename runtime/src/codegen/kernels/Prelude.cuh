@@ -159,4 +159,46 @@ template <int kThreads, bool kMax> inline float dlc_block_reduce(float v, float 
 template <int kThreads, bool kMax> inline float dlc_block_reduce(float v, float *) { return v; }
 template <int kThreads, bool kMax, typename T> inline T dlc_block_allreduce(T v, T *) { return v; }
 #endif
+// The row form's column sums (layer_norm_backward's gamma and beta
+// gradients): every block (host part) writes its items' partials to the
+// launch's scratch, then arrives at the counter in the scratch's first
+// word; dlc_last_arrival is true in exactly the one that arrives last, which
+// then reads every partial (dlc_ld_partial: past the incoherent L1) in a
+// fixed order, and leaves the counter at zero for the next launch.
+#if defined(__CUDACC__)
+DLC_DEVICE bool dlc_last_arrival(unsigned *counter, unsigned expected) {
+  __shared__ bool last;
+  __threadfence(); // this block's partials are visible before it arrives
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(counter, 1u) == expected - 1;
+    if (last) *counter = 0;
+  }
+  __syncthreads();
+  if (last) __threadfence();
+  return last;
+}
+DLC_DEVICE double dlc_ld_partial(const double *p) { return *(const volatile double *)p; }
+#elif defined(DLC_HOST_THREADS)
+// The simulator runs blocks one after another.
+inline bool dlc_last_arrival(unsigned *counter, unsigned expected) {
+  __shared__ bool last;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = (*counter)++ == expected - 1;
+    if (last) *counter = 0;
+  }
+  __syncthreads();
+  return last;
+}
+inline double dlc_ld_partial(const double *p) { return *p; }
+#else
+// The host's parts run at once, one per pool thread.
+inline bool dlc_last_arrival(unsigned *counter, unsigned expected) {
+  if (__atomic_add_fetch(counter, 1u, __ATOMIC_ACQ_REL) != expected) return false;
+  __atomic_store_n(counter, 0u, __ATOMIC_RELAXED);
+  return true;
+}
+inline double dlc_ld_partial(const double *p) { return *p; }
+#endif
 #endif // DLC_KERNEL_PRELUDE

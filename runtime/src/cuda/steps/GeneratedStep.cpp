@@ -41,6 +41,10 @@ public:
         args.push_back(&pointer);
       if (readsStep)
         args.push_back(&context.deviceDropoutCounter);
+      if (hasScratch) {
+        scratch = context.tables + scratchOffset;
+        args.push_back(&scratch);
+      }
     }
     return cudaCheck(cudaLaunchKernel(reinterpret_cast<const void *>(kernel), grid, block,
                                       args.data(), 0, stream),
@@ -54,6 +58,9 @@ public:
   std::vector<void *> pointers;        // loop, reduction and row kernels' parameters
   std::vector<int64_t> pointerOffsets; // their arena offsets, until bound
   bool readsStep = false;              // ... then the dropout counter
+  bool hasScratch = false;             // ... then the scratch (a row kernel's column sums)
+  size_t scratchOffset = 0;            // in the tables region, zeroed with it
+  void *scratch = nullptr;
   size_t tableOffset = 0;              // the optimizer's table in the tables region
   int segments = 0;
   /// The launch's segment table for a given arena address.
@@ -90,6 +97,11 @@ PreparedStep prepareGeneratedStep(Preparation &p) {
     for (int32_t id : g.args)
       step->pointerOffsets.push_back(plan.buffers[id].offset);
     step->readsStep = g.readsStep;
+    if (g.scratchBytes > 0) {
+      // Zeroed with the tables; every launch leaves its counter at zero.
+      step->hasScratch = true;
+      step->scratchOffset = p.reserveTable(static_cast<size_t>(g.scratchBytes));
+    }
   }
   return std::unique_ptr<LaunchStep>(std::move(step));
 }

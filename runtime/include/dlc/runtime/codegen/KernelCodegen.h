@@ -17,14 +17,20 @@
 //   reduction  a loop body feeding sum_to_shape / reduce_sum / reduce_mean /
 //              reduce_max / global_avg_pool, one block per output row, warp
 //              shuffles and shared memory, then an element-wise epilogue;
-//   row        element-wise producers feeding one softmax, layer_norm or
-//              softmax_backward over the last axis, and element-wise
+//   row        element-wise producers feeding one softmax, layer_norm,
+//              softmax_backward or layer_norm_backward over the last axis,
+//              and element-wise
 //              consumers of its result (XLA's input fusion): one block per
 //              row, each pass over the row recomputing the producers at
 //              the element's index, the row's statistics (max and sum,
 //              mean and variance, or dot) in double through block-wide
 //              reductions as the CPU reference, the last pass applying
 //              the consumers and storing everything the launch exports;
+//              layer_norm_backward's column sums (gamma's and beta's
+//              gradients) as a reduction epilogue in the same launch: the
+//              rows in fixed chunks, each chunk's partial sums in scratch
+//              memory, summed in chunk order by the block that arrives
+//              last (deterministic, whatever the grid or the threads);
 //   optimizer  a horizontal group of sgd_update / adamw_update: one kernel
 //              walking a table of (param, grad, state, n) segments;
 //   horizontal_cast
@@ -170,6 +176,13 @@ struct GeneratedKernel {
   /// Loop, reduction and row kernels: a last parameter after `args`, the
   /// step counter in device memory (const long long *), which dropout reads.
   bool readsStep = false;
+  /// Row kernels with column sums (layer_norm_backward's gamma and beta
+  /// gradients): bytes of scratch memory, zeroed before the first launch,
+  /// passed as one more parameter (unsigned char *) after the step
+  /// counter's. Its first word counts the blocks that have arrived (back
+  /// at zero when the launch ends), the per-item partial sums follow at
+  /// byte 16.
+  int64_t scratchBytes = 0;
   int blockSize = 256;  // blockDim.x
   int blockSizeY = 1;   // blockDim.y: > 1 for tiled column reductions
   /// Threads the kernel can use (loop), blocks (reduction: one per output

@@ -141,6 +141,7 @@ private:
     HostKernelLibrary::Entry entry = nullptr;
     std::vector<void *> args; // two slots for the part and the parts last
     std::vector<uint64_t> table;
+    std::vector<uint64_t> scratch; // GeneratedKernel::scratchBytes, zeroed
     int64_t elements = 0; // for the parts a launch is cut into
     int64_t items = 0;    // the kernel's work: no more parts than this
   };
