@@ -9,9 +9,13 @@
 // with them (use_global_stats) and computes the gradients. Its own float
 // statistics put models with few values a channel (ShuffleNet, DenseNet,
 // RegNet at 64x64) several times further from PyTorch's float64 step than
-// PyTorch's float32 step is. The running statistics are updated here as
-// the reference does it. The backward pass recomputes the same statistics
-// from x (the plan keeps no saved ones).
+// PyTorch's float32 step is. Two more places where oneDNN's float is not
+// enough are done here in double: the channels whose mean is large against
+// their spread are normalized again (renormalize), and the scale and bias
+// gradients are summed again (parameterGrads); DenseNet-121's step needs
+// both. The running statistics are updated here as the reference does it,
+// from the double statistics. The backward pass recomputes the same
+// statistics from x (the plan keeps no saved ones).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +27,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace dlc::rt::cpu::onednn {
 
@@ -86,7 +91,23 @@ dnnl::memory channels(const NormGeometry &g, const void *data) {
   return dnnl::memory(md({g.c}, kF32, tag::a), engine(), const_cast<void *>(data));
 }
 
-void channelStats(const NormGeometry &g, const float *x, float *mean, float *var);
+/// The channels' batch statistics: in double as summed, and rounded to
+/// float for oneDNN (with a third float array, the backward pass's shift).
+struct Stats {
+  double *meanD, *varD;
+  float *mean, *var, *extra;
+};
+
+Stats stats(const NormGeometry &g) {
+  auto *buffer = static_cast<double *>(
+      threadBuffer(Slot::kStats, g.c * (2 * sizeof(double) + 3 * sizeof(float))));
+  auto *f = reinterpret_cast<float *>(buffer + 2 * g.c);
+  return {buffer, buffer + g.c, f, f + g.c, f + 2 * g.c};
+}
+
+void channelStats(const NormGeometry &g, const float *x, const Stats &s);
+void renormalize(const NormGeometry &g, const float *x, const float *scale, const float *bias,
+                 const Stats &s, float *y);
 
 Status batchNorm(const KernelContext &c) {
   static Cache<Prim> cache;
@@ -100,15 +121,15 @@ Status batchNorm(const KernelContext &c) {
     });
     if (!prim)
       return runReference(c);
-    auto *stats = static_cast<float *>(threadBuffer(Slot::kStats, 2 * g->c * sizeof(float)));
-    float *mean = stats, *var = stats + g->c;
-    channelStats(*g, c.in(0).f32(), mean, var);
+    Stats s = stats(*g);
+    channelStats(*g, c.in(0).f32(), s);
     execute(*prim, {{DNNL_ARG_SRC, dnnl::memory(g->data, engine(), c.in(0).data)},
                     {DNNL_ARG_SCALE, channels(*g, c.in(1).data)},
                     {DNNL_ARG_SHIFT, channels(*g, c.in(2).data)},
                     {DNNL_ARG_DST, dnnl::memory(g->data, engine(), c.out(0).data)},
-                    {DNNL_ARG_MEAN, channels(*g, mean)},
-                    {DNNL_ARG_VARIANCE, channels(*g, var)}});
+                    {DNNL_ARG_MEAN, channels(*g, s.mean)},
+                    {DNNL_ARG_VARIANCE, channels(*g, s.var)}});
+    renormalize(*g, c.in(0).f32(), c.in(1).f32(), c.in(2).f32(), s, c.out(0).f32());
     // Results 1 and 2 usually share storage with operands 3 and 4 (an
     // in-place update); copy when they do not, as the reference.
     float *runningMean = c.out(1).f32(), *runningVar = c.out(2).f32();
@@ -120,9 +141,9 @@ Status batchNorm(const KernelContext &c) {
     int64_t count = g->n * g->spatial;
     for (int64_t k = 0; k < g->c; ++k) {
       // The unbiased estimator, as PyTorch; none for a single element.
-      double unbiased = count > 1 ? double(var[k]) * count / (count - 1) : NAN;
+      double unbiased = count > 1 ? s.varD[k] * count / (count - 1) : NAN;
       runningMean[k] =
-          static_cast<float>((1 - momentum) * runningMean[k] + momentum * mean[k]);
+          static_cast<float>((1 - momentum) * runningMean[k] + momentum * s.meanD[k]);
       runningVar[k] =
           static_cast<float>((1 - momentum) * runningVar[k] + momentum * unbiased);
     }
@@ -195,12 +216,14 @@ int64_t chunkRows(int64_t rows) { return std::max<int64_t>(64, (rows + 63) / 64)
 
 /// The batch mean and biased variance of each channel, in double, each
 /// channel summed in an order fixed by the shape: one read of x.
-void channelStats(const NormGeometry &g, const float *x, float *mean, float *var) {
+void channelStats(const NormGeometry &g, const float *x, const Stats &s) {
   const int64_t count = g.n * g.spatial;
   auto finish = [&](int64_t k, double shift, double sum, double sq) {
     const double m = sum / double(count);
-    mean[k] = static_cast<float>(shift + m);
-    var[k] = static_cast<float>(std::max(0.0, sq / double(count) - m * m));
+    s.meanD[k] = shift + m;
+    s.varD[k] = std::max(0.0, sq / double(count) - m * m);
+    s.mean[k] = static_cast<float>(s.meanD[k]);
+    s.var[k] = static_cast<float>(s.varD[k]);
   };
   if (!g.channelsLast) {
     parallelFor(0, g.c, [&](int64_t k) {
@@ -233,6 +256,102 @@ void channelStats(const NormGeometry &g, const float *x, float *mean, float *var
   }
 }
 
+
+/// How far the float mean oneDNN normalizes with may shift a normalized
+/// value before the channel is normalized again in double: float's own
+/// rounding of a value of magnitude 1.
+constexpr double kMeanShiftTolerance = 0x1p-24;
+
+/// Normalizes again, in double, the channels where oneDNN's float mean
+/// moves the normalized values further than float's rounding: those whose
+/// mean is large against their spread (after a linear bottleneck, a
+/// concatenation of unnormalized features). There the rounding of the mean
+/// to float shifts every value of the channel alike, and such a shift is
+/// what puts a step past PyTorch's float32 distance from float64
+/// (ShuffleNet, MnasNet, DenseNet). Elsewhere oneDNN's result stands.
+void renormalize(const NormGeometry &g, const float *x, const float *scale, const float *bias,
+                 const Stats &s, float *y) {
+  auto *a = static_cast<double *>(threadBuffer(Slot::kWorkspace, g.c * sizeof(double)));
+  std::vector<int64_t> redo;
+  for (int64_t k = 0; k < g.c; ++k) {
+    const double invstd = 1.0 / std::sqrt(s.varD[k] + double(g.eps));
+    if (std::abs(double(s.mean[k]) - s.meanD[k]) * invstd <= kMeanShiftTolerance)
+      continue;
+    redo.push_back(k);
+    a[k] = invstd * scale[k];
+  }
+  if (redo.empty())
+    return;
+  if (!g.channelsLast) {
+    parallelFor(0, g.n * int64_t(redo.size()), [&](int64_t t) {
+      const int64_t k = redo[t % redo.size()], plane = (t / redo.size()) * g.c + k;
+      const float *in = x + plane * g.spatial;
+      float *out = y + plane * g.spatial;
+      const double m = s.meanD[k], ak = a[k], bk = bias[k];
+      for (int64_t i = 0; i < g.spatial; ++i)
+        out[i] = static_cast<float>((double(in[i]) - m) * ak + bk);
+    });
+    return;
+  }
+  const int64_t rows = g.n * g.spatial, per = chunkRows(rows);
+  parallelFor(0, (rows + per - 1) / per, [&](int64_t ch) {
+    for (int64_t r = ch * per; r < std::min(rows, (ch + 1) * per); ++r)
+      for (int64_t k : redo)
+        y[r * g.c + k] =
+            static_cast<float>((double(x[r * g.c + k]) - s.meanD[k]) * a[k] + bias[k]);
+  });
+}
+
+/// The parameter gradients in double: dbias = sum(dy), dscale = sum(dy *
+/// xhat), in place of oneDNN's float sums. These are sums of many terms
+/// that largely cancel (a bias gradient that is zero but for rounding where
+/// the output reaches only convolutions followed by batch norm); PyTorch's
+/// CPU kernel accumulates them in double, and oneDNN's float accumulation
+/// lands past twice PyTorch float32's distance from float64 there.
+void parameterGrads(const NormGeometry &g, const float *dy, const float *x, const Stats &s,
+                    float *dscale, float *dbias) {
+  auto invstd = [&](int64_t k) { return 1.0 / std::sqrt(s.varD[k] + double(g.eps)); };
+  if (!g.channelsLast) {
+    parallelFor(0, g.c, [&](int64_t k) {
+      double sumDy = 0, sumDyXc = 0;
+      const double m = s.meanD[k];
+      for (int64_t n = 0; n < g.n; ++n) {
+        const int64_t at = (n * g.c + k) * g.spatial;
+        for (int64_t i = 0; i < g.spatial; ++i) {
+          sumDy += dy[at + i];
+          sumDyXc += double(dy[at + i]) * (double(x[at + i]) - m);
+        }
+      }
+      dbias[k] = static_cast<float>(sumDy);
+      dscale[k] = static_cast<float>(sumDyXc * invstd(k));
+    });
+    return;
+  }
+  const int64_t rows = g.n * g.spatial, per = chunkRows(rows), chunks = (rows + per - 1) / per;
+  auto *partial = static_cast<double *>(
+      threadBuffer(Slot::kWorkspace, 2 * chunks * g.c * sizeof(double)));
+  parallelFor(0, chunks, [&](int64_t ch) {
+    double *sumDy = partial + 2 * ch * g.c, *sumDyXc = sumDy + g.c;
+    for (int64_t k = 0; k < g.c; ++k)
+      sumDy[k] = sumDyXc[k] = 0;
+    for (int64_t r = ch * per; r < std::min(rows, (ch + 1) * per); ++r)
+      for (int64_t k = 0; k < g.c; ++k) {
+        const double d = dy[r * g.c + k];
+        sumDy[k] += d;
+        sumDyXc[k] += d * (double(x[r * g.c + k]) - s.meanD[k]);
+      }
+  });
+  for (int64_t k = 0; k < g.c; ++k) {
+    double sumDy = 0, sumDyXc = 0;
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+      sumDy += partial[2 * ch * g.c + k];
+      sumDyXc += partial[(2 * ch + 1) * g.c + k];
+    }
+    dbias[k] = static_cast<float>(sumDy);
+    dscale[k] = static_cast<float>(sumDyXc * invstd(k));
+  }
+}
+
 Status batchNormBackward(const KernelContext &c) {
   // in: dy, x, scale; out: dx, dscale, dbias.
   static Cache<Prim> cache;
@@ -250,9 +369,9 @@ Status batchNormBackward(const KernelContext &c) {
     });
     if (!prim)
       return runReference(c);
-    auto *stats = static_cast<float *>(threadBuffer(Slot::kStats, 3 * g->c * sizeof(float)));
-    float *mean = stats, *var = stats + g->c, *shift = stats + 2 * g->c;
-    channelStats(*g, c.in(1).f32(), mean, var);
+    Stats s = stats(*g);
+    float *mean = s.mean, *var = s.var, *shift = s.extra;
+    channelStats(*g, c.in(1).f32(), s);
     // oneDNN asks for the shift whenever it computes its gradient, though
     // without a fused relu the gradient does not depend on it.
     std::fill(shift, shift + g->c, 0.0f);
@@ -265,6 +384,7 @@ Status batchNormBackward(const KernelContext &c) {
                     {DNNL_ARG_DIFF_SRC, dnnl::memory(g->data, engine(), c.out(0).data)},
                     {DNNL_ARG_DIFF_SCALE, channels(*g, c.out(1).data)},
                     {DNNL_ARG_DIFF_SHIFT, channels(*g, c.out(2).data)}});
+    parameterGrads(*g, c.in(0).f32(), c.in(1).f32(), s, c.out(1).f32(), c.out(2).f32());
     return Status::ok();
   });
 }

@@ -70,6 +70,8 @@ public:
     return id;
   }
   int32_t output(Shape shape) { return add(std::move(shape)); }
+  /// A buffer's values, to fill by hand.
+  std::vector<float> &data(int32_t id) { return values[id]; }
   /// An output that starts as NaNs, so that an element the kernel does not
   /// write shows.
   int32_t poisonedOutput(Shape shape) {
@@ -381,6 +383,54 @@ TEST_F(Dnnl, BatchNormBackwardMatchesReference) {
              {k.output(cs.x), k.output({c}), k.output({c})},
              {{"epsilon", cs.eps}, {"layout", cs.layout}});
     k.compare(cs.layout + " rank " + std::to_string(cs.x.size()));
+  }
+}
+
+TEST_F(Dnnl, BatchNormNormalizesInDoubleWhereTheMeanDwarfsTheSpread) {
+  // Mean 3000, spread 0.01: the float mean oneDNN would normalize with is
+  // off by about 1e-4, a shift of 0.06 in every normalized value; such
+  // channels are normalized again in double, as the reference does.
+  for (const NormCase &cs : kNormCases) {
+    int64_t c = channelsOf(cs);
+    OneKernel k;
+    int32_t x = k.input(cs.x, 3000.f, 3000.01f);
+    k.kernel("batch_norm",
+             {x, k.input({c}, 0.5f, 2), k.input({c}), k.input({c}), k.input({c}, 0.5f, 2)},
+             {k.output(cs.x), k.output({c}), k.output({c})},
+             {{"epsilon", 1e-9}, {"momentum", cs.momentum}, {"layout", cs.layout}});
+    k.compare(cs.layout + " rank " + std::to_string(cs.x.size()) + ", mean 3000, spread 0.01");
+  }
+}
+
+TEST_F(Dnnl, BatchNormBackwardSumsTheParameterGradientsInDouble) {
+  // dy's second sample is the first one negated and reversed, values of
+  // magnitude 1000 on a 2^-14 grid: the bias gradients are sums of
+  // thousands of such terms that largely cancel, which a sum in double
+  // gets exactly and a float sum does not.
+  for (const char *layout : {"NCHW", "NHWC"}) {
+    bool nhwc = std::string(layout) == "NHWC";
+    Shape shape = nhwc ? Shape{2, 48, 48, 3} : Shape{2, 3, 48, 48};
+    OneKernel k;
+    int32_t dy = k.output(shape), x = k.input(shape), scale = k.input({3});
+    int32_t dx = k.output(shape), dscale = k.output({3}), dbias = k.output({3});
+    std::vector<float> &g = k.data(dy);
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int> u(0, 1 << 14);
+    const size_t half = g.size() / 2;
+    for (size_t i = 0; i < half; ++i) {
+      g[i] = (i % 3 ? 1000.0f : -1000.0f) + std::ldexp(float(u(rng)), -14);
+      g[g.size() - 1 - i] = -g[i];
+    }
+    k.kernel("batch_norm_backward", {dy, x, scale}, {dx, dscale, dbias},
+             {{"epsilon", 1e-5}, {"layout", layout}});
+    auto fast = k.compare(layout);
+    for (int64_t ch = 0; ch < 3; ++ch) {
+      double exact = 0;
+      for (size_t i = 0; i < g.size(); ++i)
+        if (int64_t(nhwc ? i % 3 : i / (48 * 48) % 3) == ch)
+          exact += g[i];
+      EXPECT_EQ(fast[dbias][ch], float(exact)) << layout << ": the bias gradient of channel " << ch;
+    }
   }
 }
 
