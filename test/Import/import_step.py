@@ -9,7 +9,7 @@ and one in float32 (the model file's loss, on the output dlc-import chose,
 and its optimizer), and judges dlc's --dump-out DUMP by peers-same-model's
 rule (test/Bench/Inputs/peers_same.py judge): each tensor within twice
 PyTorch float32's own distance from float64. --no-dropout sets every
-dropout rate of the module to 0, for a file whose rates the test zeroed.
+dropout (and stochastic-depth) rate of the module to 0, for a file whose rates the test zeroed.
 
 `self` judges the rule instead of dlc: it runs a second PyTorch float32
 step with oneDNN off (torch.backends.mkldnn.enabled = False: other
@@ -51,7 +51,8 @@ def step(mlir, module, a, src, dtype, no_dropout):
     m = copy.deepcopy(module).to(dtype).train()
     if no_dropout:
         for sub in m.modules():
-            if isinstance(sub, torch.nn.Dropout):
+            # torchvision's StochasticDepth is a dropout dlc-import writes as one.
+            if isinstance(sub, torch.nn.Dropout) or type(sub).__name__ == "StochasticDepth":
                 sub.p = 0.0
             if isinstance(sub, torch.nn.MultiheadAttention):
                 sub.dropout = 0.0
