@@ -29,3 +29,16 @@ class NewOps(torch.nn.Module):
         tokens = x.flatten(2).transpose(1, 2)  # [N, 16, C]
         tokens = torch.cat([self.class_token.expand(n, -1, -1), tokens], dim=1) + self.pos
         return self.head(tokens[:, 0])
+
+
+class StochasticHead(torch.nn.Module):
+    """A linear classifier whose logits go through stochastic depth: which
+    samples dlc's step kept can be read back from its loss."""
+
+    def __init__(self, mode="row", p=0.5):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 5)
+        self.sd = StochasticDepth(p, mode)
+
+    def forward(self, x):
+        return self.sd(self.fc(x))
