@@ -354,6 +354,21 @@ class Builder:
         self.lines.append("    %s = train.constant dense<[%s]> : tensor<%dxi64>" % (name, values, n))
         return V(name, [n], "i64")
 
+    def constant_fill(self, shape, value):
+        """train.constant, a static f32 tensor of `shape` holding `value`."""
+        self.count += 1
+        name = "%%%d" % self.count
+        ty = "tensor<%sxf32>" % "x".join(map(str, shape))
+        self.lines.append("    %s = train.constant dense<%s> : %s" % (name, f32(value).split(" :")[0], ty))
+        return V(name, list(shape))
+
+    def expand(self, x, batch_of, shape):
+        """train.expand: x broadcast to `shape`, whose dimension 0 may be the
+        batch (None), the size of batch_of's dimension 0."""
+        spec = [-1 if d is None else d for d in shape]
+        return self.emit("train.expand %s, %s {shape = array<i64: %s>}" % (x.name, batch_of.name, ", ".join(map(str, spec))),
+                         x, batch_of, shape=list(shape))
+
     def cross_entropy(self, logits, labels, class_axis=1, ignore=None):
         """train.softmax_cross_entropy, the mean over counted labels, as
         F.cross_entropy: classes on `class_axis`; labels equal to `ignore`

@@ -208,6 +208,8 @@ class Importer:
                 shape = [None] + list(self.shapes[i][1:])
                 name = node.target if len(self.shapes) > 1 else "x"
                 v = self.b.input(name, shape, self.dtypes[i])
+                if i == 0:
+                    self.batch_of = v  # whose batch train.expand takes
                 self.input_names.append(name)
                 inputs.append(v)
                 env[node] = v

@@ -494,6 +494,58 @@ def fn_getitem(imp, node, args, kwargs):
     return out
 
 
+def fn_expand(imp, node, args, kwargs):
+    """Tensor.expand / expand_as: a broadcast to the traced shape; the batch
+    (dimension 0 where it changes with the batch) is the model input's."""
+    x = _tensor(imp, node, args[0])
+    shape = imp.shape(node)
+    if None in shape[1:]:
+        imp.refuse(node, "expand to %s" % shape, "only dimension 0 may be the batch")
+    if shape == list(x.shape):
+        return x
+    return imp.b.expand(x, imp.batch_of, shape)
+
+
+def fn_layer_norm(imp, node, args, kwargs):
+    """F.layer_norm over the last dimension, with a scale and a bias
+    (ConvNeXt's LayerNorm2d: permute, this, permute back)."""
+    x = _tensor(imp, node, args[0])
+    names = ["normalized_shape", "weight", "bias", "eps"]
+    o = {"weight": None, "bias": None, "eps": 1e-5}
+    o.update(dict(zip(names, args[1:])))
+    o.update(kwargs)
+    if tuple(o["normalized_shape"]) != (x.shape[-1],) or not isinstance(o["weight"], db.V) or \
+            not isinstance(o["bias"], db.V):
+        imp.refuse(node, "layer_norm(normalized_shape=%s, weight=%s, bias=%s)"
+                   % (tuple(o["normalized_shape"]), type(o["weight"]).__name__, type(o["bias"]).__name__),
+                   "the dialect normalizes the last dimension with a scale and a bias")
+    return imp.b.layer_norm(x, o["weight"], o["bias"], o["eps"])
+
+
+def fn_stochastic_depth(imp, node, args, kwargs):
+    """torchvision.ops.stochastic_depth: in training, each sample ("row") or
+    the whole batch ("batch") is dropped with probability p and the rest
+    scaled by 1/(1-p). Written as train.dropout of ones of shape [N, 1, ...]
+    (or [1, ...]) multiplied into the input: the dropout's counter-based mask
+    decides per sample, as it does per element."""
+    names = ["input", "p", "mode", "training"]
+    o = {"training": True}
+    o.update(dict(zip(names, args)))
+    o.update(kwargs)
+    x, p, mode = _tensor(imp, node, o["input"]), o["p"], o["mode"]
+    if mode not in ("row", "batch"):
+        imp.refuse(node, "stochastic_depth(mode=%r)" % mode, "mode is row or batch")
+    if not o["training"] or p == 0.0:
+        return x
+    if not 0.0 < p < 1.0:
+        imp.refuse(node, "stochastic_depth(p=%s)" % p, "a rate in [0, 1): dropout's")
+    b = imp.b
+    ones = b.constant_fill([1] * len(x.shape), 1.0)
+    if mode == "row":
+        ones = b.expand(ones, x, [x.shape[0]] + [1] * (len(x.shape) - 1))
+    return b.binary("mul", x, b.dropout(ones, p, imp.next_seed()))
+
+
 def fn_noop_check(imp, node, args, kwargs):
     """torch._assert: a check the trace already passed; it computes nothing."""
     return None
@@ -546,7 +598,14 @@ FUNCTIONS = {
     torch.split: fn_split, torch.swapaxes: fn_transpose, torch.swapdims: fn_transpose,
     torch.masked_fill: fn_masked_fill,
     torch._assert: fn_noop_check, F.max_pool2d: fn_max_pool, F.avg_pool2d: fn_avg_pool,
+    F.layer_norm: fn_layer_norm,
 }
+
+try:
+    from torchvision.ops import stochastic_depth as _stochastic_depth
+    FUNCTIONS[_stochastic_depth] = fn_stochastic_depth
+except ImportError:  # a module of the user's own, without torchvision
+    pass
 
 METHODS = {
     "view": fn_reshape, "reshape": fn_reshape, "flatten": fn_reshape, "unsqueeze": fn_reshape,
@@ -556,5 +615,5 @@ METHODS = {
     "add": _arith("add"), "add_": _arith("add"), "mul": _arith("mul"), "mul_": _arith("mul"),
     "sub": _arith("sub"), "div": _arith("div"),
     "split": fn_split, "swapaxes": fn_transpose, "swapdims": fn_transpose,
-    "masked_fill": fn_masked_fill,
+    "masked_fill": fn_masked_fill, "expand": fn_expand,
 }

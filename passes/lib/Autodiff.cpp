@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <cmath>
 #include <optional>
@@ -128,6 +129,13 @@ LogicalResult AutodiffPass::differentiate(func::FuncOp step, OpBuilder &b,
   for (Operation &op : body.without_terminator())
     forwardOps.push_back(&op);
 
+  // A value computed from constants alone (a stochastic-depth mask's ones)
+  // reaches no parameter: it gets no gradient, so nothing is emitted for it.
+  DenseSet<Value> varying(body.getArguments().begin(), body.getArguments().end());
+  for (Operation *op : forwardOps)
+    if (llvm::any_of(op->getOperands(), [&](Value v) { return varying.count(v); }))
+      varying.insert(op->getResults().begin(), op->getResults().end());
+
   for (Operation *op : llvm::reverse(forwardOps)) {
     SmallVector<Value> resultGrads;
     bool anyGrad = false;
@@ -149,7 +157,7 @@ LogicalResult AutodiffPass::differentiate(func::FuncOp step, OpBuilder &b,
                                << operandGrads.size() << " gradients for "
                                << op->getNumOperands() << " operands";
     for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads)) {
-      if (!grad)
+      if (!grad || !varying.count(operand))
         continue;
       Value &slot = grads[operand];
       if (slot) {

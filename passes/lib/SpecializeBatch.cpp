@@ -8,6 +8,8 @@
 
 #include "dlc/Transforms/Passes.h"
 
+#include "dlc/Dialect/Train/IR/TrainOps.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 
@@ -74,6 +76,21 @@ FailureOr<SpecializeBatchResult> mlir::dlc::specializeBatch(func::FuncOp func,
   });
   if (walk.wasInterrupted())
     return failure();
+
+  // With the batch known, train.expand (a broadcast whose batch is another
+  // tensor's) is a broadcast to a static shape.
+  SmallVector<train::ExpandOp> expands;
+  func.getBody().walk([&](train::ExpandOp op) { expands.push_back(op); });
+  for (train::ExpandOp op : expands) {
+    OpBuilder b(op);
+    auto type = cast<RankedTensorType>(op.getOutput().getType());
+    Value spread = train::BroadcastToOp::create(
+        b, op.getLoc(), ValueRange{op.getInput()},
+        {NamedAttribute(b.getStringAttr("shape"),
+                        b.getDenseI64ArrayAttr(type.getShape()))});
+    op.getOutput().replaceAllUsesWith(spread);
+    op.erase();
+  }
 
   Operation *terminator = entry.getTerminator();
   func.setFunctionType(FunctionType::get(context, argTypes,

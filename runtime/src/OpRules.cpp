@@ -557,6 +557,10 @@ void constant(Check &c) {
   c.fail("train.constant is a buffer of the plan, never a kernel's op");
 }
 
+void expand(Check &c) {
+  c.fail("train.expand becomes train.broadcast_to in dlc-specialize-batch, never a kernel's op");
+}
+
 constexpr size_t at(OpId id) { return static_cast<size_t>(id); }
 
 /// The rule of each op, by OpId; null where an op has none (OpRulesTest
@@ -617,6 +621,7 @@ const std::array<Rule, kNumOps> &rules() {
     t[at(OpId::kUpdateLossScale)] = updateLossScale;
     t[at(OpId::kAllReduce)] = allReduce;
     t[at(OpId::kConstant)] = constant;
+    t[at(OpId::kExpand)] = expand;
     return t;
   }();
   return table;

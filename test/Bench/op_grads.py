@@ -273,6 +273,12 @@ def cases():
                     ["%%t = train.reshape %%x {shape = array<i64: 2, 3, 2>} : %s" % ty((2, 6)),
                      "%%y = train.transpose %%t {permutation = array<i64: 2, 0, 1>} : %s" % ty((2, 3, 2))],
                     lambda p, d: p["x"].reshape(2, 3, 2).permute(2, 0, 1), (2, 2, 3)))
+    # train.expand (Tensor.expand over the batch): its batch is b's, its
+    # gradient the sum over what it spread.
+    out.append(Case("expand", {"t": randn(1, 1, 4)},
+                    ["%%y = train.expand %%t, %%b {shape = array<i64: -1, 3, 4>} : %s, %s"
+                     % (ty((1, 1, 4)), ty((2, 5)))],
+                    lambda p, d: p["t"].expand(2, 3, 4), (2, 3, 4), data={"b": (randn(2, 5), "input")}))
     out.append(Case("concat_slice", {"a": randn(2, 3), "b": randn(2, 4)},
                     ["%%c = train.concat %%a, %%b {axis = 1 : i64} : %s, %s" % (ty((2, 3)), ty((2, 4))),
                      "%%y = train.slice %%c {axis = 1 : i64, end = 7 : i64, start = 1 : i64, step = 2 : i64} : %s" % ty((2, 7))],

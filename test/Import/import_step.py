@@ -13,7 +13,8 @@ sampled twice: one step with oneDNN (PyTorch's default) and one with it
 off (torch.backends.mkldnn.enabled = False: other convolution kernels,
 as valid a float32 step as the first); the bound is twice the farther of
 the two (docs/Importer.md, "The rule"). --no-dropout sets every
-dropout rate of the module to 0, for a file whose rates the test zeroed.
+dropout (and stochastic-depth) rate of the module to 0, for a file whose
+rates the test zeroed.
 
 `self` judges the one-sample rule instead of dlc: the oneDNN-off step
 judged by twice the oneDNN step's distance alone. Where it misses, one
@@ -52,7 +53,8 @@ def step(mlir, module, a, src, dtype, no_dropout):
     m = copy.deepcopy(module).to(dtype).train()
     if no_dropout:
         for sub in m.modules():
-            if isinstance(sub, torch.nn.Dropout):
+            # torchvision's StochasticDepth is a dropout dlc-import writes as one.
+            if isinstance(sub, torch.nn.Dropout) or type(sub).__name__ == "StochasticDepth":
                 sub.p = 0.0
             if isinstance(sub, torch.nn.MultiheadAttention):
                 sub.dropout = 0.0

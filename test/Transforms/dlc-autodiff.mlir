@@ -101,3 +101,28 @@ func.func @forward(%x: tensor<2x4xf32> {train.input}, %w: tensor<4xf32> {train.p
   %r = train.reduce_max %m {axes = array<i64: 0, 1>} : tensor<2x4xf32>
   return %r : tensor<f32>
 }
+
+// -----
+
+// Stochastic depth as dlc-import writes it: a dropout of constant ones per
+// sample, multiplied in. The mask is computed from constants alone, so it
+// gets no gradient: the backward pass applies it (the mul's gradient) but
+// neither differentiates nor redraws it.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[MASK:.+]] = train.dropout %{{.+}} {rate = 2.000000e-01 : f32, seed = 1 : i64} : tensor<4x1xf32>
+// CHECK-NOT: train.dropout
+// CHECK: train.mul %{{.+}}, %[[MASK]]
+// CHECK-NOT: train.dropout
+// CHECK: train.sgd_update
+func.func @forward(%x: tensor<4x8xf32> {train.input, train.name = "x"},
+                   %y: tensor<4xi64> {train.label, train.name = "y"},
+                   %w: tensor<8x8xf32> {train.name = "w", train.param = {init = "zeros"}})
+    -> tensor<f32> attributes {train.optimizer = {kind = "sgd", lr = 0.5 : f64}} {
+  %h = train.linear %x, %w : tensor<4x8xf32>, tensor<8x8xf32>
+  %one = train.constant dense<1.0> : tensor<1x1xf32>
+  %ones = train.broadcast_to %one {shape = array<i64: 4, 1>} : tensor<1x1xf32>
+  %mask = train.dropout %ones {rate = 0.2 : f32, seed = 1 : i64} : tensor<4x1xf32>
+  %s = train.mul %h, %mask : tensor<4x8xf32>, tensor<4x1xf32>
+  %l = train.softmax_cross_entropy %s, %y : tensor<4x8xf32>, tensor<4xi64>
+  return %l : tensor<f32>
+}

@@ -25,6 +25,20 @@ func.func @forward(%x: tensor<?x3x8x8xf32> {train.input, train.name = "x"},
 
 // -----
 
+// train.expand takes the batch of its second operand; once that is static
+// it is a train.broadcast_to.
+// CHECK-LABEL: func.func @expand
+// CHECK-NOT: train.expand
+// CHECK: train.broadcast_to %{{.*}} {shape = array<i64: 8, 1, 6>} : tensor<1x1x6xf32>
+// CHECK: train.concat %{{.*}}, %{{.*}} {axis = 1 : i64} : tensor<8x1x6xf32>, tensor<8x4x6xf32>
+func.func @expand(%x: tensor<?x4x6xf32> {train.input}, %t: tensor<1x1x6xf32>) -> tensor<?x5x6xf32> {
+  %0 = train.expand %t, %x {shape = array<i64: -1, 1, 6>} : tensor<1x1x6xf32>, tensor<?x4x6xf32>
+  %1 = train.concat %0, %x {axis = 1 : i64} : tensor<?x1x6xf32>, tensor<?x4x6xf32>
+  return %1 : tensor<?x5x6xf32>
+}
+
+// -----
+
 // A batch that the model's reshapes cannot regroup is reported on the op.
 func.func @bad_reshape(%x: tensor<?x6xf32> {train.input}) -> tensor<?x5xf32> {
   // expected-error @+2 {{'train.reshape' op cannot reshape [8, 6] (48 elements) to [-1, 5]}}

@@ -1830,3 +1830,23 @@ func.func @attention_backward_lse(%q: tensor<2x8x4xf32>, %l: tensor<2x8xf16>) {
       : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8xf16>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.expand
+//===----------------------------------------------------------------------===//
+
+func.func @expand_not_broadcastable(%t: tensor<1x2x6xf32>, %x: tensor<?x4x6xf32>) {
+  // expected-error @+1 {{'train.expand' op expects the input's shape [1, 2, 6] to broadcast to [?, 3, 6]}}
+  %0 = train.expand %t, %x {shape = array<i64: -1, 3, 6>} : tensor<1x2x6xf32>, tensor<?x4x6xf32>
+  return
+}
+
+// -----
+
+func.func @expand_batch_not_first(%t: tensor<1x1x6xf32>, %x: tensor<?x4x6xf32>) {
+  // expected-error @+1 {{'train.expand' op expects 'shape' of sizes >= 1 (dimension 0 may be -1, the batch), got [2, -1, 6]}}
+  %0 = train.expand %t, %x {shape = array<i64: 2, -1, 6>} : tensor<1x1x6xf32>, tensor<?x4x6xf32>
+  return
+}

@@ -108,6 +108,15 @@ func.func @shapes(%x: tensor<?x4x6xf32>, %y: tensor<?x2x6xf32>) -> tensor<?x3x6x
 
 // -----
 
+// CHECK-LABEL: func.func @expand
+func.func @expand(%t: tensor<1x1x6xf32>, %x: tensor<?x4x6xf32>) -> tensor<?x1x6xf32> {
+  // CHECK: train.expand %{{.*}}, %{{.*}} {shape = array<i64: -1, 1, 6>} : tensor<1x1x6xf32>, tensor<?x4x6xf32>
+  %0 = train.expand %t, %x {shape = array<i64: -1, 1, 6>} : tensor<1x1x6xf32>, tensor<?x4x6xf32>
+  return %0 : tensor<?x1x6xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @attention
 func.func @attention(%s: tensor<?x2x8x8xf32>, %m: tensor<?x1x1x8xf32>,
                      %table: tensor<100x8xf32>, %ids: tensor<?x8xi32>)

@@ -341,6 +341,19 @@ LogicalResult ConcatOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
   return success();
 }
 
+LogicalResult BroadcastToOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
+                                           SmallVectorImpl<Value> &dx) {
+  dx.push_back(sumTo(b, getLoc(), dy[0], getInput()));
+  return success();
+}
+
+LogicalResult ExpandOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
+                                      SmallVectorImpl<Value> &dx) {
+  dx.push_back(sumTo(b, getLoc(), dy[0], getInput()));
+  dx.push_back(Value()); // batch_of: only its size is read
+  return success();
+}
+
 LogicalResult SliceOp::emitGradients(OpBuilder &b, ArrayRef<Value> dy,
                                      SmallVectorImpl<Value> &dx) {
   SmallVector<NamedAttribute> attrs =

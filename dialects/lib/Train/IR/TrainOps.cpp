@@ -489,6 +489,33 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
+LogicalResult ExpandOp::inferReturnTypes(MLIRContext *context,
+    std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  if (failed(withDefaults<ExpandOp>(context, loc, adaptor)))
+    return failure();
+  ShapeDiag diag(loc, getOperationName());
+  auto input = diag.ranked(adaptor.getInput(), "the input");
+  auto batchOf = diag.ranked(adaptor.getBatchOf(), "'batch_of'");
+  if (failed(input) || failed(batchOf))
+    return failure();
+  SmallVector<int64_t> shape(adaptor.getShape());
+  if (batchOf->getRank() < 1)
+    return diag.error("expects 'batch_of' of rank >= 1, got ", *batchOf);
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] < (i == 0 ? -1 : 1))
+      return diag.error("expects 'shape' of sizes >= 1 (dimension 0 may be -1, "
+                        "the batch), got ", formatShape(adaptor.getShape()));
+  if (!shape.empty() && shape[0] == -1)
+    shape[0] = batchOf->getDimSize(0);
+  auto target = broadcastShapes(input->getShape(), shape);
+  if (!target || ArrayRef<int64_t>(*target) != ArrayRef<int64_t>(shape))
+    return diag.error("expects the input's shape ", formatShape(input->getShape()),
+                      " to broadcast to ", formatShape(shape));
+  types.push_back(RankedTensorType::get(shape, input->getElementType()));
+  return success();
+}
+
 LogicalResult ConcatOp::inferReturnTypes(MLIRContext *context,
     std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {

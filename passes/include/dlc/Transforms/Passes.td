@@ -13,7 +13,8 @@ def SpecializeBatchPass : Pass<"dlc-specialize-batch", "::mlir::ModuleOp"> {
     function, then re-infers the result type of every op in order, so each
     shape downstream becomes static. Shape errors that only show with a
     concrete batch (a reshape whose element count does not divide) are
-    reported here, on the op.
+    reported here, on the op. A `train.expand`, whose shape names the
+    batch, becomes the `train.broadcast_to` of its now static shape.
 
     Before, with `--dlc-specialize-batch=batch-size=8`:
 

@@ -131,9 +131,14 @@ def Train_SumToShapeOp : Train_Op<"sum_to_shape", [Train_OpClass<"Reduction">, P
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Train_BroadcastToOp : Train_Op<"broadcast_to", [Train_OpClass<"DataMovement">, Pure, InferTypeOpAdaptor]> {
+def Train_BroadcastToOp : Train_Op<"broadcast_to", [Train_OpClass<"DataMovement">, Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "broadcasts a tensor to a shape, as NumPy does";
   let description = [{
+    The gradient of sums (reductions, `train.global_avg_pool`) and, in a
+    model, what `train.expand` becomes once the batch is known; its own
+    gradient sums back to the input's shape.
+
     ```mlir
     %y = train.broadcast_to %x {shape = array<i64: 8, 64, 7, 7>} : tensor<8x64x1x1xf32>
     ```

@@ -516,6 +516,26 @@ def Train_TransposeOp : Train_Op<"transpose", [Train_OpClass<"DataMovement">, Pu
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
+def Train_ExpandOp : Train_Op<"expand", [Train_OpClass<"DataMovement">, Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
+  let summary = "broadcasts a tensor to a shape whose batch is another tensor's";
+  let description = [{
+    PyTorch's `x.expand(...)` in a model file, where the batch dimension is
+    dynamic: the input broadcasts (as NumPy does) to `shape`, in which
+    dimension 0 may be -1, the size of dimension 0 of `batch_of`. Only that
+    size is read from `batch_of`, never its values, and it gets no gradient.
+    Once the batch is known (dlc-specialize-batch) the op is a
+    `train.broadcast_to` of the static shape; it never reaches a plan.
+
+    ```mlir
+    %cls = train.expand %token, %x {shape = array<i64: -1, 1, 768>} : tensor<1x1x768xf32>, tensor<?x3x224x224xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input, Train_AnyTensor:$batch_of, DenseI64ArrayAttr:$shape);
+  let results = (outs Train_FloatTensor:$output);
+  let assemblyFormat = "$input `,` $batch_of attr-dict `:` type($input) `,` type($batch_of)";
+}
+
 def Train_ConcatOp : Train_Op<"concat", [Train_OpClass<"DataMovement">, Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_DifferentiableOpInterface>]> {
   let summary = "joins tensors along one dimension";
