@@ -5,14 +5,19 @@
 
 Builds the module again from dlc-import's own arguments, loads DIR (what
 dlc-import --params-out and --inputs-out wrote), runs one step in float64
-and two in float32 (the model file's loss, on the output dlc-import chose,
-and its optimizer), and judges dlc's --dump-out DUMP by peers-same-model's
-rule (test/Bench/Inputs/peers_same.py judge): each tensor within twice
-PyTorch float32's own distance from float64. Float32's distance is
-sampled twice: one step with oneDNN (PyTorch's default) and one with it
-off (torch.backends.mkldnn.enabled = False: other convolution kernels,
-as valid a float32 step as the first); the bound is twice the farther of
-the two (docs/Importer.md, "The rule"). --no-dropout sets every
+and three in float32 (the model file's loss, on the output dlc-import
+chose, and its optimizer), and judges dlc's --dump-out DUMP by
+peers-same-model's rule (test/Bench/Inputs/peers_same.py judge): each
+tensor within twice PyTorch float32's own distance from float64.
+Float32's distance is sampled three times: one step with oneDNN
+(PyTorch's default), one with it off (torch.backends.mkldnn.enabled =
+False: other convolution kernels) and one with oneDNN at another thread
+count (2 where PyTorch runs 1, as on these 2-vCPU machines, so other
+summation orders), each as valid a float32 step as the first; the bound
+is twice the farthest (docs/Importer.md, "The rule"). Where dlc is off by
+that rule, the ReLU kinks float32 does not determine are fitted and dlc
+is judged against the float64 step with its own kink decisions
+(test/Import/kinks.py). --no-dropout sets every
 dropout (and stochastic-depth) rate of the module to 0, for a file whose
 rates the test zeroed.
 
@@ -21,6 +26,7 @@ judged by twice the oneDNN step's distance alone. Where it misses, one
 float32 sample's distance is tighter than float32 itself on that model.
 """
 
+import contextlib
 import copy
 import os
 import re
@@ -33,10 +39,11 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-for d in ("models", "bench/peers", "test/Bench/Inputs"):
+for d in ("models", "bench/peers", "test/Bench/Inputs", "test/Import"):
     sys.path.insert(0, os.path.join(ROOT, d))
 import common  # noqa: E402
 import dlc_import  # noqa: E402
+import kinks  # noqa: E402
 import peers_same  # noqa: E402
 import torch_peer  # noqa: E402
 
@@ -48,7 +55,11 @@ def roles(mlir):
     return dict(re.findall(r'train\.name = "([^"]+)", train\.(input|label|param|buffer)', text))
 
 
-def step(mlir, module, a, src, dtype, no_dropout):
+def step(mlir, module, a, src, dtype, no_dropout, recorder=None, after_backward=None):
+    """One PyTorch step: (loss, gradients, state after, lr, parameters).
+    With a kinks.Recorder, the module's ReLUs run through it; after_backward
+    (params, grads) runs between the backward pass and the update, while
+    the graph is alive."""
     named = roles(mlir)
     m = copy.deepcopy(module).to(dtype).train()
     if no_dropout:
@@ -70,12 +81,57 @@ def step(mlir, module, a, src, dtype, no_dropout):
     params = {n: p for n, p in m.named_parameters() if named.get(n) == "param"}
     spec = common.optimizer_of(os.path.basename(mlir)[:-len(".mlir")], os.path.dirname(mlir))
     opt = torch_peer.make_optimizer(torch, m, spec)
-    logits = dlc_import.select_output(m(*inputs))
+    with kinks.recording(m, recorder) if recorder else contextlib.nullcontext():
+        logits = dlc_import.select_output(m(*inputs))
     loss = F.cross_entropy(logits, labels, ignore_index=-100 if a.ignore_index is None else a.ignore_index)
-    loss.backward()
+    loss.backward(retain_graph=after_backward is not None)
     grads = {n: p.grad.clone() for n, p in params.items()}
+    if after_backward:
+        after_backward(params, grads)
     opt.step()
     return loss, grads, m.state_dict(), opt.param_groups[0]["lr"], params
+
+
+def kink_decisions(model, dump, recorder, seen, params, grads, bases):
+    """The side of the ReLU kinks float32 does not determine that dlc's step
+    and each float32 step in `bases` took, where dlc's gradients are off by
+    the plain rule (test/Import/kinks.py): [dlc's flips, then each base's],
+    each {call: flat indices} for the float64 step to flip; [] where dlc is
+    not off or the kinks cannot be judged."""
+    residual, unit, off = {}, {}, 0
+    for n, g in grads.items():
+        path = os.path.join(dump, n + ".grad.npy")
+        if not os.path.exists(path):
+            return []  # the judge reports it
+        mine = torch.from_numpy(np.load(path)).double()
+        if mine.shape != g.shape:
+            return []
+        scale = max(g.abs().max().item(), 1e-12)
+        bound = max(peers_same.TOLERANCE, 2 * max(peers_same.distance(b[1][n], g) for b in bases))
+        residual[n], unit[n] = mine - g, bound * scale
+        off += int(residual[n].abs().max().item() > unit[n])
+    if not off:
+        return []
+    calls = kinks.undetermined(recorder, seen)
+    if calls is None:
+        print("%s: ReLU kinks not judged: the float32 and float64 steps made different ReLU calls"
+              % model)
+        return []
+    count = sum(len(idx) for _, idx in calls)
+    if not count:
+        return []
+    if count > kinks.MAX_ELEMENTS:
+        print("%s: ReLU kinks not judged: %d ReLU values that float32 does not determine, more "
+              "than %d" % (model, count, kinks.MAX_ELEMENTS))
+        return []
+    others = [{n: b[1][n].double() - g for n, g in grads.items()} for b in bases]
+    decisions = kinks.fit(recorder, calls, params, [residual] + others, unit)
+    flipped = [sum(len(v) for v in f.values()) for f in decisions]
+    print("%s: %d gradients off by the plain rule; %d ReLU values that float32 does not "
+          "determine; judged against the float64 step with %d of them on dlc's side of the kink "
+          "(the float32 steps' own: %s)" % (model, off, count, flipped[0],
+                                           ", ".join(map(str, flipped[1:]))))
+    return decisions
 
 
 def dump_step(result, mlir, out):
@@ -98,14 +154,32 @@ def main(argv):
     no_dropout = "--no-dropout" in argv[fixed:argv.index("--")]
     a = dlc_import.parser().parse_args(argv[argv.index("--") + 1:] + ["-o", os.devnull])
     module, _, _ = dlc_import.build(a)
-    base = step(mlir, module, a, src, torch.float32, no_dropout)
-    reference = step(mlir, module, a, src, torch.float64, no_dropout)
     mapping = {n: n for n, r in roles(mlir).items() if r in ("param", "buffer")}
+    seen = [kinks.Recorder() for _ in range(3)]
+    base = step(mlir, module, a, src, torch.float32, no_dropout, seen[0])
     torch.backends.mkldnn.enabled = False
-    other = step(mlir, module, a, src, torch.float32, no_dropout)
+    other = step(mlir, module, a, src, torch.float32, no_dropout, seen[1])
     torch.backends.mkldnn.enabled = True
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2 if threads == 1 else 1)
+    third = step(mlir, module, a, src, torch.float32, no_dropout, seen[2])
+    torch.set_num_threads(threads)
+    samples = [base, other, third]
     if mode == "check":
-        return peers_same.judge(a.model, argv[3], mapping, reference, [base, other])
+        decisions = []
+        recorder = kinks.Recorder(keep_graph=True)
+        reference = step(mlir, module, a, src, torch.float64, no_dropout, recorder,
+                         lambda params, grads: decisions.extend(
+                             kink_decisions(a.model, argv[3], recorder, seen, params, grads,
+                                            samples)))
+        if not decisions:
+            return peers_same.judge(a.model, argv[3], mapping, reference, samples)
+        # The float64 step with dlc's kink decisions, and with each float32 step's.
+        mine, *theirs = [step(mlir, module, a, src, torch.float64, no_dropout,
+                              kinks.Recorder(flips=f)) if f else reference for f in decisions]
+        return peers_same.judge(a.model, argv[3], mapping, mine, samples,
+                                distance_from=theirs)
+    reference = step(mlir, module, a, src, torch.float64, no_dropout)
     with tempfile.TemporaryDirectory() as out:
         dump_step(other, mlir, out)
         return peers_same.judge(a.model + " (PyTorch float32, oneDNN off)", out, mapping,

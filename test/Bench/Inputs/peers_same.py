@@ -154,30 +154,38 @@ def check(model, src, dump):
     return judge(model, dump, names(model), step, base, ZERO_GRADIENT.get(model, ()))
 
 
-def judge(model, dump, mapping, step, base=None, zero=()):
+def distance(mine, theirs):
+    """Relative distance of a tensor from a reference: max |mine - theirs|
+    over max |theirs|."""
+    return (mine.detach().double() - theirs).abs().max().item() / \
+        max(theirs.abs().max().item(), 1e-12)
+
+
+def judge(model, dump, mapping, step, base=None, zero=(), distance_from=None):
     """Compares dlc's --dump-out with a PyTorch step (loss, gradients, state
     after, lr, parameters), as returned by peer_step; mapping: dlc's name ->
     the peer's. With `base`, the same step in float32 while `step` ran in
     float64, each tensor may be twice base's distance from step (and 1e-4).
     `base` may be a list of float32 steps (valid float32 steps that differ
     only in their kernels' summation order): then twice the farthest one's
-    distance, float32's own spread sampled more than once."""
+    distance, float32's own spread sampled more than once. `distance_from`:
+    for each float32 step, the float64 step its distance is measured from,
+    where it is not `step` (test/Import/kinks.py: the float64 step with
+    that float32 step's kink decisions, `step` having dlc's)."""
     loss, grads, state, lr, params = step
     failures, worst, compared = [], 0.0, 0
     bases = [] if base is None else base if isinstance(base, list) else [base]
 
-    def allowed(label, theirs):
+    def allowed(label):
         if not bases:
             return TOLERANCE
         kind, name = label.split(" ", 1)
-        dist = 0.0
-        for b in bases:
-            mine = {"loss": lambda: b[0], "grad": lambda: b[1][mapping[name]],
-                    "updated": lambda: b[2][mapping[name]],
-                    "running": lambda: b[2][mapping[name]]}[kind]()
-            dist = max(dist, (mine.detach().double() - theirs).abs().max().item() /
-                       max(theirs.abs().max().item(), 1e-12))
-        return max(TOLERANCE, 2 * dist)
+        pick = {"loss": lambda s: s[0], "grad": lambda s: s[1][mapping[name]],
+                "updated": lambda s: s[2][mapping[name]],
+                "running": lambda s: s[2][mapping[name]]}[kind]
+        origins = distance_from or [step] * len(bases)
+        return max(TOLERANCE, 2 * max(distance(pick(b), pick(o).detach().double())
+                                      for b, o in zip(bases, origins)))
 
     def load(name):
         return torch.from_numpy(np.load(os.path.join(dump, name))).double()
@@ -191,7 +199,7 @@ def judge(model, dump, mapping, step, base=None, zero=()):
             return
         err = (ours - theirs).abs().max().item() / max(theirs.abs().max().item(), 1e-12)
         worst = max(worst, err)
-        bound = allowed(label, theirs)
+        bound = allowed(label)
         if not err <= bound:
             failures.append("%s: relative error %.3g > %.3g" % (label, err, bound))
 

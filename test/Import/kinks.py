@@ -1,0 +1,173 @@
+"""ReLU kinks: the part of a float32 step that float32 does not determine.
+
+A value before a ReLU that float64 puts closer to zero than float32's own
+error on that tensor lands on either side of the kink in a valid float32
+step. On the other side, the gradient of everything before it changes by
+that element's whole contribution, far past twice float32's distance
+(docs/Importer.md, "ReLU kinks"). Allowing every such element's
+contribution as slack would let real errors through (on resnet50 at
+2x3x64x64 the sum of them is 0.65 of a gradient's largest value), so the
+judge instead finds the kink decisions dlc made, and compares dlc with the
+float64 step that makes the same ones:
+
+- every ReLU of the module (nn.ReLU and F.relu) is recorded in call order,
+  in the float64 step and in the two float32 steps;
+- an element is *undetermined* when its float64 value is within twice the
+  farther float32 step's largest error on that ReLU's input (the same two
+  samples and the same factor as the judge's bound);
+- flipping undetermined element j changes the gradients by
+  s_j g_j d x_j / d theta (g_j = dL/dy_j at the ReLU's output, s_j = -1
+  where the float64 value passes and +1 where it is cut), to first order:
+  the forward value moves by less than float32's error;
+- the flips that explain a step's gradients best are chosen greedily, on a
+  count sketch of every gradient measured in units of its bound (each flip
+  taken only while it brings the sketch closer); this is done for dlc's
+  step and for each of the two PyTorch float32 steps, which make kink
+  decisions of their own;
+- the float64 step is then run again with exactly those elements' gradients
+  passed or cut the other way (forward values unchanged), once per step,
+  and dlc is judged against its own by the unchanged rule, with each
+  float32 step's distance measured from its own. A wrong gradient is no
+  combination of single activations' contributions, so it still misses.
+"""
+
+import contextlib
+
+import torch
+import torch.nn.functional as F
+
+# Above this many undetermined elements the per-element gradients cost more
+# than the check is worth; the judge then says so and fits nothing.
+MAX_ELEMENTS = 512
+SKETCH = 1 << 18
+
+
+class Recorder:
+    """Every ReLU call of one step, in call order. keep_graph: keep each
+    input in the autograd graph and the gradient at each output (the float64
+    step); otherwise a float64 copy of the input (the float32 steps).
+    flips: call index -> flat indices whose gradient goes the other way."""
+
+    def __init__(self, keep_graph=False, flips=None):
+        self.keep_graph = keep_graph
+        self.flips = flips or {}
+        self.inputs, self.outputs = [], []
+        self.calls = 0
+
+    def relu(self, x):
+        k, self.calls = self.calls, self.calls + 1
+        y = torch.relu(x)
+        if k in self.flips:
+            idx = self.flips[k]
+            passes = x.detach().flatten()[idx] > 0
+            sign = torch.zeros(x.numel(), dtype=x.dtype)
+            sign[idx] = torch.where(passes, -1.0, 1.0).to(x.dtype)
+            # Adds exactly 0 to the value and +-dL/dy to the gradient at idx.
+            y = y + sign.view_as(x) * (x - x.detach())
+        if self.keep_graph:
+            self.inputs.append(x)
+            self.outputs.append(y)
+            if y.requires_grad:
+                y.retain_grad()
+        else:
+            self.inputs.append(x.detach().double().clone())
+        return y
+
+
+class _ReLU(torch.nn.Module):
+    def __init__(self, recorder):
+        super().__init__()
+        self.recorder = recorder
+
+    def forward(self, x):
+        return self.recorder.relu(x)
+
+
+@contextlib.contextmanager
+def recording(module, recorder):
+    """Routes the module's ReLUs through recorder while the block runs."""
+    swapped = [(parent, name, child) for parent in module.modules()
+               for name, child in parent.named_children() if type(child) is torch.nn.ReLU]
+    for parent, name, _ in swapped:
+        setattr(parent, name, _ReLU(recorder))
+    functional = F.relu
+    F.relu = lambda x, inplace=False: recorder.relu(x)
+    try:
+        yield
+    finally:
+        F.relu = functional
+        for parent, name, child in swapped:
+            setattr(parent, name, child)
+
+
+def undetermined(reference, samples):
+    """[(call, flat indices)]: the float64 ReLU inputs within twice the
+    farther float32 sample's largest error on that input; None where the
+    steps did not make the same ReLU calls."""
+    if any(len(s.inputs) != len(reference.inputs) for s in samples):
+        return None
+    calls = []
+    for k, x in enumerate(reference.inputs):
+        x64 = x.detach()
+        if any(s.inputs[k].shape != x64.shape for s in samples):
+            return None
+        err = max((s.inputs[k] - x64).abs().max().item() for s in samples)
+        near = (x64.abs() <= 2 * err).flatten().nonzero().flatten()
+        if len(near):
+            calls.append((k, near))
+    return calls
+
+
+def fit(reference, calls, params, residuals, unit):
+    """For each of `residuals` (a list of name -> a float32 step's gradient
+    minus the float64 one), the flips that explain it best, as {call: flat
+    indices}; unit: name -> the absolute bound of that gradient.
+    reference: the float64 step's Recorder, its graph alive."""
+    gen = torch.Generator().manual_seed(0)
+    names = list(params)
+    hashes = {n: torch.randint(0, SKETCH, (params[n].numel(),), generator=gen) for n in names}
+    signs = {n: (torch.randint(0, 2, (params[n].numel(),), generator=gen) * 2 - 1).double() / unit[n]
+             for n in names}
+
+    def sketch(parts):
+        out = torch.zeros(SKETCH, dtype=torch.float64)
+        for n, v in parts.items():
+            out.index_add_(0, hashes[n], signs[n] * v.detach().double().flatten())
+        return out
+
+    effects, where = [], []
+    for k, idx in calls:
+        x, y = reference.inputs[k], reference.outputs[k]
+        if y.grad is None:
+            continue
+        flat, g = x.flatten(), y.grad.flatten()
+        for j in idx.tolist():
+            if g[j].item() == 0.0:
+                continue
+            step = (-1.0 if flat[j].item() > 0 else 1.0) * g[j].item()
+            parts = torch.autograd.grad(flat[j], [params[n] for n in names],
+                                        retain_graph=True, allow_unused=True)
+            effects.append(step * sketch({n: d for n, d in zip(names, parts) if d is not None}))
+            where.append((k, j))
+    return [greedy(sketch(r), effects, where) for r in residuals]
+
+
+def greedy(target, effects, where):
+    """Flips taken one at a time while each brings the sketch closer."""
+    chosen = set()
+    for _ in range(2 * len(effects)):
+        best, gain = None, 0.0
+        for i, e in enumerate(effects):
+            v = -e if i in chosen else e
+            g = 2 * torch.dot(target, v).item() - torch.dot(v, v).item()
+            if g > gain:
+                best, gain = i, g
+        if best is None:
+            break
+        target -= -effects[best] if best in chosen else effects[best]
+        chosen ^= {best}
+    flips = {}
+    for i in sorted(chosen):
+        k, j = where[i]
+        flips.setdefault(k, []).append(j)
+    return {k: torch.tensor(v, dtype=torch.long) for k, v in flips.items()}
