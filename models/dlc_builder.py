@@ -287,11 +287,15 @@ class Builder:
         return self.emit("train.linear " + ", ".join(o.name for o in ops), *ops,
                          shape=x.shape[:-1] + [w.shape[0]])
 
-    def matmul(self, a, b, tb=False):
-        """train.matmul, batched; tb transposes b's last two dimensions."""
-        attrs = " {transpose_rhs = true}" if tb else ""
+    def matmul(self, a, b, ta=False, tb=False):
+        """train.matmul, batched; ta / tb transpose a's / b's last two
+        dimensions."""
+        flags = (["transpose_lhs = true"] if ta else []) + (["transpose_rhs = true"] if tb else [])
+        attrs = " {%s}" % ", ".join(flags) if flags else ""
+        m = a.shape[-1] if ta else a.shape[-2]
         n = b.shape[-2] if tb else b.shape[-1]
-        return self.emit("train.matmul %s, %s%s" % (a.name, b.name, attrs), a, b, shape=a.shape[:-1] + [n])
+        return self.emit("train.matmul %s, %s%s" % (a.name, b.name, attrs), a, b,
+                         shape=a.shape[:-2] + [m, n])
 
     def softmax(self, x, scale, causal=False, mask=None, axis=-1):
         """train.softmax(scale * x + mask) along `axis`; `causal` masks the

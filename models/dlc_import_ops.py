@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 import dlc_builder as db
+from dlc_import_einsum import fn_einsum
 
 
 class Constant:
@@ -598,7 +599,7 @@ FUNCTIONS = {
     torch.split: fn_split, torch.swapaxes: fn_transpose, torch.swapdims: fn_transpose,
     torch.masked_fill: fn_masked_fill,
     torch._assert: fn_noop_check, F.max_pool2d: fn_max_pool, F.avg_pool2d: fn_avg_pool,
-    F.layer_norm: fn_layer_norm,
+    F.layer_norm: fn_layer_norm, torch.einsum: fn_einsum,
 }
 
 try:

@@ -42,3 +42,47 @@ class StochasticHead(torch.nn.Module):
 
     def forward(self, x):
         return self.sd(self.fc(x))
+
+
+class Einsums(torch.nn.Module):
+    """torch.einsum as models write it: MaxViT's attention over grouped heads
+    (both of its equations, spaces and all), an implicit output, a sum over
+    a label of one operand, a contraction over the batch-carrying label's
+    neighbour with a transposed operand, and a one-operand transpose."""
+
+    def __init__(self, dim=8, heads=2, classes=5):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+        self.mix = torch.nn.Parameter(torch.randn(dim, dim) / dim ** 0.5)
+        self.gate = torch.nn.Parameter(torch.randn(3, dim))
+        self.head = torch.nn.Linear(dim, classes)
+
+    def forward(self, x):  # x: [B, G, P, D]
+        b, g, p, d = x.shape
+        q, k, v = torch.chunk(self.qkv(x), 3, dim=-1)
+        q, k, v = (t.reshape(b, g, p, self.heads, d // self.heads).permute(0, 1, 3, 2, 4)
+                   for t in (q, k, v))
+        att = torch.einsum("B G H I D, B G H J D -> B G H I J", q, k * 0.5).softmax(dim=-1)
+        out = torch.einsum("B G H I J, B G H J D -> B G H I D", att, v)
+        out = out.permute(0, 1, 3, 2, 4).reshape(b, g, p, d)
+        out = torch.einsum("bgpd,ed", out, self.mix).permute(0, 2, 3, 1)  # implicit: "begp"
+        out = out + torch.einsum("bgpd,cd->bgpd", out, self.gate)  # c summed on one side
+        pooled = torch.einsum("bgpd->bdg", out).mean(dim=2)  # a transpose
+        return self.head(pooled)
+
+
+class BadEinsum(torch.nn.Module):
+    """An einsum dlc-import refuses: `equation` over x viewed as [B, 4, 4]
+    (and a [4, 4] weight where the equation names two operands)."""
+
+    def __init__(self, equation="bii->bi"):
+        super().__init__()
+        self.equation = equation
+        self.w = torch.nn.Parameter(torch.randn(4, 4))
+
+    def forward(self, x):
+        x = x.view(-1, 4, 4)
+        if "," in self.equation:
+            return torch.einsum(self.equation, x, self.w).flatten(1)
+        return torch.einsum(self.equation, x).flatten(1)
