@@ -352,11 +352,16 @@ class Builder:
 
     def constant_range(self, n):
         """train.constant [0, 1, ..., n-1] as i64 (positions)."""
+        return self.constant_ints(range(n))
+
+    def constant_ints(self, values):
+        """train.constant, a 1-D i64 tensor of `values` (gather indices)."""
+        values = list(values)
         self.count += 1
         name = "%%%d" % self.count
-        values = ", ".join(str(i) for i in range(n))
-        self.lines.append("    %s = train.constant dense<[%s]> : tensor<%dxi64>" % (name, values, n))
-        return V(name, [n], "i64")
+        self.lines.append("    %s = train.constant dense<[%s]> : tensor<%dxi64>"
+                          % (name, ", ".join(str(int(v)) for v in values), len(values)))
+        return V(name, [len(values)], "i64")
 
     def constant_fill(self, shape, value):
         """train.constant, a static f32 tensor of `shape` holding `value`."""

@@ -22,6 +22,7 @@ import dis
 import inspect
 import json
 import os
+import operator
 import re
 import shlex
 import sys
@@ -303,7 +304,13 @@ class Importer:
                 return _Constant(t)  # refused where an op reads it, but masked_fill's mask
             return self.tensor_arg(node, t, db.ONES if ones else db.ZEROS)
         flat = [x for a in list(args) + list(kwargs.values()) for x in (a if isinstance(a, (list, tuple)) else [a])]
-        if any(isinstance(a, _Constant) for a in flat) and node.target not in ("masked_fill", self.torch.masked_fill):
+        if args and isinstance(args[0], _Constant) and node.op == "call_method" and \
+                node.target in ("view", "reshape", "flatten") and not args[0].t.is_floating_point():
+            # An index table (MaxViT's relative positions): reshaped here, read by a gather.
+            return _Constant(getattr(args[0].t, node.target)(*args[1:], **kwargs))
+        gather = node.target is operator.getitem and len(args) == 2 and isinstance(args[1], _Constant)
+        if any(isinstance(a, _Constant) for a in flat) and not gather and \
+                node.target not in ("masked_fill", self.torch.masked_fill):
             self.refuse(node, "constant tensor", "a tensor that is neither a parameter nor a buffer")
         tensors = [a for a in args if isinstance(a, db.V)]
         if (node.op, node.target) in ((node.op, getattr), ("call_method", "size"), ("call_method", "dim")):

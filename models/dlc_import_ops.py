@@ -476,6 +476,8 @@ def fn_masked_fill(imp, node, args, kwargs):
 
 def fn_getitem(imp, node, args, kwargs):
     x, index = args
+    if isinstance(index, Constant):
+        return _gather(imp, node, x, index.t)
     if not isinstance(x, db.V):
         return x[index]  # a tuple of converted values (attention, chunk)
     index = index if isinstance(index, tuple) else (index,)
@@ -493,6 +495,23 @@ def fn_getitem(imp, node, args, kwargs):
     if any(isinstance(ix, int) for ix in index):
         out = reshape_to_trace(imp, node, out)
     return out
+
+
+def _gather(imp, node, table, index):
+    """table[index] with a constant integer index tensor (MaxViT's relative
+    position bias: a [positions, heads] parameter read by a fixed index):
+    train.embedding of the flattened index, reshaped to index's shape."""
+    if not isinstance(table, db.V) or len(table.shape) != 2 or None in table.shape:
+        imp.refuse(node, "tensor index into %s" % getattr(table, "ty", type(table).__name__),
+                   "only rows of a static 2-D tensor by a constant index")
+    if index.is_floating_point() or index.dtype == torch.bool:
+        imp.refuse(node, "tensor index of %s" % index.dtype, "only integer indices")
+    flat = index.reshape(-1)
+    if len(flat) and not (0 <= int(flat.min()) and int(flat.max()) < table.shape[0]):
+        imp.refuse(node, "index %d..%d into %d rows" % (int(flat.min()), int(flat.max()), table.shape[0]))
+    rows = imp.b.embedding(table, imp.b.constant_ints(flat.tolist()))
+    shape = list(index.shape) + [table.shape[1]]
+    return rows if len(index.shape) == 1 else imp.b.reshape(rows, shape)
 
 
 def fn_expand(imp, node, args, kwargs):

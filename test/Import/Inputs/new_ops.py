@@ -86,3 +86,18 @@ class BadEinsum(torch.nn.Module):
         if "," in self.equation:
             return torch.einsum(self.equation, x, self.w).flatten(1)
         return torch.einsum(self.equation, x).flatten(1)
+
+
+class MaxVitAttention(torch.nn.Module):
+    """torchvision's own MaxViT attention layer: its einsums and its relative
+    position bias, a [positions, heads] parameter gathered by a constant
+    index buffer. Input [B, G, P, D] with P = 4 (2x2 windows), D = 8."""
+
+    def __init__(self, classes=5):
+        super().__init__()
+        from torchvision.models.maxvit import RelativePositionalMultiHeadAttention
+        self.attn = RelativePositionalMultiHeadAttention(8, 4, 4)
+        self.head = torch.nn.Linear(8, classes)
+
+    def forward(self, x):
+        return self.head(self.attn(x).mean(dim=(1, 2)))
