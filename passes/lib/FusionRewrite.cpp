@@ -81,7 +81,13 @@ FusedOp mlir::dlc::createFusedGroup(ArrayRef<Operation *> ops, ::dlc::rt::Fusion
   for (Value input : inputs)
     map.map(input, body->addArgument(input.getType(), input.getLoc()));
   b.setInsertionPointToStart(body);
-  for (Operation *op : callFirstOrder(ops))
+  // The generic kinds only (loop, input, output: a call and a generated
+  // kernel at run time): a library's fused kind (bn_act, a GEMM epilogue)
+  // keeps the order its pattern matched.
+  using ::dlc::rt::FusionKind;
+  bool generic = kind == FusionKind::kLoop || kind == FusionKind::kInput ||
+                 kind == FusionKind::kOutput;
+  for (Operation *op : generic ? callFirstOrder(ops) : SmallVector<Operation *>(ops))
     b.clone(*op, map);
   SmallVector<Value> yielded;
   for (Value v : exported)

@@ -40,7 +40,7 @@ SmallVector<Operation *> callFirstOrder(ArrayRef<Operation *> ops);
 
 /// Replaces `ops` (in block order, as canFormGroup accepted them) by one
 /// train.fused group placed where the last of them was, its body in
-/// callFirstOrder. Its inputs are the values the ops read from outside; its
+/// callFirstOrder for a loop, input or output fusion, else in block order. Its inputs are the values the ops read from outside; its
 /// results are every result read outside the group, in block order.
 train::FusedOp createFusedGroup(ArrayRef<Operation *> ops, ::dlc::rt::FusionKind kind,
                                 StringRef strategy);
