@@ -19,6 +19,46 @@ SmallVector<func::FuncOp> mlir::dlc::functionsToFuse(ModuleOp module) {
   return functions;
 }
 
+namespace {
+/// Whether the runtime runs the op as a library call (a batch norm, a
+/// contraction) rather than inside a generated kernel.
+bool runsAsCall(Operation *op) {
+  using ::dlc::rt::OpClass;
+  std::optional<OpClass> c = getOpClass(op);
+  return c && !::dlc::rt::isElemental(*c) && *c != OpClass::kReduction &&
+         *c != OpClass::kRowNormalization;
+}
+} // namespace
+
+SmallVector<Operation *> mlir::dlc::callFirstOrder(ArrayRef<Operation *> ops) {
+  SmallVector<Operation *> calls;
+  for (Operation *op : ops)
+    if (runsAsCall(op))
+      calls.push_back(op);
+  if (calls.size() != 1)
+    return SmallVector<Operation *>(ops);
+  // The call's producers inside the group, found backwards from it.
+  llvm::DenseSet<Operation *> feeds{calls.front()};
+  for (Operation *op : llvm::reverse(ops)) {
+    if (!feeds.contains(op))
+      continue;
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp(); def && llvm::is_contained(ops, def))
+        feeds.insert(def);
+  }
+  // Those in block order, then the rest in block order: every op still
+  // follows its operands, as an op that does not feed the call reads only
+  // ops before it.
+  SmallVector<Operation *> order;
+  for (Operation *op : ops)
+    if (feeds.contains(op))
+      order.push_back(op);
+  for (Operation *op : ops)
+    if (!feeds.contains(op))
+      order.push_back(op);
+  return order;
+}
+
 FusedOp mlir::dlc::createFusedGroup(ArrayRef<Operation *> ops, ::dlc::rt::FusionKind kind,
                                     StringRef strategy) {
   auto inside = [&](Operation *op) { return llvm::is_contained(ops, op); };
@@ -41,7 +81,13 @@ FusedOp mlir::dlc::createFusedGroup(ArrayRef<Operation *> ops, ::dlc::rt::Fusion
   for (Value input : inputs)
     map.map(input, body->addArgument(input.getType(), input.getLoc()));
   b.setInsertionPointToStart(body);
-  for (Operation *op : ops)
+  // The generic kinds only (loop, input, output: a call and a generated
+  // kernel at run time): a library's fused kind (bn_act, a GEMM epilogue)
+  // keeps the order its pattern matched.
+  using ::dlc::rt::FusionKind;
+  bool generic = kind == FusionKind::kLoop || kind == FusionKind::kInput ||
+                 kind == FusionKind::kOutput;
+  for (Operation *op : generic ? callFirstOrder(ops) : SmallVector<Operation *>(ops))
     b.clone(*op, map);
   SmallVector<Value> yielded;
   for (Value v : exported)

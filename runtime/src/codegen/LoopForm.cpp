@@ -13,10 +13,49 @@
 #include "dlc/runtime/Shape.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 
 namespace dlc::rt::codegen {
+
+namespace {
+/// Where a concatenation's operand sits in the concat's result.
+struct ConcatSlot {
+  size_t axis = 0;
+  int64_t offset = 0;
+};
+
+/// The launch's values read by one of its concatenations whose result has
+/// the shape `space`, with their slices of it (the first, where a value is
+/// read twice).
+std::map<int32_t, ConcatSlot> concatSlots(const Plan &plan, const Launch &launch,
+                                          const Dataflow &flow, const Shape &space) {
+  std::map<int32_t, ConcatSlot> slots;
+  for (size_t k : launch.kernels) {
+    const PlanKernel &concat = plan.kernels[k];
+    if (concat.op != "concat" || concat.outputs.size() != 1 ||
+        plan.buffers[concat.outputs[0]].shape != space)
+      continue;
+    int64_t rank = static_cast<int64_t>(space.size());
+    int64_t axis = concat.intAttr("axis", 0);
+    axis = axis < 0 ? axis + rank : axis;
+    if (axis < 0 || axis >= rank)
+      continue;
+    int64_t offset = 0;
+    for (int32_t in : concat.inputs) {
+      auto view = flow.views.find(in);
+      int32_t value = view == flow.views.end() ? in : view->second;
+      const Shape &shape = plan.buffers[in].shape;
+      if (shape.size() != space.size() || plan.buffers[value].shape != shape)
+        break;
+      slots.insert({value, ConcatSlot{static_cast<size_t>(axis), offset}});
+      offset += shape[axis];
+    }
+  }
+  return slots;
+}
+} // namespace
 
 StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
                                        const Dataflow &flow, KernelTarget target) {
@@ -29,12 +68,16 @@ StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
     if (plan.buffers[id].numElements() > plan.buffers[largest].numElements())
       largest = id;
   const Shape space = plan.buffers[largest].shape;
+  // An operand of a concatenation over the loop's space is stored by the
+  // iterations of its slice (multi-output fusion of a concat and its
+  // operands: each operand element is one concat element).
+  std::map<int32_t, ConcatSlot> slots = concatSlots(plan, launch, flow, space);
   for (int32_t id : flow.exported) {
     const Shape &s = plan.buffers[id].shape;
     bool broadcasts = s.size() <= space.size();
     for (size_t d = 0; broadcasts && d < s.size(); ++d)
       broadcasts = s[d] == 1 || s[d] == space[space.size() - s.size() + d];
-    if (!broadcasts)
+    if (!broadcasts && !slots.count(id))
       return Status(StatusCode::kInvalidArgument,
                     "exports values of shapes that do not broadcast to one loop (" +
                         typeText(plan.buffers[largest]) + " and " + typeText(plan.buffers[id]) +
@@ -73,6 +116,24 @@ StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
     };
     for (int32_t id : flow.exported) {
       const Shape &shape = plan.buffers[id].shape;
+      if (auto slot = slots.find(id); slot != slots.end() && shape != space) {
+        remappedRead = true; // a write at another index: aliasing is unsafe
+        const ConcatSlot &at = slot->second;
+        std::string c = e.coord("i", space, at.axis);
+        Shape strides = rowMajorStrides(shape);
+        std::string j = "(" + c + " - " + std::to_string(at.offset) + "LL) * " +
+                        std::to_string(strides[at.axis]) + "LL";
+        for (size_t d = 0; d < space.size(); ++d)
+          if (d != at.axis && space[d] != 1)
+            j += " + " + e.coord("i", space, d) + " * " + std::to_string(strides[d]) + "LL";
+        e.open("if (" + c + " >= " + std::to_string(at.offset) + "LL && " + c + " < " +
+               std::to_string(at.offset + shape[at.axis]) + "LL)");
+        std::string jv = e.temp("j", "long long", j);
+        std::string v = e.value(id, jv);
+        e.line("dlc_st(" + e.param(id) + ", " + jv + ", " + v + ");");
+        e.close();
+        continue;
+      }
       if (shape != space) {
         remappedRead = true; // a write at another index: aliasing is unsafe
         std::string cond;
@@ -99,7 +160,8 @@ StatusOr<GeneratedKernel> generateLoop(const Plan &plan, const Launch &launch,
     Emitter dry(plan, flow, target);
     dry.loadHook = nullptr;
     for (int32_t id : flow.exported)
-      dry.value(id, dry.broadcastIndex("i", space, plan.buffers[id].shape));
+      dry.value(id, slots.count(id) ? std::string("i")
+                                    : dry.broadcastIndex("i", space, plan.buffers[id].shape));
     if (!dry.error.empty())
       return Status(StatusCode::kInvalidArgument, dry.error);
     e.params = dry.params;

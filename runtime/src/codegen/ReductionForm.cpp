@@ -12,6 +12,7 @@
 #include "dlc/runtime/Shape.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 namespace dlc::rt::codegen {
@@ -80,6 +81,39 @@ StatusOr<ReductionShape> reductionShape(const Plan &plan, const PlanKernel &k) {
   return r;
 }
 
+/// Where the reduction's input reads `id` element for element through
+/// transposes and casts (a layout change before the reduction): for each
+/// input dimension, the dimension of `id` it lands on; empty if it does not.
+std::vector<size_t> permutationTo(const Plan &plan, const Dataflow &flow, int32_t input,
+                                  int32_t id) {
+  const size_t rank = plan.buffers[input].shape.size();
+  std::vector<size_t> dimOf(rank);
+  for (size_t d = 0; d < rank; ++d)
+    dimOf[d] = d;
+  for (int32_t v = input;;) {
+    if (auto view = flow.views.find(v); view != flow.views.end())
+      v = view->second;
+    if (v == id)
+      return dimOf;
+    auto producer = flow.producer.find(v);
+    if (producer == flow.producer.end())
+      return {};
+    const PlanKernel &k = plan.kernels[producer->second];
+    if (k.inputs.size() != 1 || plan.buffers[k.inputs[0]].shape.size() != rank)
+      return {};
+    if (k.id == OpId::kTranspose) {
+      const std::vector<int64_t> *perm = findAttr<std::vector<int64_t>>(k.attrs, "permutation");
+      if (!perm || perm->size() != rank)
+        return {};
+      for (size_t &d : dimOf)
+        d = static_cast<size_t>((*perm)[d]);
+    } else if (k.id != OpId::kCast || plan.buffers[k.inputs[0]].shape != plan.buffers[v].shape) {
+      return {};
+    }
+    v = k.inputs[0];
+  }
+}
+
 } // namespace
 
 StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &launch,
@@ -106,17 +140,25 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
     return Status(StatusCode::kInvalidArgument, hazard);
   // Which exported values are written in the loop over the input, and
   // which after the reduction, once per output row.
+  // A value the input reads through a transpose is written in the loop
+  // too, at the index the input reads it at: each of its elements once.
   std::vector<int32_t> inLoop, perRow;
+  std::map<int32_t, std::vector<size_t>> permuted;
   for (int32_t id : flow.exported) {
     const PlanBuffer &b = plan.buffers[id];
+    std::vector<size_t> dimOf;
     if (b.shape == red.input)
       inLoop.push_back(id);
     else if (b.numElements() == red.rows)
       perRow.push_back(id);
+    else if (dimOf = permutationTo(plan, flow, plan.kernels[reductions[0]].inputs[0], id);
+             !dimOf.empty())
+      permuted[id] = std::move(dimOf);
     else
       return Status(StatusCode::kInvalidArgument,
                     "exports '" + b.name + "' (" + typeText(b) +
                         "), neither the reduction's input " + shapeText(red.input) +
+                        " (nor read by it through transposes and casts)" +
                         " nor one value per output row (" + std::to_string(red.rows) + ")");
   }
 
@@ -160,6 +202,8 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
       dry.value(plan.kernels[r].inputs[0], "ii");
     for (int32_t id : inLoop)
       dry.value(id, "ii");
+    for (const auto &[id, dimOf] : permuted)
+      dry.value(id, "ii");
     if (!dry.error.empty())
       return Status(StatusCode::kInvalidArgument, dry.error);
     e.params = dry.params;
@@ -190,6 +234,21 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
     for (int32_t id : perRow)
       e.line("dlc_st(" + e.param(id) + ", o, " + e.value(id, "o") + ");");
   };
+  // The stores of the loop over the input, at its index `ii`.
+  auto storeInLoop = [&]() {
+    for (int32_t id : inLoop)
+      e.line("dlc_st(" + e.param(id) + ", ii, " + e.value(id, "ii") + ");");
+    for (const auto &[id, dimOf] : permuted) {
+      Shape strides = rowMajorStrides(plan.buffers[id].shape);
+      std::string expr;
+      for (size_t d = 0; d < red.input.size(); ++d)
+        if (red.input[d] != 1)
+          expr += (expr.empty() ? "" : " + ") + e.coord("ii", red.input, d) + " * " +
+                  std::to_string(strides[dimOf[d]]) + "LL";
+      std::string j = e.temp("jp", "long long", expr.empty() ? "0LL" : expr);
+      e.line("dlc_st(" + e.param(id) + ", " + j + ", " + e.value(id, j) + ");");
+    }
+  };
   const TargetWriter &w = targetWriter(target);
   if (rowsInner && !rowsOuter && w.sumsColumnsByRows()) {
     // A core's column reduction reads its input row after row, each row's
@@ -214,8 +273,7 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
     e.line("const long long ii = r * " + rows + " + o0 + j;");
     for (size_t a = 0; a < reductions.size(); ++a)
       e.line(combine(a, e.value(plan.kernels[reductions[a]].inputs[0], "ii"), "[j]"));
-    for (int32_t id : inLoop)
-      e.line("dlc_st(" + e.param(id) + ", ii, " + e.value(id, "ii") + ");");
+    storeInLoop();
     e.close();
     e.close();
     e.open("for (long long j = 0; j < w; ++j)");
@@ -279,8 +337,7 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   }
   for (size_t a = 0; a < reductions.size(); ++a)
     e.line(combine(a, e.value(plan.kernels[reductions[a]].inputs[0], "ii")));
-  for (int32_t id : inLoop)
-    e.line("dlc_st(" + e.param(id) + ", ii, " + e.value(id, "ii") + ");");
+  storeInLoop();
   e.close();
   if (columns) {
     e.close();

@@ -30,10 +30,18 @@ template <typename Fn> void walkFunctionsToFuse(ModuleOp module, Fn &&fn) {
     func.walk(fn);
 }
 
+/// `ops` (in block order) in the order a group's body runs them: where one
+/// of them runs as a library call (a batch norm, a contraction), the ops
+/// that feed it first, then the call, then the rest, each part in block
+/// order; otherwise block order. The ops that do not feed the call then
+/// run after it, with the ones that read its result, as one generated
+/// kernel (issue 34's "call + kernel") instead of a kernel on each side.
+SmallVector<Operation *> callFirstOrder(ArrayRef<Operation *> ops);
+
 /// Replaces `ops` (in block order, as canFormGroup accepted them) by one
-/// train.fused group placed where the last of them was. Its inputs are the
-/// values the ops read from outside; its results are every result read
-/// outside the group, in op order.
+/// train.fused group placed where the last of them was, its body in
+/// callFirstOrder for a loop, input or output fusion, else in block order. Its inputs are the values the ops read from outside; its
+/// results are every result read outside the group, in block order.
 train::FusedOp createFusedGroup(ArrayRef<Operation *> ops, ::dlc::rt::FusionKind kind,
                                 StringRef strategy);
 
