@@ -32,7 +32,8 @@ import kinks  # noqa: E402
 
 
 def place_kink(src, name):
-    """Channel 0's last value := the float64 mean of the channel's others."""
+    """Channel 0's last value (the last sample's) := the float64 mean of the
+    channel's other values."""
     path = os.path.join(src, name + ".npy")
     x = np.load(path)
     channel = x[:, 0].reshape(-1).astype(np.float64)
@@ -40,7 +41,6 @@ def place_kink(src, name):
     flat[-1] = np.float32(channel[:-1].mean())
     x[:, 0] = flat.reshape(x[:, 0].shape)
     np.save(path, x)
-    return x[:, 0].size - 1  # the flat index in the ReLU's input (channel 0 leads)
 
 
 def judge(argv):
