@@ -174,6 +174,7 @@ public:
   std::string castTableKernel() const override { return kCastTableKernel; }
   bool keepsRowValues() const override { return false; }
   bool sumsColumnsByRows() const override { return false; }
+  const char *sumType() const override { return "float"; }
 };
 } // namespace
 

@@ -161,6 +161,7 @@ public:
   std::string castTableKernel() const override { return kCastTableKernel; }
   bool keepsRowValues() const override { return true; }
   bool sumsColumnsByRows() const override { return true; }
+  const char *sumType() const override { return "double"; }
 };
 } // namespace
 

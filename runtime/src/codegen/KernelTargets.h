@@ -115,6 +115,14 @@ public:
   /// as a core's cache and vector units want, rather than a lane per output
   /// as a GPU's coalesced loads want.
   virtual bool sumsColumnsByRows() const = 0;
+  /// The type a reduction form's sums accumulate in, for what one thread
+  /// adds on its own: a GPU thread adds a few elements before the block's
+  /// tree combines the threads' partials (float); a host part's block is one
+  /// thread that adds a whole row in order, whose error in float grows with
+  /// the row (a squeeze-excite's pooled 32x32 positions: efficientnet_b2
+  /// missed PyTorch's step by 1.3x its bound, issue #37), so it sums in
+  /// double, as the row form does. Maxima stay float (exact in any type).
+  virtual const char *sumType() const = 0;
 };
 
 const TargetWriter &cudaTarget();

@@ -215,6 +215,11 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   // lane, so each warp's loads are coalesced; 32 rows of threads split the
   // reduction and add through shared memory. Otherwise one block per output.
   bool columns = rowsInner && !rowsOuter && red.rows >= kColumnTile;
+  const TargetWriter &w = targetWriter(target);
+  // The type reduction `a` accumulates in: the target's for sums.
+  auto accType = [&](size_t a) -> std::string {
+    return plan.kernels[reductions[a]].id == OpId::kReduceMax ? "float" : w.sumType();
+  };
   auto combine = [&](size_t a, const std::string &x, const std::string &lane = "") {
     std::string acc = "acc" + std::to_string(a) + lane;
     bool isMax = plan.kernels[reductions[a]].id == OpId::kReduceMax;
@@ -227,8 +232,10 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
       const PlanKernel &k = plan.kernels[reductions[a]];
       bool mean = k.id == OpId::kReduceMean || k.id == OpId::kGlobalAvgPool;
       std::string acc = "acc" + std::to_string(a) + lane;
-      std::string reg = e.temp("red", "float", mean ? acc + " / " + floatLiteral(double(red.count))
-                                                    : acc);
+      std::string reg = e.temp("red", "float",
+                               "(float)(" +
+                                   (mean ? acc + " / " + floatLiteral(double(red.count)) : acc) +
+                                   ")");
       e.seed(k.outputs[0], "o", reg);
     }
     for (int32_t id : perRow)
@@ -249,7 +256,6 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
       e.line("dlc_st(" + e.param(id) + ", " + j + ", " + e.value(id, j) + ");");
     }
   };
-  const TargetWriter &w = targetWriter(target);
   if (rowsInner && !rowsOuter && w.sumsColumnsByRows()) {
     // A core's column reduction reads its input row after row, each row's
     // part of a tile of outputs into a tile of accumulators: contiguous
@@ -263,7 +269,7 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
     e.line("c += w - 1;");
     for (size_t a = 0; a < reductions.size(); ++a) {
       bool isMax = plan.kernels[reductions[a]].id == OpId::kReduceMax;
-      e.line("float acc" + std::to_string(a) + "[" + tile + "];");
+      e.line(accType(a) + " acc" + std::to_string(a) + "[" + tile + "];");
       e.line("for (long long j = 0; j < w; ++j) acc" + std::to_string(a) + "[j] = " +
              (isMax ? "DLC_NEG_INF" : "0.f") + ";");
     }
@@ -297,14 +303,14 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   }
   if (columns) {
     for (size_t a = 0; a < reductions.size(); ++a)
-      e.line(w.sharedArray("float", "part" + std::to_string(a),
+      e.line(w.sharedArray(accType(a), "part" + std::to_string(a),
                            "[" + std::to_string(kColumnRows) + "][" +
                                std::to_string(kColumnTile + 1) + "]"));
     e.open(w.tileLoop("o0", rows));
     e.line("const long long o = o0 + " + w.threadIndex('x') + ";");
   } else {
     for (size_t a = 0; a < reductions.size(); ++a)
-      e.line(w.sharedArray("float", "smem" + std::to_string(a), "[32]"));
+      e.line(w.sharedArray(accType(a), "smem" + std::to_string(a), "[32]"));
     e.open(w.itemLoop("o", rows));
   }
   std::string base;
@@ -317,7 +323,7 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   }
   for (size_t a = 0; a < reductions.size(); ++a) {
     bool isMax = plan.kernels[reductions[a]].id == OpId::kReduceMax;
-    e.line("float acc" + std::to_string(a) + " = " + (isMax ? "DLC_NEG_INF" : "0.f") + ";");
+    e.line(accType(a) + " acc" + std::to_string(a) + " = " + (isMax ? "DLC_NEG_INF" : "0.f") + ";");
   }
   if (columns) {
     e.open("if (o < " + rows + ")");

@@ -156,7 +156,7 @@ template <int kThreads, bool kMax> inline float dlc_block_reduce(float v, float 
   return dlc_block_allreduce<kThreads, kMax>(v, smem);
 }
 #else
-template <int kThreads, bool kMax> inline float dlc_block_reduce(float v, float *) { return v; }
+template <int kThreads, bool kMax, typename T> inline T dlc_block_reduce(T v, T *) { return v; }
 template <int kThreads, bool kMax, typename T> inline T dlc_block_allreduce(T v, T *) { return v; }
 #endif
 // The row form's column sums (layer_norm_backward's gamma and beta
