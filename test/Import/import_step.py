@@ -2,18 +2,20 @@
 
   import_step.py check MLIR DIR DUMP [--no-dropout] -- DLC_IMPORT_ARGS...
   import_step.py self MLIR DIR [--no-dropout] -- DLC_IMPORT_ARGS...
+  import_step.py holdout MLIR DIR [--no-dropout] -- DLC_IMPORT_ARGS...
 
 Builds the module again from dlc-import's own arguments, loads DIR (what
 dlc-import --params-out and --inputs-out wrote), runs one step in float64
-and three in float32 (the model file's loss, on the output dlc-import
+and four in float32 (the model file's loss, on the output dlc-import
 chose, and its optimizer), and judges dlc's --dump-out DUMP by
 peers-same-model's rule (test/Bench/Inputs/peers_same.py judge): each
 tensor within twice PyTorch float32's own distance from float64.
-Float32's distance is sampled three times: one step with oneDNN
+Float32's distance is sampled four times: one step with oneDNN
 (PyTorch's default), one with it off (torch.backends.mkldnn.enabled =
-False: other convolution kernels) and one with oneDNN at another thread
+False: other convolution kernels), one with oneDNN at another thread
 count (2 where PyTorch runs 1, as on these 2-vCPU machines, so other
-summation orders), each as valid a float32 step as the first; the bound
+summation orders) and one channels-last (NHWC kernels, the layout dlc's
+cpu backend runs), each as valid a float32 step as the first; the bound
 is twice the farthest (docs/Importer.md, "The rule"). Where dlc is off by
 that rule, the ReLU kinks float32 does not determine are fitted and dlc
 is judged against the float64 step with its own kink decisions
@@ -24,6 +26,9 @@ rates the test zeroed.
 `self` judges the one-sample rule instead of dlc: the oneDNN-off step
 judged by twice the oneDNN step's distance alone. Where it misses, one
 float32 sample's distance is tighter than float32 itself on that model.
+`holdout` judges PyTorch's channels-last step as `check` judges dlc's, by
+the other three samples: where it misses, three samples understate
+float32's own distance on that model.
 """
 
 import contextlib
@@ -55,13 +60,16 @@ def roles(mlir):
     return dict(re.findall(r'train\.name = "([^"]+)", train\.(input|label|param|buffer)', text))
 
 
-def step(mlir, module, a, src, dtype, no_dropout, recorder=None, after_backward=None):
+def step(mlir, module, a, src, dtype, no_dropout, recorder=None, after_backward=None,
+         channels_last=False):
     """One PyTorch step: (loss, gradients, state after, lr, parameters).
     With a kinks.Recorder, the module's ReLUs run through it; after_backward
     (params, grads) runs between the backward pass and the update, while
     the graph is alive."""
     named = roles(mlir)
     m = copy.deepcopy(module).to(dtype).train()
+    if channels_last:
+        m = m.to(memory_format=torch.channels_last)
     if no_dropout:
         for sub in m.modules():
             # torchvision's StochasticDepth is a dropout dlc-import writes as one.
@@ -77,6 +85,9 @@ def step(mlir, module, a, src, dtype, no_dropout, recorder=None, after_backward=
     load = lambda n: torch.from_numpy(np.load(os.path.join(src, n + ".npy")))  # noqa: E731
     inputs = [load(n) for n, r in named.items() if r == "input"]
     inputs = [t.to(dtype) if t.is_floating_point() else t for t in inputs]
+    if channels_last:
+        inputs = [t.contiguous(memory_format=torch.channels_last) if t.dim() == 4 else t
+                  for t in inputs]
     labels = load("labels")
     params = {n: p for n, p in m.named_parameters() if named.get(n) == "param"}
     spec = common.optimizer_of(os.path.basename(mlir)[:-len(".mlir")], os.path.dirname(mlir))
@@ -149,7 +160,7 @@ def dump_step(result, mlir, out):
 
 def main(argv):
     mode = argv[0] if argv else ""
-    fixed = {"check": 4, "self": 3}.get(mode)
+    fixed = {"check": 4, "self": 3, "holdout": 3}.get(mode)
     if fixed is None or len(argv) < fixed + 1 or "--" not in argv:
         sys.exit(__doc__)
     mlir, src = argv[1:3]
@@ -157,7 +168,7 @@ def main(argv):
     a = dlc_import.parser().parse_args(argv[argv.index("--") + 1:] + ["-o", os.devnull])
     module, _, _ = dlc_import.build(a)
     mapping = {n: n for n, r in roles(mlir).items() if r in ("param", "buffer")}
-    seen = [kinks.Recorder() for _ in range(3)]
+    seen = [kinks.Recorder() for _ in range(4)]
     base = step(mlir, module, a, src, torch.float32, no_dropout, seen[0])
     torch.backends.mkldnn.enabled = False
     other = step(mlir, module, a, src, torch.float32, no_dropout, seen[1])
@@ -166,7 +177,17 @@ def main(argv):
     torch.set_num_threads(2 if threads == 1 else 1)
     third = step(mlir, module, a, src, torch.float32, no_dropout, seen[2])
     torch.set_num_threads(threads)
-    samples = [base, other, third]
+    # Channels-last: PyTorch's NHWC convolutions, batch norms and pools, the
+    # layout dlc's cpu backend runs.
+    nhwc = step(mlir, module, a, src, torch.float32, no_dropout, seen[3], channels_last=True)
+    samples = [base, other, third, nhwc]
+    if mode == "holdout":
+        # The channels-last step judged as dlc's is, by the other three.
+        held = tempfile.TemporaryDirectory()
+        dump_step(nhwc, mlir, held.name)
+        argv = argv[:3] + [held.name] + argv[3:]
+        samples, seen = samples[:3], seen[:3]
+        mode = "check"
     if mode == "check":
         decisions = []
         recorder = kinks.Recorder(keep_graph=True)
