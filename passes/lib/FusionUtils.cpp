@@ -283,6 +283,7 @@ InductorNode mlir::dlc::inductorNodeOf(Operation *op, bool epilogueFusion) {
   int64_t inputs = tensorElements(op->getOperand(0));
   if (outputs <= 0 || inputs <= 0)
     return node;
+  node.libraryCalls = ::dlc::rt::isLibraryCall(*opClass) ? 1 : 0;
   switch (*opClass) {
   case OpClass::kElementwise:
   case OpClass::kRandom:
@@ -348,6 +349,13 @@ FusionDecision mlir::dlc::inductorCanFuse(InductorNode first, InductorNode secon
     return FusionDecision::refuse("an extern kernel fuses with nothing");
   if (second.kind == InductorNode::kTemplate)
     return FusionDecision::refuse("a template only takes epilogues: it cannot follow a node");
+  // Scheduler.can_fuse (scheduler.py): "node1 is extern or nop", ExternKernelSchedulerNode.
+  // A batch norm is a reduction node here (Inductor decomposes it) but a
+  // cuDNN call at run time: two such calls are two launches, never one group.
+  if (first.libraryCalls + second.libraryCalls > 1)
+    return FusionDecision::refuse(
+        "both nodes hold a library call (a batch norm or a contraction): each runs as its own "
+        "call, as Inductor's extern kernels");
   if (!vertical && !sharesBuffer)
     return FusionDecision::refuse("the nodes share no buffer");
   if (sizeOfFused > maxFusionSize)
