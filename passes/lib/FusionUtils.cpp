@@ -349,13 +349,6 @@ FusionDecision mlir::dlc::inductorCanFuse(InductorNode first, InductorNode secon
     return FusionDecision::refuse("an extern kernel fuses with nothing");
   if (second.kind == InductorNode::kTemplate)
     return FusionDecision::refuse("a template only takes epilogues: it cannot follow a node");
-  // Scheduler.can_fuse (scheduler.py): "node1 is extern or nop", ExternKernelSchedulerNode.
-  // A batch norm is a reduction node here (Inductor decomposes it) but a
-  // cuDNN call at run time: two such calls are two launches, never one group.
-  if (first.libraryCalls + second.libraryCalls > 1)
-    return FusionDecision::refuse(
-        "both nodes hold a library call (a batch norm or a contraction): each runs as its own "
-        "call, as Inductor's extern kernels");
   if (!vertical && !sharesBuffer)
     return FusionDecision::refuse("the nodes share no buffer");
   if (sizeOfFused > maxFusionSize)
@@ -372,6 +365,14 @@ FusionDecision mlir::dlc::inductorCanFuse(InductorNode first, InductorNode secon
           "a template's epilogue must be pointwise over the template's output");
     return FusionDecision::allow();
   }
+  // Scheduler.can_fuse (scheduler.py): "node1 is extern or nop", ExternKernelSchedulerNode.
+  // A batch norm is a reduction node here (Inductor decomposes it) but a
+  // cuDNN call at run time: two such calls are two launches, never one group.
+  // (A template's pointwise epilogues, above, hold no call.)
+  if (first.libraryCalls + second.libraryCalls > 1)
+    return FusionDecision::refuse(
+        "both nodes hold a library call (a batch norm or a contraction): each runs as its own "
+        "call, as Inductor's extern kernels");
   bool r1 = first.kind == InductorNode::kReduction, r2 = second.kind == InductorNode::kReduction;
   if (!r1 && !r2) {
     if (first.numel != second.numel)
