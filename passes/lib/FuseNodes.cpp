@@ -15,8 +15,9 @@
 //   fuse                  in that order, each pair fused if can_fuse still
 //                         accepts the groups the two nodes are now in.
 //
-// can_fuse is FusionUtils.h inductorCanFuse (extern nodes, templates,
-// max-fusion-size, (numel, rnumel)) plus what the schedule decides:
+// can_fuse is FusionUtils.h inductorCanFuse (extern nodes, at most one
+// library call per group, templates, max-fusion-size, (numel, rnumel))
+// plus what the schedule decides:
 // a vertical pair's consumer reads the producer's buffers at the index
 // they were written, no node outside the pair lies on a path between them
 // (can_fuse_vertical's intermediate nodes), and a horizontal pair shares a
@@ -277,6 +278,7 @@ private:
     InductorNode node = into.node;
     if (from.node.kind == InductorNode::kReduction && node.kind == InductorNode::kPointwise)
       node = from.node;
+    node.libraryCalls = into.node.libraryCalls + from.node.libraryCalls;
     into.node = node;
     into.members.append(from.members.begin(), from.members.end());
     into.minOrder = std::min(into.minOrder, from.minOrder);

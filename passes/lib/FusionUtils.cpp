@@ -283,6 +283,7 @@ InductorNode mlir::dlc::inductorNodeOf(Operation *op, bool epilogueFusion) {
   int64_t inputs = tensorElements(op->getOperand(0));
   if (outputs <= 0 || inputs <= 0)
     return node;
+  node.libraryCalls = ::dlc::rt::isLibraryCall(*opClass) ? 1 : 0;
   switch (*opClass) {
   case OpClass::kElementwise:
   case OpClass::kRandom:
@@ -364,6 +365,14 @@ FusionDecision mlir::dlc::inductorCanFuse(InductorNode first, InductorNode secon
           "a template's epilogue must be pointwise over the template's output");
     return FusionDecision::allow();
   }
+  // Scheduler.can_fuse (scheduler.py): "node1 is extern or nop", ExternKernelSchedulerNode.
+  // A batch norm is a reduction node here (Inductor decomposes it) but a
+  // cuDNN call at run time: two such calls are two launches, never one group.
+  // (A template's pointwise epilogues, above, hold no call.)
+  if (first.libraryCalls + second.libraryCalls > 1)
+    return FusionDecision::refuse(
+        "both nodes hold a library call (a batch norm or a contraction): each runs as its own "
+        "call, as Inductor's extern kernels");
   bool r1 = first.kind == InductorNode::kReduction, r2 = second.kind == InductorNode::kReduction;
   if (!r1 && !r2) {
     if (first.numel != second.numel)

@@ -77,6 +77,28 @@ func.func @epilogue(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<16x4xf3
 
 // -----
 
+// Two batch norms (two cuDNN calls) and the add of their outputs, as a
+// residual block's two branches: the batch norms never share a group; the
+// add and relu fuse as the epilogue of one of them.
+// CHECK-LABEL: func.func @two_batch_norms
+// CHECK: %[[N:.+]], %{{.+}}, %{{.+}} = train.batch_norm %arg0
+// CHECK-NEXT: train.fused "input"(%arg1, %arg2, %arg3, %arg4, %arg5, %[[N]]) {strategy = "inductor"}
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: train.batch_norm
+// CHECK-NEXT: train.add
+// CHECK-NEXT: train.relu
+// CHECK-NEXT: train.yield
+func.func @two_batch_norms(%x: tensor<2x3x4x4xf32>, %y: tensor<2x3x4x4xf32>, %g: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> tensor<2x3x4x4xf32> {
+  %n1, %m1, %v1 = train.batch_norm %x, %g, %b, %m, %v : tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+  // expected-remark @below {{not fused with 'train.batch_norm' (inductor scheduler): both nodes hold a library call (a batch norm or a contraction): each runs as its own call, as Inductor's extern kernels}}
+  %n2, %m2, %v2 = train.batch_norm %y, %g, %b, %m, %v : tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+  %s = train.add %n1, %n2 : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>
+  %r = train.relu %s : tensor<2x3x4x4xf32>
+  return %r : tensor<2x3x4x4xf32>
+}
+
+// -----
+
 // max-fusion-size: a chain of five pointwise ops fuses into groups of at
 // most that many (three, then two).
 // SIZE-LABEL: func.func @chain

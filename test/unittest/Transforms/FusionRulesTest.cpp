@@ -57,6 +57,20 @@ TEST(InductorRules, TemplatesTakeOnlyPointwiseEpilogues) {
             "an extern kernel fuses with nothing");
 }
 
+TEST(InductorRules, AGroupHoldsAtMostOneLibraryCall) {
+  // Two batch norms (reductions of equal (numel, rnumel), one cuDNN call
+  // each), as the two branches of a residual block: never one group.
+  InductorNode bn = reduction(64, 98), other = reduction(64, 98);
+  bn.libraryCalls = other.libraryCalls = 1;
+  FusionDecision d = inductorCanFuse(bn, other, false, true, true, 2, 64);
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.reason(), "both nodes hold a library call (a batch norm or a contraction): each "
+                        "runs as its own call, as Inductor's extern kernels");
+  // One call with its pointwise epilogue, or a reduction without a call, fuses.
+  EXPECT_TRUE(inductorCanFuse(bn, pointwise(64 * 98), true, true, false, 2, 64));
+  EXPECT_TRUE(inductorCanFuse(bn, reduction(64, 98), false, true, true, 2, 64));
+}
+
 TEST(TvmRules, AContractionTakesOnlyAnElementwiseEpilogueInPhaseZero) {
   EXPECT_TRUE(tvmMayFuseIntoPostDominator(TvmPattern::kOutEWiseFusable, TvmPattern::kElemWise,
                                           TvmPattern::kBroadcast, 0));

@@ -154,6 +154,9 @@ struct InductorNode {
   enum Kind : uint8_t { kPointwise, kReduction, kTemplate, kExtern } kind = kExtern;
   int64_t numel = 0;
   int64_t rnumel = 1;
+  /// The library calls the node holds (ops whose class isLibraryCall: a
+  /// batch norm, a contraction); a fused node holds its members' sum.
+  int64_t libraryCalls = 0;
 };
 /// From the op class in ODS: element-wise, random and data-movement ops are
 /// pointwise; reductions, softmax, layer norm and batch norm (and their
@@ -166,7 +169,10 @@ StringRef inductorKindName(InductorNode::Kind kind);
 
 /// Whether the scheduler's can_fuse accepts two groups, `first` running
 /// before `second`, with `sizeOfFused` ops together: neither extern, at
-/// most `maxFusionSize` ops, a template only as the first node with
+/// most one library call between them (Inductor never fuses two extern
+/// kernels; dlc's batch norms are reductions to the scheduler but cuDNN
+/// calls at run time), at most `maxFusionSize` ops, a template only as the
+/// first node with
 /// pointwise epilogues of its output size, and (numel, rnumel) compatible
 /// as the Triton scheduling's can_fuse_vertical / can_fuse_horizontal
 /// require: equal for two pointwise or two reduction groups, a pointwise

@@ -446,7 +446,8 @@ def FuseNodesPass : Pass<"dlc-fuse-nodes", "::mlir::ModuleOp"> {
     (FusionUtils.h `inductorNodeOf`): pointwise, a reduction of (numel,
     rnumel), a GEMM or convolution template that takes epilogues, or an
     extern kernel. Each round collects the pairs of groups that touch a
-    common buffer and that `inductorCanFuse` accepts (no extern node,
+    common buffer and that `inductorCanFuse` accepts (no extern node, at
+    most one library call per group, so two batch norms never share one,
     templates only first with pointwise epilogues of their size, at most
     `max-fusion-size` ops, equal (numel, rnumel) for two reductions, a
     pointwise group of numel x rnumel elements beside a reduction, a

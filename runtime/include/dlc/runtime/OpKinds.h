@@ -131,6 +131,13 @@ constexpr const char *implementationOf(OpClass c) {
   return "hand-written";
 }
 
+/// Whether an op of this class runs as a library call (implementationOf's
+/// "library": a cuDNN or cuBLASLt call). A fused group holds at most one:
+/// its other ops run around it as generated code.
+constexpr bool isLibraryCall(OpClass c) {
+  return std::string_view(implementationOf(c)) == "library";
+}
+
 /// Whether the generator's index-at-a-time emitter computes the op: the
 /// classes of XLA's loop fusion.
 constexpr bool isElemental(OpClass c) {
