@@ -52,8 +52,9 @@ StatusOr<RowSlice> rowSliceExport(const Plan &plan, const Dataflow &flow, int32_
   const PlanBuffer &b = plan.buffers[id];
   auto refuse = [&](const std::string &why) {
     return Status(StatusCode::kInvalidArgument,
-                  "exports '" + b.name + "' (" + typeText(b) + "), not of the shape of the rows of its " +
-                      op + " " + shapeText(space) + why);
+                  "exports '" + b.name + "' (" + typeText(b) +
+                      "), not of the shape of the rows of its " + op + " " + shapeText(space) +
+                      why);
   };
   auto producer = flow.producer.find(id);
   if (producer == flow.producer.end() || plan.kernels[producer->second].id != OpId::kSlice)
@@ -99,7 +100,8 @@ StatusOr<RowSlice> rowSliceExport(const Plan &plan, const Dataflow &flow, int32_
 /// per pass, as XLA's input fusion does), the statistics combine in
 /// double as the CPU reference's (cpu/OpsDense.cpp), and the last pass
 /// seeds the row op's result at the index, so consumers and every
-/// exported value are computed and stored there.
+/// exported value are computed and stored there (a slice of whole rows at
+/// its row: rowSliceExport).
 StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
                                       const Dataflow &flow, size_t rowKernel,
                                       KernelTarget target) {
