@@ -2,7 +2,8 @@
 //
 // The row form: element-wise producers feeding one softmax, layer_norm or
 // softmax_backward over the last axis, and element-wise consumers of its
-// result, one block per row (KernelCodegen.h).
+// result, one block per row (KernelCodegen.h); slices of the result that
+// select whole rows are stored at their rows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -29,6 +31,66 @@ constexpr int kRowLanes = 16;
 /// scratch (2 d doubles a chunk: 3 MiB at BERT-base's d = 768).
 constexpr int64_t kColumnSumChunks = 256;
 
+/// A slice of a row-shaped value that selects whole rows, which the row
+/// form stores in its last pass: input row r (coordinate x of `axis`) goes
+/// to the slice's row when start <= x, (x - start) % step == 0 and
+/// (x - start) / step < extent.
+struct RowSlice {
+  int32_t out = -1, in = -1;
+  int64_t axis = 0, start = 0, step = 1, extent = 0;
+  /// Rows of `space` per step of `axis` (the dimensions between it and
+  /// the last).
+  int64_t inner = 1;
+};
+
+/// Legality of an exported value whose shape is not the rows' (`space`):
+/// the result of a slice, in the launch, of a value of the rows' shape
+/// along a dimension other than the last (so it keeps whole rows), stored
+/// to no bytes the launch reads. Otherwise the reason, as before.
+StatusOr<RowSlice> rowSliceExport(const Plan &plan, const Dataflow &flow, int32_t id,
+                                  const Shape &space, const std::string &op) {
+  const PlanBuffer &b = plan.buffers[id];
+  auto refuse = [&](const std::string &why) {
+    return Status(StatusCode::kInvalidArgument,
+                  "exports '" + b.name + "' (" + typeText(b) +
+                      "), not of the shape of the rows of its " + op + " " + shapeText(space) +
+                      why);
+  };
+  auto producer = flow.producer.find(id);
+  if (producer == flow.producer.end() || plan.kernels[producer->second].id != OpId::kSlice)
+    return refuse("");
+  const PlanKernel &slice = plan.kernels[producer->second];
+  if (slice.inputs.size() != 1 || slice.outputs.size() != 1 ||
+      plan.buffers[slice.inputs[0]].shape != space)
+    return refuse(", and a slice of a value not of that shape");
+  int64_t rank = static_cast<int64_t>(space.size());
+  RowSlice s;
+  s.out = id;
+  s.in = slice.inputs[0];
+  s.axis = slice.intAttr("axis", 0);
+  s.axis = s.axis < 0 ? s.axis + rank : s.axis;
+  s.start = slice.intAttr("start", 0);
+  s.step = slice.intAttr("step", 1);
+  if (s.axis < 0 || s.axis >= rank - 1 || b.shape.size() != space.size() || s.step < 1)
+    return refuse(", and a slice of the rows' elements, not of whole rows");
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != s.axis && b.shape[d] != space[d])
+      return refuse(", and a slice that changes dimension " + std::to_string(d));
+  s.extent = b.shape[s.axis];
+  if (s.start < 0 || s.start + (s.extent - 1) * s.step >= space[s.axis])
+    return refuse(", and a slice past the rows");
+  for (int64_t d = s.axis + 1; d < rank - 1; ++d)
+    s.inner *= space[d];
+  // The slice's row is another row than the element's: its bytes must be
+  // no input's.
+  for (int32_t in : flow.inputs)
+    if (overlaps(b, plan.buffers[in]))
+      return Status(StatusCode::kInvalidArgument,
+                    "exports the slice '" + b.name + "', which shares arena bytes with input '" +
+                        plan.buffers[in].name + "': the row form stores it to other rows");
+  return s;
+}
+
 } // namespace
 
 /// The row form: element-wise producers, one softmax / layer_norm /
@@ -38,7 +100,8 @@ constexpr int64_t kColumnSumChunks = 256;
 /// per pass, as XLA's input fusion does), the statistics combine in
 /// double as the CPU reference's (cpu/OpsDense.cpp), and the last pass
 /// seeds the row op's result at the index, so consumers and every
-/// exported value are computed and stored there.
+/// exported value are computed and stored there (a slice of whole rows at
+/// its row: rowSliceExport).
 StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
                                       const Dataflow &flow, size_t rowKernel,
                                       KernelTarget target) {
@@ -95,12 +158,16 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
           return refuse("with its column sum '" + plan.buffers[in].name +
                         "' read in the launch: the row form stores them after every row");
   }
+  // Exports of another shape: slices of whole rows (a BERT pooler's first
+  // token), stored in the last pass at the slice's row.
+  std::map<int32_t, RowSlice> slices;
   for (int32_t id : flow.exported)
-    if (plan.buffers[id].shape != space && !columnSums.count(id))
-      return Status(StatusCode::kInvalidArgument,
-                    "exports '" + plan.buffers[id].name + "' (" + typeText(plan.buffers[id]) +
-                        "), not of the shape of the rows of its " + op + " " +
-                        shapeText(space));
+    if (plan.buffers[id].shape != space && !columnSums.count(id)) {
+      auto s = rowSliceExport(plan, flow, id, space, op);
+      if (!s.isOk())
+        return s.status();
+      slices[id] = *s;
+    }
 
   const int64_t chunks = std::min(rows, kColumnSumChunks);
   int block = 32;
@@ -328,6 +395,20 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
                           e.value(k.inputs[0], "i") + " - dot))");
       };
     }
+    // Each slice's row for this row, or -1 where the slice skips it.
+    std::map<int32_t, std::string> sliceRow;
+    for (const auto &[id, s] : slices) {
+      const std::string x = e.fresh("sx"), row = e.fresh("sr");
+      e.line("const long long " + x + " = (r / " + std::to_string(s.inner) + "LL) % " +
+             std::to_string(space[s.axis]) + "LL - " + std::to_string(s.start) + "LL;");
+      e.line("const long long " + row + " = " + x + " >= 0 && " + x + " % " +
+             std::to_string(s.step) + "LL == 0 && " + x + " / " + std::to_string(s.step) +
+             "LL < " + std::to_string(s.extent) + "LL ? ((r / " +
+             std::to_string(s.inner * space[s.axis]) + "LL) * " + std::to_string(s.extent) +
+             "LL + " + x + " / " + std::to_string(s.step) + "LL) * " + std::to_string(s.inner) +
+             "LL + r % " + std::to_string(s.inner) + "LL : -1LL;");
+      sliceRow[id] = row;
+    }
     pass([&] {
       std::string y = last();
       // What the result's buffer would hold, for the consumers.
@@ -341,6 +422,14 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
       for (int32_t id : flow.exported) {
         if (columnSums.count(id))
           continue;
+        if (auto s = slices.find(id); s != slices.end()) {
+          // The slice's element is its input's at i.
+          std::string v = e.value(s->second.in, "i");
+          if (stores)
+            e.line("if (" + sliceRow[id] + " >= 0) dlc_st(" + e.param(id) + ", " + sliceRow[id] +
+                   " * d + c, " + v + ");");
+          continue;
+        }
         std::string v = e.value(id, "i");
         if (stores)
           e.line("dlc_st(" + e.param(id) + ", i, " + v + ");");
@@ -393,8 +482,9 @@ StatusOr<GeneratedKernel> generateRow(const Plan &plan, const Launch &launch,
       if (!overlaps(ob, ib))
         continue;
       anyOverlap = true;
-      // The column sums are stored after every block has read its rows.
-      if (columnSums.count(o))
+      // The column sums are stored after every block has read its rows;
+      // a slice shares no input's bytes (rowSliceExport).
+      if (columnSums.count(o) || slices.count(o))
         continue;
       if (remapped.count(in) || ob.offset != ib.offset || ib.shape != space ||
           dtypeBytes(ob.dtype) != dtypeBytes(ib.dtype))

@@ -265,6 +265,24 @@ inline Plan rowPlan() {
   p.kernel("sum_to_shape", {rd}, {p.buffer("rsum", {1, 33}, kOut)}, -1,
            {{"shape", std::vector<int64_t>{1, 33}}});
   inputGroup(p, first, 8);
+  // BERT's last layer_norm, whose first token is the pooler's input: the
+  // row group exports slices of whole rows, the first token ([:, 0, :]) of
+  // its result, and every other batch row (a strided slice of the outer
+  // axis, 5 rows a step) of a consumer's.
+  int32_t px = p.buffer("px", {4, 5, 48}, kIn), pr = p.buffer("pr", {4, 5, 48}, kIn);
+  int32_t ps = p.buffer("ps", {4, 5, 48}), pln = p.buffer("pln", {4, 5, 48}, kOut);
+  int32_t pt = p.buffer("pt", {4, 5, 48});
+  first = p.plan.kernels.size();
+  p.kernel("add", {px, pr}, {ps});
+  p.kernel("layer_norm", {ps, p.buffer("pg", {48}, BufferRole::kParam),
+                          p.buffer("pb", {48}, BufferRole::kParam)},
+           {pln}, -1, {{"epsilon", 1e-12}});
+  p.kernel("slice", {pln}, {p.buffer("pfirst", {4, 1, 48}, kOut)}, -1,
+           {{"axis", int64_t(1)}, {"start", int64_t(0)}, {"step", int64_t(1)}});
+  p.kernel("tanh", {pln}, {pt});
+  p.kernel("slice", {pt}, {p.buffer("podd", {2, 5, 48}, kOut)}, -1,
+           {{"axis", int64_t(0)}, {"start", int64_t(1)}, {"step", int64_t(2)}});
+  inputGroup(p, first, 9);
   return p.plan;
 }
 

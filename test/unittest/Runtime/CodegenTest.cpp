@@ -962,7 +962,7 @@ TEST(Codegen, RowGroupsAreOneLaunchEach) {
   std::map<KernelForm, int> forms;
   for (const GeneratedKernel &g : all.kernels)
     ++forms[g.form];
-  EXPECT_EQ(forms[KernelForm::kRow], 7);
+  EXPECT_EQ(forms[KernelForm::kRow], 8);
   EXPECT_EQ(forms[KernelForm::kLoop], 2) << "the exported sum's reader, the dropout loop";
   EXPECT_EQ(forms[KernelForm::kReduction], 1);
   for (const GeneratedKernel &g : all.kernels) {
@@ -985,6 +985,56 @@ TEST(Codegen, RowGroupsAreOneLaunchEach) {
   EXPECT_EQ(ln.args.size(), 6u) << "lin, res, g, b; then sum and ln";
   EXPECT_EQ(ln.blockSize, 256);
   EXPECT_NE(ln.source.find("const long long *__restrict__ dlc_step_counter"), std::string::npos);
+}
+
+TEST(Codegen, RowGroupsExportSlicesOfWholeRows) {
+  // rowPlan's last group: the first token of a layer_norm's result and a
+  // strided slice of a consumer's batch rows, stored in the last pass.
+  Plan plan = rowPlan();
+  for (KernelTarget target : {KernelTarget::kCuda, KernelTarget::kHost}) {
+    PlanKernels all = generatePlanKernels(plan, target);
+    ASSERT_TRUE(all.refused.empty()) << all.refused[0].second;
+    const GeneratedKernel &g = all.kernels.back();
+    ASSERT_EQ(g.form, KernelForm::kRow) << g.name;
+    EXPECT_EQ(g.work, 20) << "4 x 5 rows of 48";
+    EXPECT_EQ(g.args.size(), 7u) << "px, pr, pg, pb; then pln, pfirst, podd";
+    EXPECT_NE(g.source.find("dlc_st(out5, sr"), std::string::npos) << g.source;
+    EXPECT_NE(g.source.find("dlc_st(out6, sr"), std::string::npos) << g.source;
+  }
+}
+
+TEST(Codegen, RowGroupsRefuseSlicesOfARowsElements) {
+  // A slice along the normalized axis keeps parts of rows: still refused,
+  // with its reason; so is a slice whose bytes are an input's.
+  PlanBuilder p;
+  int32_t x = p.buffer("x", {3, 16}, BufferRole::kInput), n = p.buffer("n", {3, 16});
+  p.kernel("layer_norm", {x, p.buffer("g", {16}, BufferRole::kParam),
+                          p.buffer("b", {16}, BufferRole::kParam)}, {n});
+  p.kernel("slice", {n}, {p.buffer("part", {3, 8}, BufferRole::kGradient)}, -1,
+           {{"axis", int64_t(1)}, {"start", int64_t(0)}, {"step", int64_t(2)}});
+  inputGroup(p, 0, 0);
+  ASSERT_TRUE(validatePlan(p.plan).isOk()) << validatePlan(p.plan).toString();
+  PlanKernels all = generatePlanKernels(p.plan);
+  ASSERT_EQ(all.refused.size(), 1u);
+  EXPECT_NE(all.refused[0].second.find("exports 'part' (f32[3,8]), not of the shape of the rows "
+                                       "of its layer_norm [3,16], and a slice of the rows' "
+                                       "elements, not of whole rows"),
+            std::string::npos)
+      << all.refused[0].second;
+  // Whole rows, but in the bytes of the input: a block would store into
+  // another block's rows before it reads them.
+  p.plan.kernels[1].attrs["axis"] = int64_t(0);
+  p.plan.kernels[1].attrs["step"] = int64_t(1);
+  PlanBuffer &part = p.plan.buffers[p.plan.kernels[1].outputs[0]];
+  part.shape = {2, 16};
+  part.bytes = 2 * 16 * 4;
+  part.offset = p.plan.buffers[x].offset;
+  all = generatePlanKernels(p.plan);
+  ASSERT_EQ(all.refused.size(), 1u);
+  EXPECT_NE(all.refused[0].second.find("exports the slice 'part', which shares arena bytes with "
+                                       "input 'x': the row form stores it to other rows"),
+            std::string::npos)
+      << all.refused[0].second;
 }
 
 TEST(Codegen, RowKernelsMatchTheCpuReferenceOnTheHost) {
@@ -1209,7 +1259,7 @@ TEST(KernelCompiler, NormBackwardKernelsCompile) {
 TEST(KernelCompiler, RowKernelsCompile) {
   if (!nvrtcBuilt())
     GTEST_SKIP() << "needs NVRTC: " << nvrtcVersionString().status().toString();
-  EXPECT_EQ(compileForAmpereAndHopper(rowPlan(), static_cast<int>(KernelForm::kRow)), 14);
+  EXPECT_EQ(compileForAmpereAndHopper(rowPlan(), static_cast<int>(KernelForm::kRow)), 16);
 }
 
 // compileInParallel fills the cache a later compiler reads: each distinct
