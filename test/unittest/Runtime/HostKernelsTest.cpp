@@ -477,3 +477,41 @@ TEST(HostKernels, EachLaunchAloneMatchesItsReferenceKernels) {
                                   << ": error " << c.error;
   }
 }
+
+// A host part's reduction adds a whole row on one thread, so its sum is in
+// double (TargetWriter::sumType): 2^24, 4096 ones and -2^24 sum to 4096,
+// where float added in order keeps 2^24 through every one and gives 0. The
+// same along a column (a bias gradient's tile of accumulators).
+TEST(HostKernels, ARowsSumDoesNotLoseSmallTermsBehindALargeOne) {
+  constexpr int64_t kOnes = 4096, kLen = kOnes + 2;
+  PlanBuilder p;
+  p.plan.model = "host_long_sums";
+  int32_t x = p.buffer("x", {2, kLen}, kIn), s = p.buffer("s", {2}, kOut);
+  p.kernel("reduce_sum", {x}, {s}, -1, {{"axes", std::vector<int64_t>{1}}});
+  int32_t y = p.buffer("y", {kLen, 3}, kIn), c = p.buffer("c", {1, 3}, kOut);
+  p.kernel("sum_to_shape", {y}, {c}, -1, {{"shape", std::vector<int64_t>{1, 3}}});
+  auto terms = [&](int64_t i) {
+    return i == 0 ? 16777216.f : i == kLen - 1 ? -16777216.f : 1.f;
+  };
+  std::vector<float> xs(2 * kLen), ys(kLen * 3);
+  for (int64_t i = 0; i < kLen; ++i) {
+    xs[i] = xs[kLen + i] = terms(i);
+    ys[3 * i] = ys[3 * i + 1] = ys[3 * i + 2] = terms(i);
+  }
+  TempCache cache;
+  for (int threads : {1, 2}) {
+    auto fast = makeExecutor(p.plan, fastOptions(cache, threads));
+    ASSERT_TRUE(fast);
+    ASSERT_TRUE(fast->write("x", xs.data(), xs.size() * 4).isOk());
+    ASSERT_TRUE(fast->write("y", ys.data(), ys.size() * 4).isOk());
+    ASSERT_TRUE(fast->step().isOk());
+    expectAllGenerated(*fast);
+    for (int32_t id : {s, c}) {
+      std::string bytes = fast->bytesOf(id);
+      std::vector<float> got(bytes.size() / 4);
+      std::memcpy(got.data(), bytes.data(), bytes.size());
+      for (float v : got)
+        EXPECT_EQ(v, float(kOnes)) << p.plan.buffers[id].name << ", " << threads << " threads";
+    }
+  }
+}
