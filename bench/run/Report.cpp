@@ -262,6 +262,7 @@ void writeJson(std::ostream &os, const Result &r) {
      << "  \"peak_arena_bytes\": " << r.peakArenaBytes << ",\n"
      << "  \"total_buffer_bytes\": " << bytesOrNull(r.totalBufferBytes) << ",\n"
      << "  \"live_bytes_lower_bound\": " << bytesOrNull(r.lowerBoundBytes) << ",\n"
+     << "  \"padding_bytes\": " << bytesOrNull(r.paddingBytes) << ",\n"
      << "  \"compile_ms\": " << num(r.compileMs) << ",\n";
   if (!r.profile.empty()) {
     os << "  \"profile\": [";
@@ -615,6 +616,7 @@ void writeCompileReport(std::ostream &os, const Result &r, Format format) {
       {"kernels_by_kind", countsJson(r.kernelsByKind)},
       {"peak_arena_bytes", std::to_string(r.peakArenaBytes)},
       {"total_buffer_bytes", bytesOrNull(r.totalBufferBytes)},
+      {"padding_bytes", bytesOrNull(r.paddingBytes)},
       {"compile_ms", fixed(r.compileMs, 1)}};
   // What compiled it, when and where (--format json: null where unknown).
   const Provenance &p = r.provenance;

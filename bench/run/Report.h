@@ -109,6 +109,9 @@ struct Result {
   /// Training FLOPs per step / median step time, in TFLOP/s.
   double achievedTflops() const;
   int64_t peakArenaBytes = 0, totalBufferBytes = 0, lowerBoundBytes = 0;
+  /// What the lowering's padded rows add to the buffers (PadRows.h); -1
+  /// where unknown (a plan read from a file).
+  int64_t paddingBytes = 0;
   std::vector<RepeatResult> repeatResults;
   /// "" for a configuration that ran to the end; otherwise why it has no
   /// figures ("interrupted by SIGINT in repeat 2 of 5", "not run: ..."), as

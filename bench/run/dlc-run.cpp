@@ -201,7 +201,7 @@ int runMain(int argc, char **argv) {
   result.provenance = bench::currentProvenance(argc, argv);
   bench::describePlan(*plan, o.backend, /*gpuFigures=*/!o.gpuName.empty(), result);
   // A plan records offsets, not which buffers share storage by design.
-  result.totalBufferBytes = result.lowerBoundBytes = -1;
+  result.totalBufferBytes = result.lowerBoundBytes = result.paddingBytes = -1;
   bench::ChosenPeak peak;
   if (std::string error;
       !bench::choosePeak(gpu, result.precision,

@@ -91,7 +91,7 @@ int compileConfiguration(const Configuration &c, const RunFlags &flags, bool fro
     // A plan records offsets, not which buffers share storage by design:
     // the no-reuse total and the liveness bound are unknown here.
     stats.kernels = static_cast<int64_t>(plan.kernels.size());
-    stats.totalBufferBytes = stats.lowerBoundBytes = -1;
+    stats.totalBufferBytes = stats.lowerBoundBytes = stats.paddingBytes = -1;
   } else {
     DialectRegistry registry;
     mlir::dlc::registerAllDialects(registry);
@@ -153,7 +153,9 @@ int compileConfiguration(const Configuration &c, const RunFlags &flags, bool fro
       out->keep();
     }
     FailureOr<rt::Plan> compiled =
-        mlir::dlc::lowerToPlan(*module, {modelName(modelPath), precision, strategy}, &stats);
+        mlir::dlc::lowerToPlan(*module,
+                               {modelName(modelPath), precision, strategy, padRowsFlag()},
+                               &stats);
     if (failed(compiled))
       return fail("cannot lower " + modelPath + " to a plan");
     plan = std::move(*compiled);
@@ -196,6 +198,7 @@ int compileConfiguration(const Configuration &c, const RunFlags &flags, bool fro
   result.compileMs = compileMs;
   result.totalBufferBytes = stats.totalBufferBytes;
   result.lowerBoundBytes = stats.lowerBoundBytes;
+  result.paddingBytes = stats.paddingBytes;
   ChosenPeak peak;
   if (std::string error;
       !choosePeak(flags.gpuName, result.precision, flags.fp32Peak,

@@ -107,6 +107,13 @@ cl::opt<bool> paddleRelaxGate("paddle-relax-gate",
     cl::desc("fuse batch norm + relu and batch norm + add + relu whatever the "
              "precision and layout (PaddlePaddle: FP16 NHWC only)"),
     cl::init(false), cl::cat(benchCategory()));
+cl::opt<bool> padRows("pad-rows",
+    cl::desc("pad the rows of a large temporary whose rows break 16-byte alignment (GPT-2's "
+             "50,257-wide and BERT's 30,522-wide logits) to the next aligned stride, where "
+             "every kernel on it takes a row stride, so cuBLASLt runs its aligned GEMMs "
+             "(default true; --pad-rows=false for the ablation; the report's padding_bytes "
+             "counts what it adds)"),
+    cl::init(true), cl::cat(benchCategory()));
 cl::opt<std::string> disableFusion("disable-fusion",
     cl::desc("comma-separated fusion kinds to leave out, for ablations: bn-act, "
              "bn-add-act, elewise-act (paddle); gemm-epilogue, cast-horizontal (xla, "
@@ -302,12 +309,16 @@ std::string strategyName(const std::string &fusion, const std::string &layout) {
     named += "-no-" + std::string(disableFusion);
   if (layout != "auto")
     named += "-" + layout;
+  if (!padRows)
+    named += "-no-pad-rows";
   return pipeline.empty()    ? named
          : fusion == "none" ? std::string(pipeline)
                             : named + "+" + std::string(pipeline);
 }
 
 std::string optimizerFlag() { return optimizer; }
+
+bool padRowsFlag() { return padRows; }
 
 ExplainFusion explainFusionFlag() {
   if (!explainFusion.getNumOccurrences())

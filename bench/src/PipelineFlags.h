@@ -79,6 +79,9 @@ std::string strategyName(const std::string &fusion, const std::string &layout);
 /// --optimizer as given ("" takes the model's).
 std::string optimizerFlag();
 
+/// --pad-rows: whether the lowering pads misaligned rows (PlanOptions).
+bool padRowsFlag();
+
 /// --explain-fusion: not given, the summary by reason, or every remark.
 enum class ExplainFusion { kOff, kSummary, kAll };
 ExplainFusion explainFusionFlag();

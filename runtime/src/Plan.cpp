@@ -3,6 +3,7 @@
 #include "dlc/runtime/DiskCache.h"
 #include "dlc/runtime/Plan.h"
 #include "dlc/runtime/OpRules.h"
+#include "dlc/runtime/RowStride.h"
 
 #include "dlc/runtime/Shape.h"
 
@@ -186,6 +187,16 @@ std::string kernelLayout(const PlanKernel &kernel) {
   return kernel.stringAttr("layout", "NCHW");
 }
 
+int64_t rowStride(const PlanBuffer &buffer) {
+  const int64_t *stride = findAttr<int64_t>(buffer.init, "row_stride");
+  return stride ? *stride : 0;
+}
+
+int64_t storageElements(const PlanBuffer &buffer) {
+  int64_t stride = rowStride(buffer);
+  return stride > 0 ? paddedRows(buffer) * stride : buffer.numElements();
+}
+
 std::vector<int64_t> storagePermutation(const PlanBuffer &buffer) {
   const auto *perm = findAttr<std::vector<int64_t>>(buffer.init, "storage");
   return perm ? *perm : std::vector<int64_t>{};
@@ -302,10 +313,25 @@ Status validateBuffers(const Plan &plan) {
       return invalid("buffer '" + b.name + "' of " + std::to_string(elements) +
                      " " + dtypeName(b.dtype) +
                      " elements has more bytes than fit in int64");
+    if (b.init.count("row_stride")) {
+      // Padded rows (PadRows.cpp): a temporary of rank 2 or more, each row
+      // at least its last dimension long, rows x stride elements in all.
+      int64_t stride = rowStride(b), last = b.shape.empty() ? 0 : b.shape.back();
+      if (b.role != BufferRole::kTemporary || b.shape.size() < 2 || stride < last ||
+          last == 0 || !storagePermutation(b).empty())
+        return invalid("buffer '" + b.name + "' has a row stride of " + std::to_string(stride) +
+                       ", but only a temporary of rank 2 or more whose rows are at most that "
+                       "long, stored in its own order, can have padded rows");
+      if (__builtin_mul_overflow(elements / last, stride, &elements) ||
+          __builtin_mul_overflow(elements, dtypeBytes(b.dtype), &elementBytes))
+        return invalid("buffer '" + b.name + "' with a row stride of " +
+                       std::to_string(stride) + " has more bytes than fit in int64");
+    }
     if (b.bytes != elementBytes)
       return invalid("buffer '" + b.name + "' has " + std::to_string(b.bytes) +
                      " bytes for " + std::to_string(elements) + " " +
-                     dtypeName(b.dtype) + " elements");
+                     dtypeName(b.dtype) + " elements" +
+                     (rowStride(b) > 0 ? " (padded rows included)" : ""));
     if (b.init.count("storage") &&
         !isPermutation(storagePermutation(b), b.shape.size()))
       return invalid("buffer '" + b.name + "' has a storage order that is not a "
@@ -335,6 +361,14 @@ Status validateBuffers(const Plan &plan) {
           return invalid("kernel #" + std::to_string(k) + " (" + kernel.op +
                          ") names buffer #" + std::to_string(id) + " of " +
                          std::to_string(plan.buffers.size()));
+    // A buffer with padded rows reaches only kernels that take a row stride.
+    for (const auto *list : {&kernel.inputs, &kernel.outputs})
+      for (int32_t id : *list)
+        if (rowStride(plan.buffers[id]) > 0)
+          if (std::string refusal = rowStrideRefusal(plan, kernel, id); !refusal.empty())
+            return invalid("kernel #" + std::to_string(k) + ": " + refusal +
+                           ", but that buffer's rows are padded (row stride " +
+                           std::to_string(rowStride(plan.buffers[id])) + ")");
   }
   return Status::ok();
 }

@@ -25,6 +25,11 @@ namespace dlc::rt::cpu {
 //===----------------------------------------------------------------------===//
 
 int64_t TensorRef::numElements() const { return rt::numElements(*shape); }
+int64_t TensorRef::storageElements() const {
+  return rowStride > 0 && !shape->empty() && shape->back() > 0
+             ? numElements() / shape->back() * rowStride
+             : numElements();
+}
 
 int64_t TensorRef::dim(int64_t i) const {
   return (*shape)[i < 0 ? i + rank() : i];
@@ -140,7 +145,7 @@ int64_t halfScratchElements(const Plan &plan, const PlanKernel &k) {
   for (const std::vector<int32_t> *ids : {&k.inputs, &k.outputs})
     for (int32_t id : *ids)
       if (isHalf(plan.buffers[id].dtype))
-        scratch += plan.buffers[id].numElements();
+        scratch += storageElements(plan.buffers[id]);
   return scratch;
 }
 /// "54.93 GB".
@@ -234,7 +239,7 @@ StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::create(Plan plan, const Opti
 
 TensorRef CpuExecutor::ref(int32_t id) {
   const PlanBuffer &b = plan_.buffers[id];
-  return TensorRef{arena_ + b.offset, b.dtype, &b.shape};
+  return TensorRef{arena_ + b.offset, b.dtype, &b.shape, rowStride(b)};
 }
 
 const PlanBuffer *CpuExecutor::buffer(const std::string &name) const {
@@ -273,7 +278,7 @@ Status CpuExecutor::runKernel(size_t k, int64_t step) {
     TensorRef r = ref(id);
     if (!isHalf(r.dtype) || nativeBf16_[k])
       return r;
-    int64_t n = r.numElements();
+    int64_t n = r.storageElements(); // padded rows keep their stride
     if (read)
       widenToFloat(r.data, r.dtype, scratch, n);
     r.data = scratch;
@@ -293,7 +298,7 @@ Status CpuExecutor::runKernel(size_t k, int64_t step) {
   for (size_t o = 0; o < results.size(); ++o) {
     const PlanBuffer &b = plan_.buffers[kernel.outputs[o]];
     if (isHalf(b.dtype))
-      roundFromFloat(results[o].f32(), b.dtype, arena_ + b.offset, b.numElements());
+      roundFromFloat(results[o].f32(), b.dtype, arena_ + b.offset, storageElements(b));
   }
   return Status::ok();
 }
@@ -323,10 +328,10 @@ Status CpuExecutor::allReduceAside(size_t k, int64_t step) {
     TensorRef r = ref(id);
     if (!isHalf(r.dtype))
       return r;
-    std::vector<float> &copy = widened.emplace_back(r.numElements());
+    std::vector<float> &copy = widened.emplace_back(r.storageElements());
     if (read)
-      widenToFloat(r.data, r.dtype, copy.data(), r.numElements());
-    return TensorRef{copy.data(), DType::kF32, r.shape};
+      widenToFloat(r.data, r.dtype, copy.data(), r.storageElements());
+    return TensorRef{copy.data(), DType::kF32, r.shape, r.rowStride};
   };
   std::vector<TensorRef> in, out;
   for (int32_t id : kernel.inputs)
@@ -341,7 +346,7 @@ Status CpuExecutor::allReduceAside(size_t k, int64_t step) {
   for (size_t o = 0; o < results.size(); ++o) {
     TensorRef to = ref(kernel.outputs[o]);
     if (isHalf(to.dtype))
-      roundFromFloat(results[o].f32(), to.dtype, to.data, to.numElements());
+      roundFromFloat(results[o].f32(), to.dtype, to.data, to.storageElements());
   }
   return Status::ok();
 }

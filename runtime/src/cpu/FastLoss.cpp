@@ -93,8 +93,10 @@ const float *contiguousRow(const float *first, const CrossEntropyShape &s,
   return scratch.data();
 }
 
-int64_t rowStart(const CrossEntropyShape &s, int64_t pos) {
-  return (pos / s.inner) * s.classes * s.inner + pos % s.inner;
+/// Where position `pos`'s first class lies, in a buffer whose positions
+/// are `ld` elements apart (the classes, or a padded row's stride).
+int64_t rowStart(const CrossEntropyShape &s, int64_t ld, int64_t pos) {
+  return (pos / s.inner) * ld * s.inner + pos % s.inner;
 }
 
 Status softmaxCrossEntropy(const KernelContext &c) {
@@ -110,7 +112,7 @@ Status softmaxCrossEntropy(const KernelContext &c) {
     if (label == s.ignore)
       return;
     thread_local std::vector<float> scratch, e;
-    const float *row = contiguousRow(L + rowStart(s, pos), s, scratch);
+    const float *row = contiguousRow(L + rowStart(s, s.ld, pos), s, scratch);
     e.resize(static_cast<size_t>(s.classes));
     float mx = rowMax(row, s.classes);
     double sum = expAndSum(row, s.classes, mx, e.data());
@@ -133,9 +135,10 @@ Status softmaxCrossEntropyBackward(const KernelContext &c) {
   const float scale = counted ? c.in(0).f32()[0] / static_cast<float>(counted) : 0.0f;
   const float *L = logits.f32();
   float *D = c.out(0).f32();
+  // The gradient's rows may be padded apart from the logits' (RowStride.h).
+  const int64_t ldD = c.out(0).rowStride > 0 ? c.out(0).rowStride : s.classes;
   parallelFor(0, s.outer * s.inner, [&](int64_t pos) {
-    const int64_t base = rowStart(s, pos);
-    float *grad = D + base;
+    float *grad = D + rowStart(s, ldD, pos);
     int64_t label = indexAt(labels, pos);
     if (label == s.ignore || counted == 0) {
       for (int64_t k = 0; k < s.classes; ++k)
@@ -143,7 +146,7 @@ Status softmaxCrossEntropyBackward(const KernelContext &c) {
       return;
     }
     thread_local std::vector<float> scratch, e;
-    const float *row = contiguousRow(L + base, s, scratch);
+    const float *row = contiguousRow(L + rowStart(s, s.ld, pos), s, scratch);
     // The exponentials go straight to the gradient when it is contiguous.
     e.resize(s.inner == 1 ? 0 : static_cast<size_t>(s.classes));
     float *out = s.inner == 1 ? grad : e.data();

@@ -115,6 +115,10 @@ inline int64_t indexAt(const TensorRef &t, int64_t i) {
 /// that does not count.
 struct CrossEntropyShape {
   int64_t outer, classes, inner, ignore;
+  /// Elements from one position's classes to the next: `classes`, or the
+  /// logits' row stride where the plan padded their rows (then inner is 1,
+  /// RowStride.h).
+  int64_t ld;
 };
 
 inline CrossEntropyShape crossEntropyShape(const KernelContext &c, const TensorRef &logits) {
@@ -122,6 +126,7 @@ inline CrossEntropyShape crossEntropyShape(const KernelContext &c, const TensorR
   splitAround(*logits.shape, axisOf(c, "class_axis", 1, logits.rank()), s.outer, s.classes,
               s.inner);
   s.ignore = c.kernel().intAttr("ignore_index", -100);
+  s.ld = logits.rowStride > 0 ? logits.rowStride : s.classes;
   return s;
 }
 

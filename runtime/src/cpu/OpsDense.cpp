@@ -161,6 +161,8 @@ Status matmul(const KernelContext &c) {
   bool ta = c.kernel().intAttr("transpose_lhs", 0), tb = c.kernel().intAttr("transpose_rhs", 0);
   int64_t ra = a.dim(-2), ca = a.dim(-1), rb = b.dim(-2), cb = b.dim(-1);
   int64_t m = ta ? ca : ra, k = ta ? ra : ca, n = tb ? rb : cb;
+  // Row strides: the columns, or the padded rows' stride (RowStride.h).
+  int64_t lda = a.ld(), ldb = b.ld(), ldy = y.ld();
   // Batch dimensions broadcast: map each output batch to its operands'.
   std::vector<int64_t> outBatch(y.shape->begin(), y.shape->end() - 2);
   std::vector<int64_t> aBatch(a.shape->begin(), a.shape->end() - 2);
@@ -178,13 +180,13 @@ Status matmul(const KernelContext &c) {
       ai += coord * as[d];
       bi += coord * bs[d];
     }
-    const float *Ab = A + ai * ra * ca, *Bb = B + bi * rb * cb;
-    float *Yr = Y + (batch * m + i) * n;
+    const float *Ab = A + ai * ra * lda, *Bb = B + bi * rb * ldb;
+    float *Yr = Y + (batch * m + i) * ldy;
     if (tb) {
       for (int64_t j = 0; j < n; ++j) {
         double sum = 0;
         for (int64_t p = 0; p < k; ++p)
-          sum += double(ta ? Ab[p * ca + i] : Ab[i * ca + p]) * Bb[j * cb + p];
+          sum += double(ta ? Ab[p * lda + i] : Ab[i * lda + p]) * Bb[j * ldb + p];
         Yr[j] = static_cast<float>(sum);
       }
       return;
@@ -194,8 +196,8 @@ Status matmul(const KernelContext &c) {
     // so the result is bit-identical to the dot-product order.
     std::vector<double> acc(n, 0.0);
     for (int64_t p = 0; p < k; ++p) {
-      double av = ta ? Ab[p * ca + i] : Ab[i * ca + p];
-      const float *Brow = Bb + p * cb;
+      double av = ta ? Ab[p * lda + i] : Ab[i * lda + p];
+      const float *Brow = Bb + p * ldb;
       for (int64_t j = 0; j < n; ++j)
         acc[j] += av * Brow[j];
     }
@@ -208,6 +210,7 @@ Status matmul(const KernelContext &c) {
 Status linear(const KernelContext &c) {
   const TensorRef &x = c.in(0), &w = c.in(1);
   int64_t in = x.dim(-1), out = w.dim(0), rows = x.numElements() / in;
+  int64_t ldx = x.ld(), ldy = c.out(0).ld(); // padded rows (RowStride.h)
   const float *X = x.f32(), *W = w.f32();
   const float *bias = c.numInputs() > 2 ? c.in(2).f32() : nullptr;
   float *Y = c.out(0).f32();
@@ -215,8 +218,8 @@ Status linear(const KernelContext &c) {
     for (int64_t o = 0; o < out; ++o) {
       double sum = bias ? bias[o] : 0.0;
       for (int64_t i = 0; i < in; ++i)
-        sum += double(X[r * in + i]) * W[o * in + i];
-      Y[r * out + o] = static_cast<float>(sum);
+        sum += double(X[r * ldx + i]) * W[o * in + i];
+      Y[r * ldy + o] = static_cast<float>(sum);
     }
   });
   return Status::ok();
@@ -397,10 +400,10 @@ Status softmaxCrossEntropy(const KernelContext &c) {
                        std::to_string(s.classes) + ") and not the ignore index");
       double mx = -INFINITY, sum = 0;
       for (int64_t k = 0; k < s.classes; ++k)
-        mx = std::max<double>(mx, L[(o * s.classes + k) * s.inner + in]);
+        mx = std::max<double>(mx, L[(o * s.ld + k) * s.inner + in]);
       for (int64_t k = 0; k < s.classes; ++k)
-        sum += std::exp(L[(o * s.classes + k) * s.inner + in] - mx);
-      total += mx + std::log(sum) - L[(o * s.classes + label) * s.inner + in];
+        sum += std::exp(L[(o * s.ld + k) * s.inner + in] - mx);
+      total += mx + std::log(sum) - L[(o * s.ld + label) * s.inner + in];
       ++counted;
     }
   // PyTorch gives NaN when every label is ignored; a zero loss with zero
@@ -418,13 +421,16 @@ Status softmaxCrossEntropyBackward(const KernelContext &c) {
     counted += indexAt(labels, i) != s.ignore;
   const float *L = logits.f32();
   float *D = c.out(0).f32();
+  // The gradient's rows may be padded apart from the logits' (RowStride.h).
+  int64_t ldD = c.out(0).rowStride > 0 ? c.out(0).rowStride : s.classes;
   parallelFor(0, s.outer * s.inner, [&](int64_t pos) {
     int64_t o = pos / s.inner, in = pos % s.inner;
     int64_t label = indexAt(labels, pos);
-    auto at = [&](int64_t k) { return (o * s.classes + k) * s.inner + in; };
+    auto at = [&](int64_t k) { return (o * s.ld + k) * s.inner + in; };
+    auto dAt = [&](int64_t k) { return (o * ldD + k) * s.inner + in; };
     if (label == s.ignore || counted == 0) {
       for (int64_t k = 0; k < s.classes; ++k)
-        D[at(k)] = 0;
+        D[dAt(k)] = 0;
       return;
     }
     double mx = -INFINITY, sum = 0;
@@ -434,7 +440,7 @@ Status softmaxCrossEntropyBackward(const KernelContext &c) {
       sum += std::exp(L[at(k)] - mx);
     for (int64_t k = 0; k < s.classes; ++k) {
       double p = std::exp(L[at(k)] - mx) / sum - (k == label ? 1.0 : 0.0);
-      D[at(k)] = static_cast<float>(dloss * p / counted);
+      D[dAt(k)] = static_cast<float>(dloss * p / counted);
     }
   });
   return Status::ok();

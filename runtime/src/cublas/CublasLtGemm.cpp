@@ -99,6 +99,15 @@ Status Gemm::plan(cublasLtHandle_t handle, const Plan &plan, const PlanKernel &k
     return Status::ok();
   }
 
+  // Rows lie a row stride apart: the last dimension, or the padded rows'
+  // stride the compiler chose so that each starts 16-byte aligned
+  // (RowStride.h). Epilogues read their auxiliary matrices densely.
+  auto ldOf = [](const PlanBuffer &b) { return rowStride(b) > 0 ? rowStride(b) : b.shape.back(); };
+  const int64_t ldL = ldOf(lhs), ldR = ldOf(rhs), ldD = ldOf(out);
+  if (epilogue && (ldL != lhs.shape.back() || ldR != rhs.shape.back() || ldD != out.shape.back())) {
+    refusal = "an epilogue over padded rows";
+    return Status::ok();
+  }
   // Row-major sizes: Y[m, n] = op(L)[m, k] op(R)[k, n], `batches` times.
   // Linear: Y[rows, out] = X[rows, in] W[out, in]^T.
   bool ta = !linear && kernel.flag("transpose_lhs");
@@ -117,16 +126,16 @@ Status Gemm::plan(cublasLtHandle_t handle, const Plan &plan, const PlanKernel &k
     n = tb ? rr : rc;
     std::vector<int64_t> outBatch(out.shape.begin(), out.shape.end() - 2);
     batches = numElements(outBatch);
-    lStride = batchStride({lhs.shape.begin(), lhs.shape.end() - 2}, outBatch, lr * lc);
-    rStride = batchStride({rhs.shape.begin(), rhs.shape.end() - 2}, outBatch, rr * rc);
-    dStride = m * n;
+    lStride = batchStride({lhs.shape.begin(), lhs.shape.end() - 2}, outBatch, lr * ldL);
+    rStride = batchStride({rhs.shape.begin(), rhs.shape.end() - 2}, outBatch, rr * ldR);
+    dStride = m * ldD;
     if (lStride < 0 || rStride < 0) {
       refusal = "batch dimensions that broadcast partly";
       return Status::ok();
     }
     // A right operand shared by every batch and stacked left rows: one GEMM
     // over batches x m rows.
-    if (batches > 1 && rStride == 0 && !ta && lStride == lr * lc) {
+    if (batches > 1 && rStride == 0 && !ta && lStride == lr * ldL) {
       m *= batches;
       lr = m;
       batches = 1;
@@ -195,11 +204,11 @@ Status Gemm::plan(cublasLtHandle_t handle, const Plan &plan, const PlanKernel &k
                where);
     g->auxOffset_ = aux.offset;
   }
-  // Stored column-major: R as rc x rr (ld rc), L as lc x lr (ld lc), D as
-  // n x m (ld n).
-  DLC_CUBLAS(cublasLtMatrixLayoutCreate(&g->a_, abType, rc, rr, rc), where);
-  DLC_CUBLAS(cublasLtMatrixLayoutCreate(&g->b_, abType, lc, lr, lc), where);
-  DLC_CUBLAS(cublasLtMatrixLayoutCreate(&g->c_, dType, n, m, n), where);
+  // Stored column-major: R as rc x rr (ld ldR), L as lc x lr (ld ldL), D
+  // as n x m (ld ldD).
+  DLC_CUBLAS(cublasLtMatrixLayoutCreate(&g->a_, abType, rc, rr, ldR), where);
+  DLC_CUBLAS(cublasLtMatrixLayoutCreate(&g->b_, abType, lc, lr, ldL), where);
+  DLC_CUBLAS(cublasLtMatrixLayoutCreate(&g->c_, dType, n, m, ldD), where);
   if (batches > 1) {
     int32_t count = static_cast<int32_t>(batches);
     struct {

@@ -185,6 +185,13 @@ Status crossEntropyShape(Builder &b, int32_t logits) {
   DlcCrossEntropyArgs &a = b.out.args.crossEntropy;
   splitAround(shape, axis, a.outer, a.classes, a.inner);
   a.ignoreIndex = k.intAttr("ignore_index", -100);
+  // Padded rows (RowStride.h: the class axis is then the last).
+  int64_t ld = rowStride(b.buf(logits));
+  a.ld = ld > 0 ? ld : a.classes;
+  a.ldGrad = a.classes;
+  if (k.id == OpId::kSoftmaxCrossEntropyBackward && !k.outputs.empty())
+    if (int64_t ldGrad = rowStride(b.buf(k.outputs[0])); ldGrad > 0)
+      a.ldGrad = ldGrad;
   return Status::ok();
 }
 

@@ -27,16 +27,17 @@ struct MatmulEntry {
 
 /// A row-major buffer of `shape` ([..., r, c]) as a rank-`rank` matrix
 /// batch: leading batch dimensions of 1 added (broadcast), and the last
-/// two swapped to [c, r] when `transposed`, by strides.
+/// two swapped to [c, r] when `transposed`, by strides. Its rows lie `ld`
+/// elements apart (c, or a padded row's stride: RowStride.h).
 md matrixDesc(const std::vector<int64_t> &shape, size_t rank, bool transposed,
-              dnnl::memory::data_type type) {
+              dnnl::memory::data_type type, int64_t ld) {
   size_t lead = rank - shape.size();
   dims d(rank, 1), strides(rank, 1);
   int64_t stride = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     d[lead + i] = shape[i];
     strides[lead + i] = stride;
-    stride *= shape[i];
+    stride *= i + 1 == shape.size() ? ld : shape[i];
   }
   for (size_t i = 0; i < lead; ++i)
     strides[i] = stride; // any stride: the extent is 1
@@ -85,6 +86,8 @@ Status matmul(const KernelContext &c) {
     Key key = shapeKey(c, kMatmul);
     key.push_back(ta);
     key.push_back(tb);
+    for (const TensorRef *t : {&a, &b, &y})
+      key.push_back(t->rowStride);
     auto entry = cache.get(key, [&] {
       const std::vector<int64_t> &as = *a.shape, &bs = *b.shape, &ys = *y.shape;
       int64_t aBatch = product(as.begin(), as.end() - 2);
@@ -94,14 +97,14 @@ Status matmul(const KernelContext &c) {
       // One shared right-hand matrix under a row-major batch of left ones
       // (x @ W): a single [batch * m, k] x [k, n] product.
       if (!ta && bBatch == 1 && aBatch == yBatch)
-        return makeEntry(md({yBatch * m, k}, dataType(a), tag::ab),
+        return makeEntry(md({yBatch * m, k}, dataType(a), dims{a.ld(), 1}),
                          matrixDesc(std::vector<int64_t>(bs.end() - 2, bs.end()), 2, tb,
-                                    dataType(b)),
-                         md(), md({yBatch * m, n}, dataType(y), tag::ab));
+                                    dataType(b), b.ld()),
+                         md(), md({yBatch * m, n}, dataType(y), dims{y.ld(), 1}));
       size_t rank = ys.size();
-      return makeEntry(matrixDesc(as, rank, ta, dataType(a)),
-                       matrixDesc(bs, rank, tb, dataType(b)), md(),
-                       plainDesc(ys, dataType(y)));
+      return makeEntry(matrixDesc(as, rank, ta, dataType(a), a.ld()),
+                       matrixDesc(bs, rank, tb, dataType(b), b.ld()), md(),
+                       matrixDesc(ys, rank, false, dataType(y), y.ld()));
     });
     if (!entry)
       return runReference(c);
@@ -117,12 +120,17 @@ Status linear(const KernelContext &c) {
     if (w.rank() != 2 || x.rank() < 1)
       return c.error("expects a 2-d weight");
     bool bias = c.numInputs() > 2;
-    auto entry = cache.get(shapeKey(c, kLinear), [&] {
+    Key key = shapeKey(c, kLinear);
+    key.push_back(x.rowStride);
+    key.push_back(y.rowStride);
+    auto entry = cache.get(key, [&] {
       int64_t in = x.dim(-1), out = w.dim(0), rows = x.numElements() / in;
-      // w is [out, in]: w^T is [in, out] with strides (1, in).
-      return makeEntry(md({rows, in}, dataType(x), tag::ab), md({in, out}, dataType(w), tag::ba),
+      // w is [out, in]: w^T is [in, out] with strides (1, in). The input's
+      // and result's rows may be padded (RowStride.h).
+      return makeEntry(md({rows, in}, dataType(x), dims{x.ld(), 1}),
+                       md({in, out}, dataType(w), tag::ba),
                        bias ? md({1, out}, dataType(c.in(2)), tag::ab) : md(),
-                       md({rows, out}, dataType(y), tag::ab));
+                       md({rows, out}, dataType(y), dims{y.ld(), 1}));
     });
     if (!entry)
       return runReference(c);

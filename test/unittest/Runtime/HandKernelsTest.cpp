@@ -100,7 +100,8 @@ struct Values {
 std::string encode(const PlanBuffer &b, const std::vector<float> &f,
                    const std::vector<int64_t> &ix) {
   std::string bytes(b.bytes, '\0');
-  for (int64_t e = 0; e < b.numElements(); ++e)
+  // Padded rows (RowStride.h): every stored element, padding included.
+  for (int64_t e = 0; e < storageElements(b); ++e)
     switch (b.dtype) {
     case DType::kF32: std::memcpy(&bytes[e * 4], &f[e], 4); break;
     case DType::kF16: {
@@ -124,8 +125,8 @@ std::string encode(const PlanBuffer &b, const std::vector<float> &f,
 }
 
 std::vector<float> decode(const PlanBuffer &b, const std::string &bytes) {
-  std::vector<float> f(b.numElements());
-  for (int64_t e = 0; e < b.numElements(); ++e) {
+  std::vector<float> f(storageElements(b));
+  for (int64_t e = 0; e < storageElements(b); ++e) {
     uint16_t h;
     switch (b.dtype) {
     case DType::kF32: std::memcpy(&f[e], &bytes[e * 4], 4); break;
@@ -148,7 +149,7 @@ Values makeInputs(const Case &c, uint64_t seed) {
   v.ix.resize(p.buffers.size());
   for (size_t i = 0; i < p.buffers.size(); ++i) {
     const PlanBuffer &b = p.buffers[i];
-    int64_t n = b.numElements();
+    int64_t n = storageElements(b); // a padded input's padding is random too
     auto fixed = c.fixed.find(static_cast<int32_t>(i));
     if (isFloat(b.dtype)) {
       v.f[i].resize(n);
@@ -179,7 +180,7 @@ std::vector<std::vector<float>> reference(const Case &c, Values v) {
   auto ref = [&](int32_t id) -> cpu::TensorRef {
     const PlanBuffer &b = p.buffers[id];
     if (isFloat(b.dtype))
-      return {v.f[id].data(), DType::kF32, &b.shape};
+      return {v.f[id].data(), DType::kF32, &b.shape, rowStride(b)};
     return {v.bytes[id].data(), b.dtype, &b.shape};
   };
   for (int32_t id : k.inputs)
@@ -394,6 +395,25 @@ std::vector<Case> allCases() {
                                                         : -30.0 + 0.2 * k + row);
       c.kernel(op, inputs(c, l, y),
                {c.buffer("out", F, backward ? std::vector<int64_t>{4, 300} : std::vector<int64_t>{}, kOut)});
+    }
+    // Padded rows (RowStride.h): GPT-2's logits are 50,257 wide, padded to
+    // 50,264; here 300 classes in rows of 304 (the gradient's of 308), the
+    // logits' padding random, so reading it as a class shows.
+    {
+      Case &c = add(op + " rows padded to 304");
+      int32_t l = c.buffer("logits", F, {2, 3, 300}, kIn);
+      int32_t y = c.buffer("labels", DType::kI64, {2, 3}, kIn);
+      c.fixed[y] = {0, 299, -100, 17, 150, 298};
+      auto pad = [&](int32_t id, int64_t stride) {
+        PlanBuffer &b = c.plan.buffers[id];
+        b.init["row_stride"] = stride;
+        b.bytes = storageElements(b) * dtypeBytes(b.dtype);
+      };
+      pad(l, 304);
+      int32_t out = c.buffer("out", F, backward ? std::vector<int64_t>{2, 3, 300} : std::vector<int64_t>{}, kOut);
+      if (backward)
+        pad(out, 308);
+      c.kernel(op, inputs(c, l, y), {out}, {{"class_axis", int64_t(2)}});
     }
   }
   // embeddings

@@ -9,6 +9,8 @@
 
 #include "dlc/Target/Plan/TrainToPlan.h"
 
+#include "PadRows.h"
+
 #include "dlc/Dialect/Train/IR/TrainOps.h"
 #include "dlc/runtime/MemoryPlanner.h"
 
@@ -61,7 +63,7 @@ std::optional<rt::PlanAttr> convertAttr(Attribute attr) {
 /// Builds the plan: buffers and kernels first, offsets last.
 class PlanBuilder {
 public:
-  explicit PlanBuilder(func::FuncOp step) : step(step) {}
+  PlanBuilder(func::FuncOp step, bool padRows) : step(step), padRowsOn(padRows) {}
 
   LogicalResult build(rt::Plan &plan, PlanStats *stats);
 
@@ -73,6 +75,7 @@ private:
   LogicalResult assignOffsets(PlanStats *stats);
 
   func::FuncOp step;
+  bool padRowsOn;
   rt::Plan *plan = nullptr;
   DenseMap<Value, int32_t> bufferOf;
   /// Buffers sharing storage (reshape views, in-place updates) point at the
@@ -317,8 +320,19 @@ LogicalResult PlanBuilder::build(rt::Plan &result, PlanStats *stats) {
     plan->buffers[id].name = plan->buffers[argId].name + "'";
     plan->buffers[id].role = rt::BufferRole::kUpdate;
   }
+  // Padded rows change bytes, so they come before the offsets; the views
+  // they add share their storage's lifetime (assignOffsets).
+  int64_t padding = 0;
+  if (padRowsOn) {
+    padding = padRows(*plan, storageOf);
+    firstUse.resize(storageOf.size(), -1);
+    lastUse.resize(storageOf.size(), -1);
+    persistent.resize(storageOf.size(), false);
+  }
   if (failed(assignOffsets(stats)))
     return failure();
+  if (stats)
+    stats->paddingBytes = padding;
   plan->buffers.shrink_to_fit();
   return success();
 }
@@ -429,7 +443,7 @@ FailureOr<rt::Plan> mlir::dlc::lowerToPlan(ModuleOp module,
         plan.batch = shaped.getDimSize(0);
         break;
       }
-  PlanBuilder builder(step);
+  PlanBuilder builder(step, options.padRows);
   if (failed(builder.build(plan, stats)))
     return failure();
   if (rt::Status status = rt::validatePlan(plan); !status.isOk())

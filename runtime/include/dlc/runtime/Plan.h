@@ -75,7 +75,9 @@ struct PlanBuffer {
   int64_t offset = 0; // bytes from the start of the arena
   int64_t bytes = 0;
   /// Parameters, state and optimizer state: how to initialize, as the model
-  /// file says ({"init": "kaiming_normal", "mode": "fan_out", ...}).
+  /// file says ({"init": "kaiming_normal", "mode": "fan_out", ...}). Also
+  /// the two storage-layout facts a buffer can carry: `storage` (a stored
+  /// order, storagePermutation) and `row_stride` (padded rows, rowStride).
   PlanAttrs init;
   /// Constants: the little-endian bytes of the value.
   std::string data;
@@ -148,6 +150,19 @@ std::string toStoredOrder(const PlanBuffer &buffer, std::string_view declared,
                           int64_t elementBytes);
 std::string toDeclaredOrder(const PlanBuffer &buffer, std::string_view stored,
                             int64_t elementBytes);
+
+/// A temporary whose rows the compiler padded so that every row starts
+/// 16-byte aligned (compiler/lib/Target/Plan/PadRows.cpp; GPT-2's 50,257-wide
+/// logits): `init["row_stride"]`, the elements from one row's start to the
+/// next (at least the last dimension); 0 where the buffer is dense. Its
+/// bytes are rows x row stride elements; element (r, c) of the rows the
+/// leading dimensions flatten lies at r * rowStride + c, the padding
+/// between rows holds no value. Only the kernels rowStrideRefusal
+/// (RowStride.h) accepts read or write it; validatePlan checks that.
+int64_t rowStride(const PlanBuffer &buffer);
+/// The elements a buffer's bytes hold: its element count when dense, rows
+/// x row stride when padded.
+int64_t storageElements(const PlanBuffer &buffer);
 
 /// The `layout` a convolution or batch norm runs in: "NCHW" (also when the
 /// attribute is absent) or "NHWC" (channels last, filters OHWI).

@@ -3,11 +3,11 @@
 /// from one read of its logits. A NaN logit never becomes the maximum (as
 /// the CPU's std::max) and makes the sum NaN; so does a +inf one.
 DLC_DEVICE void dlc_hw_logsumexp(const DlcHandArgs &a, int k, long long o, long long in,
-                                 long long classes, long long inner, double *smem,
-                                 double &mx, double &sum) {
+                                 long long classes, long long ld, long long inner,
+                                 double *smem, double &mx, double &sum) {
   double m = DLC_NEG_INF, s = 0;
   for (long long c = threadIdx.x; c < classes; c += blockDim.x) {
-    const double v = dlc_hw_ld(a, k, (o * classes + c) * inner + in);
+    const double v = dlc_hw_ld(a, k, (o * ld + c) * inner + in);
     if (v > m) { s = s * exp(m - v) + 1.0; m = v; }
     // A -inf logit adds exp(-inf - max) = 0, also before this thread has
     // seen a finite one (where exp(-inf - -inf) would be NaN); a NaN adds NaN.
@@ -24,7 +24,7 @@ dlc_hw_softmax_cross_entropy(const DlcHandArgs a, const long long *step) {
   __shared__ double smem[1024];
   const DlcCrossEntropyArgs &ce = a.crossEntropy;
   const long long outer = ce.outer, classes = ce.classes, inner = ce.inner,
-                  ignore = ce.ignoreIndex;
+                  ignore = ce.ignoreIndex, ld = ce.ld;
   double total = 0, counted = 0, bad = 0; // thread 0's are the block's
   for (long long pos = blockIdx.x; pos < outer * inner; pos += gridDim.x) {
     const long long o = pos / inner, in = pos % inner;
@@ -32,9 +32,9 @@ dlc_hw_softmax_cross_entropy(const DlcHandArgs a, const long long *step) {
     if (label == ignore) continue;
     if (label < 0 || label >= classes) { bad = 1; continue; }
     double mx, sum;
-    dlc_hw_logsumexp(a, DLC_CROSS_ENTROPY_LOGITS, o, in, classes, inner, smem, mx, sum);
+    dlc_hw_logsumexp(a, DLC_CROSS_ENTROPY_LOGITS, o, in, classes, ld, inner, smem, mx, sum);
     total += mx + log(sum) -
-             dlc_hw_ld(a, DLC_CROSS_ENTROPY_LOGITS, (o * classes + label) * inner + in);
+             dlc_hw_ld(a, DLC_CROSS_ENTROPY_LOGITS, (o * ld + label) * inner + in);
     counted += 1;
   }
   double *part = dlc_hw_partials(a, DLC_CROSS_ENTROPY_SCRATCH);
@@ -65,7 +65,7 @@ dlc_hw_softmax_cross_entropy_backward(const DlcHandArgs a, const long long *step
   __shared__ double smem[1024];
   const DlcCrossEntropyArgs &ce = a.crossEntropy;
   const long long outer = ce.outer, classes = ce.classes, inner = ce.inner,
-                  ignore = ce.ignoreIndex;
+                  ignore = ce.ignoreIndex, ld = ce.ld, ldGrad = ce.ldGrad;
   const long long positions = outer * inner;
   double part = 0;
   for (long long pos = threadIdx.x; pos < positions; pos += blockDim.x)
@@ -77,16 +77,18 @@ dlc_hw_softmax_cross_entropy_backward(const DlcHandArgs a, const long long *step
     const long long label = dlc_hw_index(a, DLC_CROSS_ENTROPY_BACKWARD_LABELS, pos);
     if (label == ignore || counted == 0) {
       for (long long c = threadIdx.x; c < classes; c += blockDim.x)
-        dlc_hw_st(a, DLC_CROSS_ENTROPY_BACKWARD_DLOGITS, (o * classes + c) * inner + in, 0.0f);
+        dlc_hw_st(a, DLC_CROSS_ENTROPY_BACKWARD_DLOGITS, (o * ldGrad + c) * inner + in, 0.0f);
       continue;
     }
     double mx, sum;
-    dlc_hw_logsumexp(a, DLC_CROSS_ENTROPY_BACKWARD_LOGITS, o, in, classes, inner, smem, mx, sum);
+    dlc_hw_logsumexp(a, DLC_CROSS_ENTROPY_BACKWARD_LOGITS, o, in, classes, ld, inner, smem, mx,
+                     sum);
     for (long long c = threadIdx.x; c < classes; c += blockDim.x) {
-      long long at = (o * classes + c) * inner + in;
-      double p = exp(dlc_hw_ld(a, DLC_CROSS_ENTROPY_BACKWARD_LOGITS, at) - mx) / sum -
+      double p = exp(dlc_hw_ld(a, DLC_CROSS_ENTROPY_BACKWARD_LOGITS, (o * ld + c) * inner + in) -
+                     mx) / sum -
                  (c == label ? 1.0 : 0.0);
-      dlc_hw_st(a, DLC_CROSS_ENTROPY_BACKWARD_DLOGITS, at, (float)(dloss * p / counted));
+      dlc_hw_st(a, DLC_CROSS_ENTROPY_BACKWARD_DLOGITS, (o * ldGrad + c) * inner + in,
+                (float)(dloss * p / counted));
     }
   }
 }

@@ -16,6 +16,11 @@ struct PlanOptions {
   std::string model;     // recorded in the plan and reports
   std::string precision = "fp32";
   std::string fusion = "none";
+  /// Pad the rows of temporaries whose rows break 16-byte alignment where
+  /// every kernel on them takes a row stride (PadRows.h): cuBLASLt's fast
+  /// GEMMs need aligned leading dimensions. A layout decision; off for the
+  /// ablation (dlc-bench --pad-rows=false).
+  bool padRows = true;
 };
 
 /// Statistics of a lowering, for reports.
@@ -23,6 +28,7 @@ struct PlanStats {
   int64_t kernels = 0;
   int64_t totalBufferBytes = 0; // without reuse
   int64_t lowerBoundBytes = 0;  // most bytes alive at once
+  int64_t paddingBytes = 0;     // what padded rows add (PadRows.h)
 };
 
 /// Lowers the module's @train_step (static shapes, as dlc-autodiff makes it)

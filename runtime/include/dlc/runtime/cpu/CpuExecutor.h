@@ -32,8 +32,16 @@ struct TensorRef {
   void *data = nullptr;
   DType dtype = DType::kF32;
   const std::vector<int64_t> *shape = nullptr;
+  /// Elements from one row's start to the next where the plan padded the
+  /// buffer's rows (rowStride in Plan.h), 0 where it is dense. Only the
+  /// kernels rowStrideRefusal accepts see a nonzero one.
+  int64_t rowStride = 0;
 
   int64_t numElements() const;
+  /// The elements its bytes hold: numElements(), or rows x rowStride.
+  int64_t storageElements() const;
+  /// The row stride in elements: rowStride, or the last dimension.
+  int64_t ld() const { return rowStride > 0 ? rowStride : dim(-1); }
   int64_t dim(int64_t i) const; // negative counts from the end
   int64_t rank() const { return static_cast<int64_t>(shape->size()); }
   float *f32() const { return static_cast<float *>(data); }

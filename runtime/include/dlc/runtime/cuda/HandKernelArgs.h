@@ -77,6 +77,10 @@ enum {
 struct DlcCrossEntropyArgs {
   long long outer, classes, inner;
   long long ignoreIndex;
+  // Elements from one position's classes to the next: `classes`, or a
+  // padded row's stride (RowStride.h; inner is then 1), for the logits and
+  // for the backward's gradient.
+  long long ld, ldGrad;
 };
 
 // embedding and embedding_backward: a [rows, d] table, n indices.
@@ -308,7 +312,7 @@ static_assert(sizeof(DlcHandOperand) == 24, "DlcHandOperand: no padding");
                 #T ": 8-byte fields before the phase")
 DLC_HAND_CHECK_WORDS(DlcSoftmaxArgs, 10 + 2 * DLC_SOFTMAX_MAX_RANK);
 DLC_HAND_CHECK_WORDS(DlcLayerNormArgs, 3);
-DLC_HAND_CHECK_WORDS(DlcCrossEntropyArgs, 4);
+DLC_HAND_CHECK_WORDS(DlcCrossEntropyArgs, 6);
 DLC_HAND_CHECK_WORDS(DlcEmbeddingArgs, 4);
 DLC_HAND_CHECK_WORDS(DlcDropoutArgs, 3);
 DLC_HAND_CHECK_WORDS(DlcPoolArgs, 14);
