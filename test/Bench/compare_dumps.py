@@ -1,6 +1,7 @@
 """Compares two dlc-bench --dump-out folders tensor by tensor.
 
   compare_dumps.py A B --tolerance T [--param-tolerance P] [--zero-gradient RE]
+                  [--zero-bound Z]
 
 Every .npy in A must exist in B with the same shape and a relative error
 max |a - b| / max |b| within T (within P for a parameter updated by the
@@ -10,8 +11,9 @@ step, where A holds its gradient too). Prints the worst error.
 (an attention key's bias: softmax ignores the q.b_k it adds to every score
 of a query). Each side computes rounding noise there, so the relative error
 means nothing: their gradients must instead stay under 1e-6 of the dump's
-largest gradient, and their updated values are left out (Adam normalizes a
-noise gradient into a full-size step).
+largest gradient (--zero-bound, default 1e-6; bf16 noise is larger), and
+their updated values are left out (Adam normalizes a noise gradient into a
+full-size step).
 --param-tolerance: an Adam step is lr g / (sqrt(v) + eps) per element, about
 lr sign(g) at the first step, so every element moves by about lr however
 small its gradient. A gradient compared by max |a - b| / max |b| hides the
@@ -31,6 +33,7 @@ parser.add_argument("b")
 parser.add_argument("--tolerance", type=float, required=True)
 parser.add_argument("--param-tolerance", type=float)
 parser.add_argument("--zero-gradient", metavar="RE")
+parser.add_argument("--zero-bound", type=float, default=1e-6)
 args = parser.parse_args()
 zero = re.compile(args.zero_gradient) if args.zero_gradient else None
 
@@ -48,7 +51,7 @@ for name in names:
     if zero and zero.search(param):
         if name.endswith(".grad.npy"):
             noise = max(np.abs(a).max(), np.abs(b).max())
-            if not noise <= 1e-6 * largest:
+            if not noise <= args.zero_bound * largest:
                 failures.append("%s: a zero gradient of %.3g (largest gradient %.3g)" % (name, noise, largest))
         else:
             skipped += 1

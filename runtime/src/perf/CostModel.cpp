@@ -127,8 +127,11 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
         // (ResNet's stem: 3 channels, 6-byte rows).
         if (d.path == cuda::DevicePath::kCublasLt || (cuda::isCudnn(d.path) && kernelLayout(kernel) == "NHWC"))
           for (int32_t id : {kernel.inputs[0], kernel.inputs[1], kernel.outputs[0]}) {
+            // A row's start: its padded stride where the plan padded it
+            // (RowStride.h), else the last dimension.
             const PlanBuffer &b = plan.buffers[id];
-            int64_t row = b.shape.empty() ? 1 : b.shape.back() * dtypeBytes(b.dtype);
+            int64_t ld = rowStride(b) > 0 ? rowStride(b) : b.shape.empty() ? 1 : b.shape.back();
+            int64_t row = ld * dtypeBytes(b.dtype);
             c.operandAlignment = std::min(
                 c.operandAlignment, static_cast<double>(std::min<int64_t>(row & -row, 16)));
           }

@@ -237,6 +237,18 @@ TEST(CostModel, GemmsWithoutSixteenByteRowsRunAtTheMisalignedCeiling) {
   EXPECT_EQ(gemm(8).operandAlignment, 16);
   EXPECT_EQ(gemm(10).operandAlignment, 4);
   EXPECT_EQ(gemm(9).operandAlignment, 2);
+  // Rows the plan padded (RowStride.h) start where their stride says:
+  // linear's [64, 9] result padded to rows of 16 is 16-byte aligned.
+  for (int64_t stride : {0, 16}) {
+    dlc_test::PlanBuilder b;
+    int32_t x = b.add("x", DType::kF16, {64, 32}, BufferRole::kInput);
+    int32_t w = b.add("w", DType::kF16, {9, 32}, BufferRole::kInput);
+    int32_t y = b.add("y", DType::kF16, {64, 9}, BufferRole::kTemporary);
+    if (stride > 0)
+      b.plan.buffers[y].init["row_stride"] = stride;
+    b.kernel("linear", {x, w}, {y});
+    EXPECT_EQ(planLaunchCosts(b.plan).at(0).operandAlignment, stride > 0 ? 16 : 2);
+  }
   // The ceiling: misalignedTensorEff at 2 bytes, twice it at 4, never above
   // tensorMaxEff.
   LaunchCost l = contraction("cublaslt", "f16", 1);

@@ -71,7 +71,7 @@ int64_t padRows(rt::Plan &plan, std::vector<int32_t> &storageOf) {
   }
   for (size_t id = 0; id < n; ++id) {
     int32_t owner = storageOf[id];
-    if (owner != static_cast<int32_t>(id) &&
+    if (owner != static_cast<int32_t>(id) && candidate[owner] &&
         (plan.buffers[id].shape.size() < 2 ||
          plan.buffers[id].shape.back() != plan.buffers[owner].shape.back()))
       refused[owner] = true;
