@@ -197,6 +197,13 @@ int64_t storageElements(const PlanBuffer &buffer) {
   return stride > 0 ? paddedRows(buffer) * stride : buffer.numElements();
 }
 
+int32_t storageOwner(const Plan &plan, int32_t id) {
+  const int64_t *owner = findAttr<int64_t>(plan.buffers[id].init, "view_of");
+  return owner && *owner >= 0 && *owner < static_cast<int64_t>(plan.buffers.size())
+             ? static_cast<int32_t>(*owner)
+             : id;
+}
+
 std::vector<int64_t> storagePermutation(const PlanBuffer &buffer) {
   const auto *perm = findAttr<std::vector<int64_t>>(buffer.init, "storage");
   return perm ? *perm : std::vector<int64_t>{};
@@ -337,6 +344,18 @@ Status validateBuffers(const Plan &plan) {
       return invalid("buffer '" + b.name + "' has a storage order that is not a "
                      "permutation of its " + std::to_string(b.shape.size()) +
                      " dimensions");
+    if (b.init.count("view_of")) {
+      const int64_t *owner = findAttr<int64_t>(b.init, "view_of");
+      const PlanBuffer *o = owner && *owner >= 0 && *owner < static_cast<int64_t>(plan.buffers.size()) &&
+                                    *owner != static_cast<int64_t>(i)
+                                ? &plan.buffers[*owner]
+                                : nullptr;
+      if (!o || o->offset != b.offset || o->bytes != b.bytes || o->init.count("view_of"))
+        return invalid("buffer '" + b.name + "' is a view of " +
+                       (o ? "'" + o->name + "'" : std::string("no buffer")) +
+                       ", but a view shares another buffer's offset and bytes, and that "
+                       "buffer is no view itself");
+    }
     if (b.role == BufferRole::kConstant &&
         static_cast<int64_t>(b.data.size()) != b.bytes)
       return invalid("constant '" + b.name + "' carries " +

@@ -94,7 +94,7 @@ int64_t launchMemoryBytes(const Plan &plan, const std::vector<int64_t> &launchOf
   std::vector<std::vector<size_t>> kernelsOf(launches);
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     for (int32_t id : plan.kernels[i].inputs)
-      readers[id].push_back(launchOf[i]);
+      readers[storageOwner(plan, id)].push_back(launchOf[i]);
     kernelsOf[launchOf[i]].push_back(i);
   }
   int64_t bytes = 0;
@@ -113,7 +113,8 @@ int64_t launchMemoryBytes(const Plan &plan, const std::vector<int64_t> &launchOf
     for (int32_t id : produced) {
       const PlanBuffer &b = plan.buffers[id];
       bool leaves = b.role != BufferRole::kTemporary ||
-                    std::any_of(readers[id].begin(), readers[id].end(),
+                    std::any_of(readers[storageOwner(plan, id)].begin(),
+                                readers[storageOwner(plan, id)].end(),
                                 [&](int64_t r) { return r != l; });
       if (leaves)
         bytes += b.bytes;

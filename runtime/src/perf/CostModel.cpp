@@ -98,7 +98,7 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
   std::vector<std::vector<int64_t>> readers(plan.buffers.size());
   for (size_t i = 0; i < plan.kernels.size(); ++i)
     for (int32_t id : plan.kernels[i].inputs)
-      readers[id].push_back(launchOf[i]);
+      readers[storageOwner(plan, id)].push_back(launchOf[i]); // views: one value
   std::vector<int64_t> waitAt = allReduceWaitPoints(plan);
 
   std::vector<LaunchCost> costs;
@@ -175,7 +175,8 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
     for (int32_t id : produced) {
       const PlanBuffer &b = plan.buffers[id];
       bool leaves = b.role != BufferRole::kTemporary ||
-                    std::any_of(readers[id].begin(), readers[id].end(),
+                    std::any_of(readers[storageOwner(plan, id)].begin(),
+                                readers[storageOwner(plan, id)].end(),
                                 [&](int64_t r) { return r != static_cast<int64_t>(l); });
       if (leaves) {
         c.bytes += static_cast<double>(b.bytes);

@@ -127,6 +127,27 @@ TEST(RowStride, ValidationRefusesWhatAKernelWouldReadDensely) {
   }
 }
 
+TEST(RowStride, AViewSharesItsOwnersOffsetAndBytes) {
+  Plan plan = headPlan();
+  pad(plan, 4, 12);
+  PlanBuffer view = plan.buffers[4];
+  view.name = "logits.rows";
+  view.shape = {2, 3, 12};
+  view.init = {{"view_of", int64_t(4)}};
+  plan.buffers.push_back(view);
+  int32_t id = static_cast<int32_t>(plan.buffers.size() - 1);
+  EXPECT_EQ(refusal(plan), "");
+  EXPECT_EQ(storageOwner(plan, id), 4);
+  EXPECT_EQ(storageOwner(plan, 4), 4);
+  plan.buffers[id].offset += 256;
+  EXPECT_NE(refusal(plan).find("buffer 'logits.rows' is a view of 'logits', but a view shares"),
+            std::string::npos)
+      << refusal(plan);
+  plan.buffers[id].offset -= 256;
+  plan.buffers[id].init["view_of"] = int64_t(99);
+  EXPECT_NE(refusal(plan).find("is a view of no buffer"), std::string::npos) << refusal(plan);
+}
+
 /// Runs the head plan kernel by kernel and returns each temporary's values
 /// in its logical (unpadded) order.
 std::vector<std::vector<float>> runHead(const Plan &plan, const cpu::CpuExecutor::Options &options) {

@@ -160,6 +160,7 @@ int64_t padRows(rt::Plan &plan, std::vector<int32_t> &storageOf) {
           view.shape.back() = stride;
           view.role = rt::BufferRole::kTemporary;
           view.bytes = plan.buffers[id].bytes;
+          view.init["view_of"] = static_cast<int64_t>(id);
           storageOf.push_back(storageOf[id]);
           plan.buffers.push_back(std::move(view));
         }

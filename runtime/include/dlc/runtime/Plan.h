@@ -178,6 +178,14 @@ struct Plan {
   std::vector<PlanKernel> kernels;
 };
 
+/// The buffer whose storage buffer `id` is another view of: `init["view_of"]`
+/// (the dense `.rows` views PadRows.cpp gives element-wise ops over padded
+/// rows; same offset and bytes, validatePlan checks), else `id` itself.
+/// Launch byte counts (PlanSummary, the cost model) read a write through
+/// one view and a read through another as the same value. Reshape views
+/// do not carry it yet.
+int32_t storageOwner(const Plan &plan, int32_t id);
+
 /// The data-parallel ranks a plan was compiled for: the `ranks` of its
 /// all_reduce kernels, 1 without any.
 int64_t planRanks(const Plan &plan);
