@@ -76,8 +76,9 @@ struct PlanBuffer {
   int64_t bytes = 0;
   /// Parameters, state and optimizer state: how to initialize, as the model
   /// file says ({"init": "kaiming_normal", "mode": "fan_out", ...}). Also
-  /// the two storage-layout facts a buffer can carry: `storage` (a stored
-  /// order, storagePermutation) and `row_stride` (padded rows, rowStride).
+  /// the storage-layout facts a buffer can carry: `storage` (a stored
+  /// order, storagePermutation), `row_stride` (padded rows, rowStride) and
+  /// `view_of` (another view of a buffer's storage, storageOwner).
   PlanAttrs init;
   /// Constants: the little-endian bytes of the value.
   std::string data;
