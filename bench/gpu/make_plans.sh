@@ -11,7 +11,8 @@
 #                    batch 32 in fp32 and amp, GPT-2 small batch 8 (sequence
 #                    1024) in amp-bf16, each under none, paddle and xla;
 #                    the half-precision BERT-base and GPT-2 also under xla
-#                    --disable-fusion=attention (*-xla-noattn.plan)
+#                    --disable-fusion=attention (*-xla-noattn.plan) and under
+#                    xla with dense rows (--pad-rows=false: *-xla-denserows.plan)
 #   sweep-<name>.plan
 #                    the cost model's device sweep (bench/calibration/sweep/
 #                    sweep.txt): convolutions and GEMMs of no seed model
@@ -67,7 +68,10 @@ for spec in resnet50:256:amp bert_base:32:amp gpt2:8:amp-bf16 resnet50:256:fp32 
   case $m:$precision in
     bert_base:amp|gpt2:amp-bf16)
       plan $m-b$batch-$precision-xla-noattn $m $batch --backend cuda --precision $precision \
-        --fusion xla --disable-fusion=attention ;;
+        --fusion xla --disable-fusion=attention
+      # What the padded rows of the logits buy (docs/Layout.md).
+      plan $m-b$batch-$precision-xla-denserows $m $batch --backend cuda --precision $precision \
+        --fusion xla --pad-rows=false ;;
   esac
 done
 # What NHWC buys: ResNet-50 AMP in the model's own NCHW, beside the default

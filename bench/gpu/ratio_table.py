@@ -39,7 +39,7 @@ def main():
         if r.get("backend") not in ("cuda", "torch-cuda", "jax-cuda"):
             continue
         base = os.path.basename(path)
-        if base.endswith((".simt.json", ".noattn.json")):
+        if base.endswith((".simt.json", ".noattn.json", ".denserows.json")):
             attention.setdefault(base.rsplit(".", 2)[0], {})[base.split(".")[-2]] = r
             continue
         if base.endswith((".nograph.json", ".check.json", ".cpu.json",
@@ -91,15 +91,17 @@ def main():
     rows = {name: a for name, a in attention.items() if len(a) > 1}
     if rows:
         print()
+        # And the padded rows of the logits: the same plan with dense rows.
         print("| xla plan | tensor-core attention | SIMT attention | no attention fusion | "
-              "tensor cores / no fusion |")
-        print("| --- | --- | --- | --- | --- |")
+              "tensor cores / no fusion | dense rows | padded / dense rows |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
         for name in sorted(rows):
             a = rows[name]
             cell = lambda k: f"{a[k]['samples_per_sec']['median']:.1f}" if k in a else "-"
-            gain = (f"{a['tensor cores']['samples_per_sec']['median'] / a['noattn']['samples_per_sec']['median']:.2f}x"
-                    if "tensor cores" in a and "noattn" in a else "-")
-            print(f"| {name} | {cell('tensor cores')} | {cell('simt')} | {cell('noattn')} | {gain} |")
+            ratio = lambda k: (f"{a['tensor cores']['samples_per_sec']['median'] / a[k]['samples_per_sec']['median']:.2f}x"
+                               if "tensor cores" in a and k in a else "-")
+            print(f"| {name} | {cell('tensor cores')} | {cell('simt')} | {cell('noattn')} | {ratio('noattn')} "
+                  f"| {cell('denserows')} | {ratio('denserows')} |")
     return 0
 
 

@@ -195,6 +195,13 @@ lease)
         timeout -k 5 $(limit) $BENCH $G/plans/$name-noattn.plan --backend cuda --warmup 3 --steps 10 \
           --repeats 3 --format json -o "$RESULTS/$name.noattn.json" > /dev/null || status=1
       fi
+      # The padded rows of the logits (docs/Layout.md), same call: the xla
+      # plan with dense rows (ratio_table.py's last columns).
+      if [ $fusion = xla ] && [ -e $G/plans/$name-denserows.plan ] && ! late "$name dense rows"; then
+        echo "== $name: dense rows"
+        timeout -k 5 $(limit) $BENCH $G/plans/$name-denserows.plan --backend cuda --warmup 3 --steps 10 \
+          --repeats 3 --format json -o "$RESULTS/$name.denserows.json" > /dev/null || status=1
+      fi
       # What `dlc-bench calibrate` reads: the step, and where profiled,
       # every launch (copy RESULTS/calibration/ to bench/calibration/h100-DATE/).
       mkdir -p "$RESULTS/calibration"
