@@ -118,9 +118,26 @@ def undetermined(reference, samples):
     return calls
 
 
+def crossed(reference, sample, calls):
+    """The undetermined values a float32 step put on the other side of the
+    kink from float64, read from its own ReLU inputs (x > 0 is the side:
+    PyTorch's ReLU passes the gradient only there), as {call: flat indices}
+    for the float64 step to flip. No fit: a float32 step's decisions are
+    known exactly. A value float32 moved across zero lies within that
+    step's error of zero, so `calls` holds every one of them."""
+    flips = {}
+    for k, idx in calls:
+        x64 = reference.inputs[k].detach().flatten()[idx]
+        mine = sample.inputs[k].flatten()[idx]
+        other = idx[(x64 > 0) != (mine > 0)]
+        if len(other):
+            flips[k] = other
+    return flips
+
+
 def fit(reference, calls, params, residuals, unit):
-    """For each of `residuals` (a list of name -> a float32 step's gradient
-    minus the float64 one), the flips that explain it best, as {call: flat
+    """For each of `residuals` (a list of name -> a step's gradient minus
+    the float64 one), the flips that explain it best, as {call: flat
     indices}; unit: name -> the absolute bound of that gradient.
     reference: the float64 step's Recorder, its graph alive."""
     gen = torch.Generator().manual_seed(0)
