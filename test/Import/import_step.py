@@ -17,9 +17,9 @@ count (2 where PyTorch runs 1, as on these 2-vCPU machines, so other
 summation orders) and one channels-last (NHWC kernels, the layout dlc's
 cpu backend runs), each as valid a float32 step as the first; the bound
 is twice the farthest (docs/Importer.md, "The rule"). Where dlc is off by
-that rule, the ReLU kinks float32 does not determine are fitted and dlc
-is judged against the float64 step with its own kink decisions
-(test/Import/kinks.py). --no-dropout sets every
+that rule, the ReLU kinks float32 does not determine are taken into
+account (test/Import/kinks.py, `check` below): each float32 step's side
+read from its own ReLU inputs, dlc's fitted. --no-dropout sets every
 dropout (and stochastic-depth) rate of the module to 0, for a file whose
 rates the test zeroed.
 

@@ -11,24 +11,27 @@ judge instead finds the kink decisions dlc made, and compares dlc with the
 float64 step that makes the same ones:
 
 - every ReLU of the module (nn.ReLU and F.relu) is recorded in call order,
-  in the float64 step and in the two float32 steps;
+  in the float64 step and in the float32 steps;
 - an element is *undetermined* when its float64 value is within twice the
-  farther float32 step's largest error on that ReLU's input (the same two
+  farthest float32 step's largest error on that ReLU's input (the same
   samples and the same factor as the judge's bound);
-- flipping undetermined element j changes the gradients by
-  s_j g_j d x_j / d theta (g_j = dL/dy_j at the ReLU's output, s_j = -1
-  where the float64 value passes and +1 where it is cut), to first order:
-  the forward value moves by less than float32's error;
-- the flips that explain a step's gradients best are chosen greedily, on a
-  count sketch of every gradient measured in units of its bound (each flip
-  taken only while it brings the sketch closer); this is done for dlc's
-  step and for each of the two PyTorch float32 steps, which make kink
-  decisions of their own;
-- the float64 step is then run again with exactly those elements' gradients
-  passed or cut the other way (forward values unchanged), once per step,
-  and dlc is judged against its own by the unchanged rule, with each
-  float32 step's distance measured from its own. A wrong gradient is no
-  combination of single activations' contributions, so it still misses.
+- a float32 step's side of each undetermined element is read from its own
+  ReLU input (`crossed`): exact, nothing fitted;
+- dlc's step dumps no ReLU input, so its side is fitted: flipping
+  undetermined element j changes the gradients by s_j g_j d x_j / d theta
+  (g_j = dL/dy_j at the ReLU's output, s_j = -1 where the float64 value
+  passes and +1 where it is cut), to first order (the forward value moves
+  by less than float32's error), and the flips that explain dlc's
+  gradients best are chosen greedily on a count sketch of every gradient
+  measured in units of its bound (each flip taken only while it brings the
+  sketch closer);
+- the float64 step is run again with exactly those elements' gradients
+  passed or cut the other way (forward values unchanged), once per float32
+  step that crossed a kink and once for dlc's fit; each float32 step's
+  distance is measured from its own, and dlc's fitted side is taken only
+  where it leaves fewer tensors off than the plain float64 step
+  (import_step.py check). A wrong gradient is no combination of single
+  activations' contributions, so it still misses.
 """
 
 import contextlib
@@ -37,7 +40,8 @@ import torch
 import torch.nn.functional as F
 
 # Above this many undetermined elements the per-element gradients cost more
-# than the check is worth; the judge then says so and fits nothing.
+# than the check is worth; the judge then says so and fits nothing for dlc
+# (the float32 steps' sides are still read, at no such cost).
 MAX_ELEMENTS = 512
 SKETCH = 1 << 18
 
