@@ -141,8 +141,17 @@ def crossed(reference, sample, calls):
 
 def fit(reference, calls, params, residuals, unit):
     """For each of `residuals` (a list of name -> a step's gradient minus
-    the float64 one), the flips that explain it best, as {call: flat
-    indices}; unit: name -> the absolute bound of that gradient.
+    the float64 one), two candidate sets of flips that explain it, each
+    {call: flat indices}, chosen greedily in units of each gradient's bound
+    (unit: name -> the absolute bound of that gradient):
+    - on a count sketch (2^18 buckets) of every gradient;
+    - with each flip's dot with the residual taken exactly, over every
+      element, and only the flips' dots with one another from the sketch.
+      In the sketch, float32 noise of the millions of other elements that
+      share a bucket with a flip's support adds to that flip's dot; on
+      regnet_x_400mf's held-out channels-last step the sketch's fit left
+      208 tensors off, the exact dots' 126 (its true sides: 38).
+    The caller judges both and keeps the better (import_step.py check).
     reference: the float64 step's Recorder, its graph alive."""
     gen = torch.Generator().manual_seed(0)
     names = list(params)
@@ -156,7 +165,8 @@ def fit(reference, calls, params, residuals, unit):
             out.index_add_(0, hashes[n], signs[n] * v.detach().double().flatten())
         return out
 
-    effects, where = [], []
+    targets = [{n: r[n].detach().double().flatten() / unit[n] ** 2 for n in names} for r in residuals]
+    effects, where, exact, norms = [], [], [[] for _ in residuals], []
     for k, idx in calls:
         x, y = reference.inputs[k], reference.outputs[k]
         if y.grad is None:
@@ -168,27 +178,39 @@ def fit(reference, calls, params, residuals, unit):
             step = (-1.0 if flat[j].item() > 0 else 1.0) * g[j].item()
             parts = torch.autograd.grad(flat[j], [params[n] for n in names],
                                         retain_graph=True, allow_unused=True)
-            effects.append(step * sketch({n: d for n, d in zip(names, parts) if d is not None}))
+            parts = {n: d.detach().double().flatten() for n, d in zip(names, parts) if d is not None}
+            for i, t in enumerate(targets):
+                exact[i].append(step * sum(torch.dot(t[n], d).item() for n, d in parts.items()))
+            norms.append(step * step * sum((d * d).sum().item() / unit[n] ** 2 for n, d in parts.items()))
+            effects.append(step * sketch(parts))
             where.append((k, j))
-    return [greedy(sketch(r), effects, where) for r in residuals]
+    if not effects:
+        return [[{}, {}] for _ in residuals]
+    e = torch.stack(effects)
+    gram = e @ e.T
+    mixed = gram.clone()
+    mixed.diagonal().copy_(torch.tensor(norms, dtype=torch.float64))
+    return [[greedy(e @ sketch(r), gram, where), greedy(torch.tensor(d, dtype=torch.float64), mixed, where)]
+            for r, d in zip(residuals, exact)]
 
 
-def greedy(target, effects, where):
-    """Flips taken one at a time while each brings the sketch closer."""
-    chosen = set()
-    for _ in range(2 * len(effects)):
-        best, gain = None, 0.0
-        for i, e in enumerate(effects):
-            v = -e if i in chosen else e
-            g = 2 * torch.dot(target, v).item() - torch.dot(v, v).item()
-            if g > gain:
-                best, gain = i, g
-        if best is None:
+def greedy(dots, gram, where):
+    """Flips taken (or given back) one at a time while each brings the
+    residual closer: dots[i] = <residual, effect i>, gram[i][j] = <effect i,
+    effect j>, in units of each gradient's bound."""
+    n = len(dots)
+    chosen = torch.zeros(n, dtype=torch.bool)
+    t = dots.clone()  # <residual - the chosen effects, effect i>
+    for _ in range(2 * n):
+        v = torch.where(chosen, -1.0, 1.0).double()
+        gain = 2 * v * t - gram.diagonal()
+        best = int(torch.argmax(gain))
+        if not gain[best].item() > 0.0:
             break
-        target -= -effects[best] if best in chosen else effects[best]
-        chosen ^= {best}
+        t -= v[best] * gram[best]
+        chosen[best] = not chosen[best]
     flips = {}
-    for i in sorted(chosen):
+    for i in torch.nonzero(chosen).flatten().tolist():
         k, j = where[i]
         flips.setdefault(k, []).append(j)
     return {k: torch.tensor(v, dtype=torch.long) for k, v in flips.items()}
