@@ -2,7 +2,7 @@
 
   import_step.py check MLIR DIR DUMP [--no-dropout] -- DLC_IMPORT_ARGS...
   import_step.py self MLIR DIR [--no-dropout] -- DLC_IMPORT_ARGS...
-  import_step.py holdout MLIR DIR [--no-dropout] -- DLC_IMPORT_ARGS...
+  import_step.py holdout MLIR DIR [--no-dropout] [--known-sides] -- DLC_IMPORT_ARGS...
 
 Builds the module again from dlc-import's own arguments, loads DIR (what
 dlc-import --params-out and --inputs-out wrote), runs one step in float64
@@ -28,7 +28,9 @@ judged by twice the oneDNN step's distance alone. Where it misses, one
 float32 sample's distance is tighter than float32 itself on that model.
 `holdout` judges PyTorch's channels-last step as `check` judges dlc's, by
 the other three samples: where it misses, three samples understate
-float32's own distance on that model.
+float32's own distance on that model (or the kink fit misses its sides).
+With --known-sides its kink sides are read from its ReLU inputs instead
+of fitted, which measures the rule alone.
 """
 
 import contextlib
@@ -114,7 +116,7 @@ def quiet(judge, *args, **kwargs):
     return rc, text, sum(line.startswith("MISMATCH") for line in text.splitlines())
 
 
-def check(a, mlir, src, dump, module, mapping, samples, seen, no_dropout):
+def check(a, mlir, src, dump, module, mapping, samples, seen, no_dropout, known=None):
     """dlc's step judged by the rule, the ReLU kinks float32 does not
     determine taken into account (test/Import/kinks.py):
     - each float32 step's side of those kinks is read from its own ReLU
@@ -126,7 +128,9 @@ def check(a, mlir, src, dump, module, mapping, samples, seen, no_dropout):
       only where it misses is dlc's side fitted (dlc's ReLU inputs are not
       dumped), and the fit is taken only where the float64 step with dlc's
       fitted decisions leaves fewer tensors off than the plain one: a fit
-      can explain a miss away, never make a step look worse."""
+      can explain a miss away, never make a step look worse.
+    known: the judged step's own kinks.Recorder, where it is a PyTorch
+    step (holdout --known-sides): its sides are read, not fitted."""
     recorder = kinks.Recorder()
     reference = step(mlir, module, a, src, torch.float64, no_dropout, recorder)
     calls = kinks.undetermined(recorder, seen)
@@ -144,6 +148,12 @@ def check(a, mlir, src, dump, module, mapping, samples, seen, no_dropout):
     head = ("%s: %d ReLU values that float32 does not determine; the float32 steps took the other "
             "side of %s of them; %d tensors off against the plain float64 step"
             % (a.model, count, ", ".join(str(sum(len(v) for v in f.values())) for f in own), off))
+    if known is not None:
+        flips = kinks.crossed(recorder, known, calls)
+        mine = step(mlir, module, a, src, torch.float64, no_dropout, kinks.Recorder(flips=flips))
+        print(head + "; judged against the float64 step with its own sides of them, read: %d"
+              % sum(len(v) for v in flips.values()))
+        return peers_same.judge(a.model, dump, mapping, mine, samples, distance_from=theirs)
     if rc == 0 or count > kinks.MAX_ELEMENTS:
         print(head + ("" if rc == 0 else "; dlc's side not fitted: more than %d values"
                       % kinks.MAX_ELEMENTS))
@@ -213,6 +223,7 @@ def main(argv):
         sys.exit(__doc__)
     mlir, src = argv[1:3]
     no_dropout = "--no-dropout" in argv[fixed:argv.index("--")]
+    known = "--known-sides" in argv[fixed:argv.index("--")]
     a = dlc_import.parser().parse_args(argv[argv.index("--") + 1:] + ["-o", os.devnull])
     module, _, _ = dlc_import.build(a)
     mapping = {n: n for n, r in roles(mlir).items() if r in ("param", "buffer")}
@@ -229,15 +240,18 @@ def main(argv):
     # layout dlc's cpu backend runs.
     nhwc = step(mlir, module, a, src, torch.float32, no_dropout, seen[3], channels_last=True)
     samples = [base, other, third, nhwc]
+    held_seen = None  # holdout: the held-out step's ReLU inputs
     if mode == "holdout":
         # The channels-last step judged as dlc's is, by the other three.
+        held_seen = seen[3]
         held = tempfile.TemporaryDirectory()
         dump_step(nhwc, mlir, held.name)
         argv = argv[:3] + [held.name] + argv[3:]
         samples, seen = samples[:3], seen[:3]
         mode = "check"
     if mode == "check":
-        return check(a, mlir, src, argv[3], module, mapping, samples, seen, no_dropout)
+        return check(a, mlir, src, argv[3], module, mapping, samples, seen, no_dropout,
+                     held_seen if known else None)
     reference = step(mlir, module, a, src, torch.float64, no_dropout)
     with tempfile.TemporaryDirectory() as out:
         dump_step(other, mlir, out)
