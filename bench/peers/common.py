@@ -42,7 +42,7 @@ PLAN_FIELDS = ["kernels_per_step", "device_launches", "launches_per_step",
                "kernels_by_kind", "achieved_tflops", "peak_tflops", "mfu", "peak_name",
                "forward_macs_per_sample", "train_flops_per_step",
                "peak_arena_bytes", "total_buffer_bytes",
-               "live_bytes_lower_bound"]
+               "live_bytes_lower_bound", "padding_bytes"]
 
 
 class PeerError(Exception):

@@ -32,7 +32,7 @@ int fieldRank(llvm::StringRef name) {
       "loss_first", "loss_last", "kernels_per_step", "device_launches", "memory_bytes_per_step",
       "fused_groups", "kernels_by_kind", "achieved_tflops", "peak_tflops", "mfu",
       "peak_name", "parameters", "forward_macs_per_sample", "train_flops_per_step",
-      "peak_arena_bytes", "total_buffer_bytes", "live_bytes_lower_bound", "compile_ms",
+      "peak_arena_bytes", "total_buffer_bytes", "live_bytes_lower_bound", "padding_bytes", "compile_ms",
       "repeat_results"};
   for (size_t i = 0; i < std::size(order); ++i)
     if (name == order[i])

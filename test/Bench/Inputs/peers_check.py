@@ -17,7 +17,7 @@ import sys
 # Fields only dlc's compiled plan knows; a peer writes null.
 PLAN_FIELDS = ["kernels_per_step", "memory_bytes_per_step", "fused_groups", "kernels_by_kind",
                "forward_macs_per_sample", "train_flops_per_step", "peak_arena_bytes",
-               "total_buffer_bytes", "live_bytes_lower_bound", "achieved_tflops"]
+               "total_buffer_bytes", "live_bytes_lower_bound", "padding_bytes", "achieved_tflops"]
 
 
 def main():
