@@ -29,6 +29,12 @@ int64_t paddedRows(const PlanBuffer &buffer) {
   return buffer.numElements() / buffer.shape.back();
 }
 
+int64_t leadingDimension(const PlanBuffer &buffer) {
+  if (int64_t stride = rowStride(buffer); stride > 0)
+    return stride;
+  return buffer.shape.empty() ? 1 : buffer.shape.back();
+}
+
 std::string rowStrideRefusal(const Plan &plan, const PlanKernel &kernel, int32_t id) {
   const std::string what = kernel.op + " reads or writes '" + plan.buffers[id].name + "'";
   if (kernel.fusionGroup() >= 0)

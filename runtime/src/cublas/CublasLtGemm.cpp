@@ -2,6 +2,7 @@
 
 #include "CublasLtGemm.h"
 
+#include "dlc/runtime/RowStride.h"
 #include "dlc/runtime/Shape.h"
 
 #include <algorithm>
@@ -102,8 +103,8 @@ Status Gemm::plan(cublasLtHandle_t handle, const Plan &plan, const PlanKernel &k
   // Rows lie a row stride apart: the last dimension, or the padded rows'
   // stride the compiler chose so that each starts 16-byte aligned
   // (RowStride.h). Epilogues read their auxiliary matrices densely.
-  auto ldOf = [](const PlanBuffer &b) { return rowStride(b) > 0 ? rowStride(b) : b.shape.back(); };
-  const int64_t ldL = ldOf(lhs), ldR = ldOf(rhs), ldD = ldOf(out);
+  const int64_t ldL = leadingDimension(lhs), ldR = leadingDimension(rhs),
+                ldD = leadingDimension(out);
   if (epilogue && (ldL != lhs.shape.back() || ldR != rhs.shape.back() || ldD != out.shape.back())) {
     refusal = "an epilogue over padded rows";
     return Status::ok();

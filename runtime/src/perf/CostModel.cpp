@@ -5,6 +5,7 @@
 #include "dlc/runtime/Collective.h"
 #include "dlc/runtime/PlanLaunches.h"
 #include "dlc/runtime/PlanSummary.h"
+#include "dlc/runtime/RowStride.h"
 #include "dlc/runtime/cuda/LaunchPaths.h"
 
 #include <algorithm>
@@ -130,8 +131,7 @@ std::vector<LaunchCost> planLaunchCosts(const Plan &plan) {
             // A row's start: its padded stride where the plan padded it
             // (RowStride.h), else the last dimension.
             const PlanBuffer &b = plan.buffers[id];
-            int64_t ld = rowStride(b) > 0 ? rowStride(b) : b.shape.empty() ? 1 : b.shape.back();
-            int64_t row = ld * dtypeBytes(b.dtype);
+            int64_t row = leadingDimension(b) * dtypeBytes(b.dtype);
             c.operandAlignment = std::min(
                 c.operandAlignment, static_cast<double>(std::min<int64_t>(row & -row, 16)));
           }

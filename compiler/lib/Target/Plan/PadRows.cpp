@@ -87,11 +87,9 @@ int64_t padRows(rt::Plan &plan, std::vector<int32_t> &storageOf) {
     bool touches = false;
     for (const std::vector<int32_t> *ids : {&kernel.inputs, &kernel.outputs})
       for (int32_t id : *ids) {
+        // A storage that is no candidate refuses any set it joins (below).
         int32_t storage = storageOf[id];
-        if (!candidate[storage]) {
-          if (elementwise)
-            refused[storage] = true; // joins the set below: refuses it
-        } else {
+        if (candidate[storage]) {
           touches = true;
           if (!elementwise && !rt::rowStrideRefusal(plan, kernel, id).empty())
             refused[storage] = true;

@@ -32,6 +32,10 @@ namespace dlc::rt {
 /// (a GEMM epilogue, a generated kernel) that reads its buffers densely.
 std::string rowStrideRefusal(const Plan &plan, const PlanKernel &kernel, int32_t id);
 
+/// Elements from one row's start to the next: the row stride where the
+/// plan padded the rows, else the last dimension (1 for a scalar).
+int64_t leadingDimension(const PlanBuffer &buffer);
+
 /// The rows a padded buffer's leading dimensions flatten: its element
 /// count over the last dimension (0 for an empty or rank-0 buffer).
 int64_t paddedRows(const PlanBuffer &buffer);
