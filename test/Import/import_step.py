@@ -6,31 +6,34 @@
 
 Builds the module again from dlc-import's own arguments, loads DIR (what
 dlc-import --params-out and --inputs-out wrote), runs one step in float64
-and four in float32 (the model file's loss, on the output dlc-import
+and five in float32 (the model file's loss, on the output dlc-import
 chose, and its optimizer), and judges dlc's --dump-out DUMP by
 peers-same-model's rule (test/Bench/Inputs/peers_same.py judge): each
 tensor within twice PyTorch float32's own distance from float64.
-Float32's distance is sampled four times: one step with oneDNN
+Float32's distance is sampled five times: one step with oneDNN
 (PyTorch's default), one with it off (torch.backends.mkldnn.enabled =
 False: other convolution kernels), one with oneDNN at another thread
 count (2 where PyTorch runs 1, as on these 2-vCPU machines, so other
-summation orders) and one channels-last (NHWC kernels, the layout dlc's
-cpu backend runs), each as valid a float32 step as the first; the bound
-is twice the farthest (docs/Importer.md, "The rule"). Where dlc is off by
-that rule, the ReLU kinks float32 does not determine are taken into
-account (test/Import/kinks.py, `check` below): each float32 step's side
-read from its own ReLU inputs, dlc's fitted. --no-dropout sets every
+summation orders), one channels-last (NHWC kernels, the layout dlc's
+cpu backend runs) and one channels-last at the other thread count (NHWC
+at two threads, as dlc's cpu backend runs here), each as valid a float32
+step as the first; the bound is twice the farthest (docs/Importer.md,
+"Checking a step against PyTorch"). Where dlc is off by that rule, the
+ReLU kinks float32 does not determine are taken into account
+(test/Import/kinks.py, `check` below): each float32 step's side read from
+its own ReLU inputs, dlc's fitted. --no-dropout sets every
 dropout (and stochastic-depth) rate of the module to 0, for a file whose
 rates the test zeroed.
 
 `self` judges the one-sample rule instead of dlc: the oneDNN-off step
 judged by twice the oneDNN step's distance alone. Where it misses, one
 float32 sample's distance is tighter than float32 itself on that model.
-`holdout` judges PyTorch's channels-last step as `check` judges dlc's, by
-the other three samples: where it misses, three samples understate
-float32's own distance on that model (or the kink fit misses its sides).
-With --known-sides its kink sides are read from its ReLU inputs instead
-of fitted, which measures the rule alone.
+`holdout` judges PyTorch's fifth sample (channels-last at the other
+thread count) as `check` judges dlc's, by the other four: where it
+misses, four samples understate float32's own distance on that model
+(or the kink fit misses its sides). With --known-sides its kink sides
+are read from its ReLU inputs instead of fitted, which measures the rule
+alone.
 """
 
 import contextlib
@@ -227,27 +230,32 @@ def main(argv):
     a = dlc_import.parser().parse_args(argv[argv.index("--") + 1:] + ["-o", os.devnull])
     module, _, _ = dlc_import.build(a)
     mapping = {n: n for n, r in roles(mlir).items() if r in ("param", "buffer")}
-    seen = [kinks.Recorder() for _ in range(4)]
-    base = step(mlir, module, a, src, torch.float32, no_dropout, seen[0])
-    torch.backends.mkldnn.enabled = False
-    other = step(mlir, module, a, src, torch.float32, no_dropout, seen[1])
-    torch.backends.mkldnn.enabled = True
     threads = torch.get_num_threads()
-    torch.set_num_threads(2 if threads == 1 else 1)
-    third = step(mlir, module, a, src, torch.float32, no_dropout, seen[2])
+    other_threads = 2 if threads == 1 else 1
+    # The float32 samples: (oneDNN on, threads, channels-last). Channels-last
+    # runs PyTorch's NHWC convolutions, batch norms and pools, the layout
+    # dlc's cpu backend runs; the last runs them at dlc's thread count too.
+    configs = [(True, threads, False), (False, threads, False), (True, other_threads, False),
+               (True, threads, True), (True, other_threads, True)]
+    seen = [kinks.Recorder() for _ in configs]
+    samples = []
+    for (mkldnn, n, nhwc), recorder in zip(configs, seen):
+        torch.backends.mkldnn.enabled = mkldnn
+        torch.set_num_threads(n)
+        samples.append(step(mlir, module, a, src, torch.float32, no_dropout, recorder,
+                            channels_last=nhwc))
+    torch.backends.mkldnn.enabled = True
     torch.set_num_threads(threads)
-    # Channels-last: PyTorch's NHWC convolutions, batch norms and pools, the
-    # layout dlc's cpu backend runs.
-    nhwc = step(mlir, module, a, src, torch.float32, no_dropout, seen[3], channels_last=True)
-    samples = [base, other, third, nhwc]
+    base, other = samples[0], samples[1]
     held_seen = None  # holdout: the held-out step's ReLU inputs
     if mode == "holdout":
-        # The channels-last step judged as dlc's is, by the other three.
-        held_seen = seen[3]
+        # The last sample (channels-last at the other thread count) judged
+        # as dlc's is, by the other four.
+        held_seen = seen[-1]
         held = tempfile.TemporaryDirectory()
-        dump_step(nhwc, mlir, held.name)
+        dump_step(samples[-1], mlir, held.name)
         argv = argv[:3] + [held.name] + argv[3:]
-        samples, seen = samples[:3], seen[:3]
+        samples, seen = samples[:-1], seen[:-1]
         mode = "check"
     if mode == "check":
         return check(a, mlir, src, argv[3], module, mapping, samples, seen, no_dropout,
