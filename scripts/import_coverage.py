@@ -11,8 +11,10 @@ For every classification and segmentation model constructor of
 torchvision.models.list_models(): import it at batch 2 and 64x64 (224x224
 where the model does not run at 64x64 or its adaptive pooling is no average
 pool there), every missing op named
-(--all-missing); compile what imported with `dlc-bench --compile-only`;
-and, for models up to --step-max-params parameters, run one dlc step from
+(--all-missing); compile what imported with `dlc-bench --compile-only`
+and route its plan on the CUDA target (`dlc-kernels --paths`: does every
+launch run on the GPU, or which op falls back to the host, and why; no GPU
+needed); and, for models up to --step-max-params parameters, run one dlc step from
 the module's weights and judge it against PyTorch's float32 and float64
 steps (test/Import/import_step.py: twice float32's own distance per
 tensor), dropout off on both sides; where the cpu backend's step does not
@@ -82,20 +84,22 @@ def survey(name, kind, work, build, step_max):
             break
     shape = "2x3x%dx%d" % (size, size)
     if rc is None:
-        return shape, NOT_FINISHED, err, "import", []
+        return shape, NOT_FINISHED, err, "import", [], ""
     if rc != 0:
         refusals = errors(err) or [err.strip().splitlines()[-1] if err.strip() else "exit %s" % rc]
         missing = collections.Counter(op_of(r) for r in refusals)
         detail = ", ".join("%s (%d)" % (op, n) if n > 1 else op for op, n in missing.items())
-        return shape, "refused", detail, "import", sorted(missing)
+        return shape, "refused", detail, "import", sorted(missing), ""
     params = int(re.search(r"\((\d+) elements\)", out).group(1))
+    plan = os.path.join(work, name + ".plan")
     rc, _, err = run([os.path.join(build, "bin", "dlc-bench"), mlir, "--batch", "2", "--compile-only",
-                      "-o", os.path.join(work, name + ".txt")], 900)
+                      "--emit-plan", plan, "-o", os.path.join(work, name + ".txt")], 900)
     if rc != 0:
         return shape, "imported, does not compile", (err.strip().splitlines() or ["?"])[-1], \
-            "import + compile", []
+            "import + compile", [], ""
+    gpu = routing(plan, build)
     if params > step_max:
-        return shape, "imported, compiles", "%.1fM parameters" % (params / 1e6), "import + compile", []
+        return shape, "imported, compiles", "%.1fM parameters" % (params / 1e6), "import + compile", [], gpu
     data = os.path.join(work, name)
     run([PYTHON, dlc_import] + args + ["-o", mlir, "--params-out", data, "--inputs-out", data], 900)
     with open(mlir) as f:
@@ -106,9 +110,10 @@ def survey(name, kind, work, build, step_max):
     summary = "%.1fM parameters" % (params / 1e6)
     ok, detail = step(off, data, args, work, build, "cpu")
     if ok is None:
-        return shape, "imported, compiles, step fails", detail, "import + compile + step", []
+        return shape, "imported, compiles, step fails", detail, "import + compile + step", [], gpu
     if ok:
-        return shape, "step matches PyTorch", "%s, %s" % (summary, detail), "import + compile + step", []
+        return shape, "step matches PyTorch", "%s, %s" % (summary, detail), "import + compile + step", \
+            [], gpu
     # Is it the import or the fast backend? The reference backend runs every
     # op on its own, the numerical truth dlc's other backends are tested by.
     ref_ok, ref_detail = step(off, data, args, work, build, "reference")
@@ -120,7 +125,22 @@ def survey(name, kind, work, build, step_max):
     return shape, "imported, compiles, step does not match", \
         "%s, %s; --backend reference: %s, %s; PyTorch float32 with oneDNN off %s, %s" % (
             summary, detail, ref, ref_detail, own, self_detail), \
-        "import + compile + step (cpu, reference, rule)", []
+        "import + compile + step (cpu, reference, rule)", [], gpu
+
+
+def routing(plan, build):
+    """The plan routed on the CUDA target (dlc-kernels --paths, no GPU
+    needed): "all N launches" where nothing falls back to the host, else
+    the launches on the host by op, with the first one's reason."""
+    rc, out, err = run([os.path.join(build, "bin", "dlc-kernels"), "--paths", plan], 600)
+    launches = re.search(r"device launches: (\d+) \(.*host-fallback (\d+)\)", out or "")
+    if rc != 0 or not launches:
+        return "not routed: " + ((err or "").strip().splitlines() or ["exit %s" % rc])[-1]
+    if launches.group(2) == "0":
+        return "all %s launches" % launches.group(1)
+    host = re.findall(r"^  host-fallback: (\S+) x(\d+): (.*)$", out, re.M)
+    return "%s of %s on the host: %s" % (launches.group(2), launches.group(1), "; ".join(
+        "%s x%s (%s)" % h for h in host))
 
 
 def judge_pytorch(mlir, data, args):
@@ -154,9 +174,11 @@ def step(mlir, data, args, work, build, backend):
 
 
 def table(rows):
-    out = ["| model | kind | input | result | detail | checks run |", "| --- | --- | --- | --- | --- | --- |"]
-    for name, kind, (shape, result, detail, checks, _) in rows:
-        out.append("| %s | %s | %s | %s | %s | %s |" % (name, kind, shape, result, detail.replace("|", "/"), checks))
+    out = ["| model | kind | input | result | detail | on the GPU | checks run |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    for name, kind, (shape, result, detail, checks, _, gpu) in rows:
+        out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            name, kind, shape, result, detail.replace("|", "/"), gpu.replace("|", "/"), checks))
     return out
 
 
@@ -165,13 +187,15 @@ def parse_table(lines):
     rows = []
     for line in lines:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 6 or cells[0] in ("model", "---"):
+        if len(cells) == 6:  # a row from before the routing column
+            cells.insert(5, "")
+        if len(cells) != 7 or cells[0] in ("model", "---"):
             continue
-        name, kind, shape, result, detail, checks = cells
+        name, kind, shape, result, detail, gpu, checks = cells
         if result == "refused" and detail.startswith("timed out"):
             result = NOT_FINISHED  # an import that ran out of time names no op
         missing = sorted(re.sub(r" \(\d+\)$", "", op) for op in detail.split(", ")) if result == "refused" else []
-        rows.append((name, kind, (shape, result, detail, checks, missing)))
+        rows.append((name, kind, (shape, result, detail, checks, missing, gpu)))
     return rows
 
 
@@ -184,6 +208,10 @@ def totals(rows):
                  ", ".join("%s %d" % (op, n) for op, n in missing.most_common()) + ".")
     lines.append("Refused models that one op alone would unlock: " +
                  (", ".join("%s %d" % (op, n) for op, n in sole.most_common()) or "none") + ".")
+    routed = [r for r in rows if r[2][5]]
+    lines.append("On the CUDA target (dlc-kernels --paths, no GPU needed): %d of %d routed models run "
+                 "every launch on the GPU." % (sum(r[2][5].startswith("all ") for r in routed),
+                                               len(routed)))
     return lines
 
 
@@ -205,7 +233,8 @@ def main():
             t0 = time.time()
             row = survey(name, kind, work, a.build, a.step_max_params)
             rows.append((name, kind, row))
-            print("%-32s %-40s %s (%.0f s)" % (name, row[1], row[2], time.time() - t0), flush=True)
+            print("%-32s %-40s %s; on the GPU: %s (%.0f s)" % (name, row[1], row[2], row[5],
+                                                                time.time() - t0), flush=True)
             for f in os.listdir(work):  # the weights of big models fill a disk
                 path = os.path.join(work, f)
                 if os.path.isdir(path):
