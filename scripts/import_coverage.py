@@ -17,9 +17,11 @@ launch run on the GPU, or which op falls back to the host, and why; no GPU
 needed); and, for models up to --step-max-params parameters, run one dlc step from
 the module's weights and judge it against PyTorch's float32 and float64
 steps (test/Import/import_step.py: twice float32's own distance per
-tensor), dropout off on both sides; where the cpu backend's step does not
-match, the reference backend's is judged too, and so is a second PyTorch
-float32 step (import_step.py self: is the rule fair to float32 there?). Prints the table and the totals, and
+tensor, dlc's side of every ReLU kink read from its --dump-relu outputs),
+dropout off on both sides; where the cpu backend's step does not
+match, the reference backend's is judged too, and so is PyTorch's own
+fifth float32 step by the other four (import_step.py holdout --known-sides:
+is the rule fair to float32 there?). Prints the table and the totals, and
 with --write replaces the table in docs/Importer.md.
 """
 
@@ -118,12 +120,13 @@ def survey(name, kind, work, build, step_max):
     # op on its own, the numerical truth dlc's other backends are tested by.
     ref_ok, ref_detail = step(off, data, args, work, build, "reference")
     ref = {True: "matches", False: "does not match", None: "fails"}[ref_ok]
-    # Is the rule fair to float32 on this model? A second PyTorch float32
-    # step (oneDNN off) judged by it says.
+    # Is the rule fair to float32 on this model? PyTorch's own fifth float32
+    # step, judged by the other four as dlc's is, says.
     self_ok, self_detail = judge_pytorch(off, data, args)
     own = {True: "passes", False: "misses too", None: "fails"}[self_ok]
     return shape, "imported, compiles, step does not match", \
-        "%s, %s; --backend reference: %s, %s; PyTorch float32 with oneDNN off %s, %s" % (
+        "%s, %s; --backend reference: %s, %s; PyTorch's channels-last two-thread float32 step by the " \
+        "other four %s, %s" % (
             summary, detail, ref, ref_detail, own, self_detail), \
         "import + compile + step (cpu, reference, rule)", [], gpu
 
@@ -144,9 +147,11 @@ def routing(plan, build):
 
 
 def judge_pytorch(mlir, data, args):
-    """import_step.py self: a second PyTorch float32 step judged by the rule."""
-    rc, out, err = run([PYTHON, os.path.join(ROOT, "test", "Import", "import_step.py"), "self", mlir,
-                        data, "--no-dropout", "--"] + args, 1800)
+    """import_step.py holdout --known-sides: PyTorch's fifth float32 step
+    (channels-last at the other thread count) judged by the other four, its
+    ReLU sides read, as dlc's are."""
+    rc, out, err = run([PYTHON, os.path.join(ROOT, "test", "Import", "import_step.py"), "holdout", mlir,
+                        data, "--no-dropout", "--known-sides", "--"] + args, 1800)
     if rc is None or "tensors of the peer" not in out:
         return None, (err.strip().splitlines() or ["exit %s" % rc])[-1]
     mismatches = [line for line in out.splitlines() if line.startswith("MISMATCH")]
@@ -159,7 +164,8 @@ def step(mlir, data, args, work, build, backend):
     dump = os.path.join(work, "out-" + backend)
     rc, _, err = run([os.path.join(build, "bin", "dlc-bench"), mlir, "--backend", backend, "--batch", "2",
                       "--warmup", "0", "--steps", "1", "--repeats", "1", "--params-in", data,
-                      "--inputs-in", data, "--dump-out", dump, "-o", os.path.join(work, "step.json")], 1800)
+                      "--inputs-in", data, "--dump-out", dump, "--dump-relu", "-o", os.path.join(work, "step.json")],
+                     1800)
     if rc != 0:
         return None, (err.strip().splitlines() or ["exit %s" % rc])[-1]
     rc, out, err = run([PYTHON, os.path.join(ROOT, "test", "Import", "import_step.py"), "check", mlir,

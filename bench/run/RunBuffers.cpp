@@ -97,6 +97,24 @@ rt::Status prepareRepeat(rt::Executor &exec, const RunOptions &o, uint64_t dataS
 void captureGradient(const rt::Executor &exec, size_t k, GradientCapture &capture) {
   const rt::Plan &plan = exec.plan();
   const rt::PlanKernel &kernel = plan.kernels[k];
+  if (capture.relu && kernel.id == rt::OpId::kRelu) {
+    int64_t place = 0;
+    for (size_t j = 0; j < k; ++j)
+      place += plan.kernels[j].id == rt::OpId::kRelu;
+    if (kernel.fusionKind == rt::FusionKind::kNone && kernel.outputs.size() == 1) {
+      const rt::PlanBuffer &out = plan.buffers[kernel.outputs[0]];
+      std::vector<float> values = asFloats(exec.bytesOf(kernel.outputs[0]), out.dtype);
+      std::string declared = rt::toDeclaredOrder(
+          out,
+          std::string_view(reinterpret_cast<const char *>(values.data()),
+                           values.size() * sizeof(float)),
+          sizeof(float));
+      values.assign(reinterpret_cast<const float *>(declared.data()),
+                    reinterpret_cast<const float *>(declared.data()) + values.size());
+      capture.reluOutputs[place] = std::move(values);
+    }
+    return;
+  }
   if (capture.updateGradients.empty())
     for (const rt::PlanKernel &update : plan.kernels)
       if (update.opClass == rt::OpClass::kOptimizer && update.inputs.size() > 1)
@@ -129,9 +147,9 @@ void captureGradient(const rt::Executor &exec, size_t k, GradientCapture &captur
   capture.byParam[plan.buffers[kernel.inputs[0]].name] = std::move(values);
 }
 
-rt::Status writeDump(const rt::Executor &exec,
-                     const std::map<std::string, std::vector<float>> &lastGrads,
+rt::Status writeDump(const rt::Executor &exec, const GradientCapture &captured,
                      const std::string &dir, float loss) {
+  const std::map<std::string, std::vector<float>> &lastGrads = captured.byParam;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec)
@@ -174,6 +192,24 @@ rt::Status writeDump(const rt::Executor &exec,
           !s.isOk())
         return failure(s.toString());
     }
+  }
+  if (!captured.relu)
+    return rt::Status::ok();
+  std::filesystem::create_directories(dir + "/relu", ec);
+  if (ec)
+    return failure("cannot create " + dir + "/relu: " + ec.message());
+  int64_t place = 0;
+  for (const rt::PlanKernel &kernel : exec.plan().kernels) {
+    if (kernel.id != rt::OpId::kRelu)
+      continue;
+    auto values = captured.reluOutputs.find(place);
+    if (values != captured.reluOutputs.end())
+      if (rt::Status s = rt::writeNpy(
+              dir + "/relu/" + std::to_string(place) + ".npy", rt::DType::kF32,
+              rt::declaredShape(exec.plan().buffers[kernel.outputs[0]]), values->second.data());
+          !s.isOk())
+        return failure(s.toString());
+    ++place;
   }
   return rt::Status::ok();
 }

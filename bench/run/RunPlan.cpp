@@ -189,6 +189,7 @@ rt::Status RepeatRun::createExecutor() {
   }
   rt::Executor &exec = *s.executor;
   s.observeProfile = o.profile && !s.gpu;
+  s.lastGrads.relu = o.dumpRelu;
   if (!o.dumpOut.empty() || s.observeProfile)
     exec.setKernelObserver(
         [this, &exec](size_t k) {
@@ -313,7 +314,7 @@ rt::Status RepeatRun::finish() {
     writeFloors(std::cerr, result.profile, result.profileRoof);
   }
   if (!o.dumpOut.empty() && s.executor)
-    return writeDump(*s.executor, s.lastGrads.byParam, o.dumpOut, s.executor->loss());
+    return writeDump(*s.executor, s.lastGrads, o.dumpOut, s.executor->loss());
   return rt::Status::ok();
 }
 

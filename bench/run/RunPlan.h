@@ -28,6 +28,10 @@ struct RunOptions {
   int64_t warmup = 20, steps = 100, repeats = 5;
   uint64_t seed = 0;
   std::string paramsIn, inputsIn, dumpOut; // directories, "" for none
+  /// --dump-relu: with dumpOut, each lone ReLU kernel's output of the last
+  /// step too (DIR/relu/<k>.npy), so a checker reads which side of zero
+  /// each value took (test/Import/import_step.py).
+  bool dumpRelu = false;
   bool profile = false;
   /// --gpu: the GPU whose cost model --profile puts beside a CUDA run's
   /// measured launches (ProfileCheck.h); "" for none.

@@ -291,6 +291,7 @@ void RankRun::observeRankZero() {
   holdsRankZero = mine[0] == 0;
   observeProfile = o.profile && holdsRankZero && gpus.empty();
   profileGpu = o.profile && holdsRankZero && !gpus.empty();
+  lastGrads.relu = o.dumpRelu;
   if ((!o.dumpOut.empty() || observeProfile) && holdsRankZero)
     execs[0]->setKernelObserver(
         [this](size_t k) {
@@ -521,7 +522,7 @@ rt::Status RankRun::report() {
     result.profile = cpuProfile(plan, profile.byKernel, o.repeats * o.steps, o.backend);
   }
   if (!o.dumpOut.empty() && holdsRankZero)
-    return writeDump(*execs[0], lastGrads.byParam, o.dumpOut, mean(last));
+    return writeDump(*execs[0], lastGrads, o.dumpOut, mean(last));
   return rt::Status::ok();
 }
 

@@ -55,18 +55,25 @@ struct GradientCapture {
   /// when its cast runs, by the cast's output.
   std::map<int32_t, std::vector<float>> widened;
   std::set<int32_t> updateGradients; // the updates' gradient operands
+  /// --dump-relu: each ReLU kernel's output as it ran, by the kernel's place
+  /// among the plan's ReLU kernels (plan order), as float32 in the declared
+  /// order; a ReLU inside a fused group (its output may stay in registers)
+  /// is left out.
+  bool relu = false;
+  std::map<int64_t, std::vector<float>> reluOutputs;
 };
 
 /// After kernel `k`: if it is an optimizer update, keeps the gradient it
 /// read (unscaled with the status the update read, under loss scaling) as
 /// its parameter's, for --dump-out; if it casts a half gradient to the
-/// float one an update reads, keeps the half one.
+/// float one an update reads, keeps the half one; under --dump-relu, keeps
+/// a lone ReLU's output.
 void captureGradient(const rt::Executor &exec, size_t k, GradientCapture &capture);
 
 /// --dump-out: every parameter and state, the loss (`loss`, the mean over
-/// the ranks), and each parameter's last gradient, in the declared order.
-rt::Status writeDump(const rt::Executor &exec,
-                     const std::map<std::string, std::vector<float>> &lastGrads,
+/// the ranks), and each parameter's last gradient, in the declared order;
+/// under --dump-relu, DIR/relu/<k>.npy for every ReLU output captured.
+rt::Status writeDump(const rt::Executor &exec, const GradientCapture &captured,
                      const std::string &dir, float loss);
 
 //===----------------------------------------------------------------------===//

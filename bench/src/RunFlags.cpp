@@ -80,6 +80,12 @@ cl::opt<std::string> dumpOut("dump-out",
     cl::desc("after the run, write loss.npy, <param>.grad.npy of the last step and every "
              "updated <param>.npy and state to DIR"),
     cl::value_desc("dir"), cl::init(""), cl::cat(benchCategory()));
+cl::opt<bool> dumpRelu("dump-relu",
+    cl::desc("with --dump-out: also write each ReLU's output of the last step to "
+             "DIR/relu/<k>.npy (k: its place among the plan's ReLU kernels, in plan order; "
+             "a ReLU fused into a group is left out), so a checker can read which side of "
+             "zero each value took (test/Import/import_step.py)"),
+    cl::init(false), cl::cat(benchCategory()));
 cl::opt<bool> profile("profile",
     cl::desc("also time every kernel (timed steps only) and print the time by op, "
              "slowest first; the clock reads between kernels add a little to step time. "
@@ -233,6 +239,8 @@ std::string readRunFlags(RunFlags &f) {
     return error;
   if (std::string error = readCounts("--gpus", gpusList, f.gpuCounts); !error.empty())
     return error;
+  if (dumpRelu && dumpOut.empty())
+    return "--dump-relu writes into --dump-out's directory: give --dump-out DIR too";
   f.models = modelPaths;
   f.backend = backend;
   f.backendGiven = backend.getNumOccurrences() > 0;
@@ -267,6 +275,7 @@ RunOptions RunFlags::runOptions() const {
   o.paramsIn = paramsIn;
   o.inputsIn = inputsIn;
   o.dumpOut = dumpOut;
+  o.dumpRelu = dumpRelu;
   o.profile = profile;
   o.lossEvery = lossEvery;
   o.noCudaGraph = noCudaGraph;

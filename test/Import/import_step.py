@@ -127,11 +127,14 @@ def check(a, mlir, src, dump, module, mapping, samples, seen, no_dropout, known=
       exactly its decisions (a float32 step across a kink is far from the
       plain float64 step, and twice that distance would let anything
       through on the tensors before the kink);
-    - dlc's step is judged against the plain float64 step by that bound;
-      only where it misses is dlc's side fitted (dlc's ReLU inputs are not
-      dumped), and the fit is taken only where the float64 step with dlc's
-      fitted decisions leaves fewer tensors off than the plain one: a fit
-      can explain a miss away, never make a step look worse.
+    - where the dump holds dlc's ReLU outputs (dlc-bench --dump-relu),
+      dlc's sides are read from them the same way, and dlc is judged
+      against the float64 step with exactly its decisions;
+    - otherwise dlc's step is judged against the plain float64 step by
+      that bound; only where it misses is dlc's side fitted, and the fit
+      is taken only where the float64 step with dlc's fitted decisions
+      leaves fewer tensors off than the plain one: a fit can explain a
+      miss away, never make a step look worse.
     known: the judged step's own kinks.Recorder, where it is a PyTorch
     step (holdout --known-sides): its sides are read, not fitted."""
     recorder = kinks.Recorder()
@@ -151,12 +154,18 @@ def check(a, mlir, src, dump, module, mapping, samples, seen, no_dropout, known=
     head = ("%s: %d ReLU values that float32 does not determine; the float32 steps took the other "
             "side of %s of them; %d tensors off against the plain float64 step"
             % (a.model, count, ", ".join(str(sum(len(v) for v in f.values())) for f in own), off))
-    if known is not None:
-        flips = kinks.crossed(recorder, known, calls)
-        mine = step(mlir, module, a, src, torch.float64, no_dropout, kinks.Recorder(flips=flips))
-        print(head + "; judged against the float64 step with its own sides of them, read: %d"
-              % sum(len(v) for v in flips.values()))
+    read, why = (known, "") if known is not None else kinks.read_sides(dump, recorder)
+    if read is not None:
+        # dlc's sides (or a held-out PyTorch step's) read, as the float32
+        # steps' are: judged against the float64 step with exactly them.
+        flips = kinks.crossed(recorder, read, calls)
+        mine = step(mlir, module, a, src, torch.float64, no_dropout,
+                    kinks.Recorder(flips=flips)) if flips else reference
+        print(head + "; judged against the float64 step with its own sides of them, read "
+              "from its ReLU %s: %d" % ("inputs" if known is not None else "outputs",
+                                       sum(len(v) for v in flips.values())))
         return peers_same.judge(a.model, dump, mapping, mine, samples, distance_from=theirs)
+    head += "; dlc's sides not read: " + why
     if rc == 0 or count > kinks.MAX_ELEMENTS:
         print(head + ("" if rc == 0 else "; dlc's side not fitted: more than %d values"
                       % kinks.MAX_ELEMENTS))

@@ -14,6 +14,12 @@ judged by `import_step.py check`:
           must find exactly that one flip;
   wrong   flipped, plus a conv-weight gradient 1% off: no flip explains it,
           so it must still miss.
+Then the same gradients with the ReLU's outputs in the dump, as dlc-bench
+--dump-relu writes them, so the sides are read, not fitted:
+  read          flipped, its output on the other side at that value: passes;
+  read-unmoved  flipped, its output on float64's side: the gradients moved
+                where the outputs say nothing did, so it misses;
+  read-wrong    wrong, its output on the other side: misses.
 Prints one line per dump with what the judge said.
 """
 
@@ -62,9 +68,10 @@ def main(argv):
     place_kink(src, inputs[0])
     j = (n - 1) * c * h * w + (h * w - 1)
     dumps = {}
+    recorder = kinks.Recorder()
     for label, flips in (("plain", {}), ("flipped", {0: torch.tensor([j])})):
         step = import_step.step(mlir, module, a, src, torch.float64, True,
-                                kinks.Recorder(flips=flips))
+                                recorder if not flips else kinks.Recorder(flips=flips))
         dumps[label] = os.path.join(work, label)
         os.makedirs(dumps[label], exist_ok=True)
         import_step.dump_step(step, mlir, dumps[label])
@@ -75,7 +82,20 @@ def main(argv):
         if f == "conv.weight.grad.npy":
             t.flat[0] += 0.01 * np.abs(t).max()
         np.save(os.path.join(dumps["wrong"], f), t)
-    for label in ("plain", "flipped", "wrong"):
+    # The ReLU's output, float64's side everywhere, and with value j on the
+    # other side.
+    y = torch.relu(recorder.inputs[0]).numpy().copy()
+    unmoved = y.copy()
+    y.flat[j] = 0.0 if y.flat[j] > 0 else 1e-12
+    for label, base, relu in (("read", "flipped", y), ("read-unmoved", "flipped", unmoved),
+                              ("read-wrong", "wrong", y)):
+        dumps[label] = os.path.join(work, label)
+        os.makedirs(os.path.join(dumps[label], "relu"), exist_ok=True)
+        for f in os.listdir(dumps[base]):
+            if f.endswith(".npy"):
+                np.save(os.path.join(dumps[label], f), np.load(os.path.join(dumps[base], f)))
+        np.save(os.path.join(dumps[label], "relu", "0.npy"), relu.astype(np.float32))
+    for label in ("plain", "flipped", "wrong", "read", "read-unmoved", "read-wrong"):
         rc, text = judge(["check", mlir, src, dumps[label], "--no-dropout", "--"] + args)
         lines = [ln for ln in text.splitlines() if ln]
         print("%s: exit %d" % (label, rc))

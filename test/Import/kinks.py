@@ -17,7 +17,9 @@ float64 step that makes the same ones:
   samples and the same factor as the judge's bound);
 - a float32 step's side of each undetermined element is read from its own
   ReLU input (`crossed`): exact, nothing fitted;
-- dlc's step dumps no ReLU input, so its side is fitted: flipping
+- dlc's side is read the same way from its ReLU outputs where its dump
+  holds them (`dlc-bench --dump-relu`, `read_sides`: y > 0 exactly where
+  x > 0). A dump without them is fitted instead: flipping
   undetermined element j changes the gradients by s_j g_j d x_j / d theta
   (g_j = dL/dy_j at the ReLU's output, s_j = -1 where the float64 value
   passes and +1 where it is cut), to first order (the forward value moves
@@ -35,7 +37,9 @@ float64 step that makes the same ones:
 """
 
 import contextlib
+import os
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -137,6 +141,40 @@ def crossed(reference, sample, calls):
         if len(other):
             flips[k] = other
     return flips
+
+
+def read_sides(dump, reference):
+    """dlc's ReLU outputs (dlc-bench --dump-relu: DUMP/relu/<k>.npy, the
+    k-th ReLU kernel of its plan) as a Recorder whose inputs carry dlc's
+    side of every value, for `crossed`: a ReLU's output is positive exactly
+    where its input is. Matched to PyTorch's calls in order; a 4-D output
+    dlc ran channels-last is read back in PyTorch's layout, whichever of
+    the two layouts lies within float32's error of the float64 output (the
+    check that call k is PyTorch's k-th). (None, why) where they cannot be
+    matched: no --dump-relu, another number of ReLUs, or values that are
+    not that call's."""
+    folder = os.path.join(dump, "relu")
+    if not os.path.isdir(folder):
+        return None, "no ReLU outputs in the dump (dlc-bench --dump-relu)"
+    have = sorted(int(f[:-len(".npy")]) for f in os.listdir(folder) if f.endswith(".npy"))
+    if have != list(range(len(reference.inputs))):
+        return None, "dlc's dump holds %d ReLU outputs, PyTorch's step made %d ReLU calls" % (
+            len(have), len(reference.inputs))
+    sides = Recorder()
+    for k, x64 in enumerate(reference.inputs):
+        y64 = torch.relu(x64.detach())
+        y = torch.from_numpy(np.load(os.path.join(folder, "%d.npy" % k))).double()
+        layouts = [y] if y.shape == y64.shape else []
+        if y.dim() == 4 and y.permute(0, 3, 1, 2).shape == y64.shape:
+            layouts.append(y.permute(0, 3, 1, 2))
+        off = [(t - y64).abs().max().item() for t in layouts]
+        scale = max(y64.abs().max().item(), 1e-30)
+        if not off or min(off) > 1e-2 * scale:
+            return None, "dlc's ReLU output %d is not PyTorch's ReLU call %d (%s)" % (
+                k, k, "shape %s against %s" % (list(y.shape), list(y64.shape)) if not off
+                else "off by %.3g of its largest value" % (min(off) / scale))
+        sides.inputs.append(layouts[off.index(min(off))].contiguous())
+    return sides, ""
 
 
 def fit(reference, calls, params, residuals, unit):
