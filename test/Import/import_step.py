@@ -156,6 +156,7 @@ def check(a, mlir, src, dump, module, mapping, samples, seen, no_dropout, known=
             % (a.model, count, ", ".join(str(sum(len(v) for v in f.values())) for f in own), off))
     read, why = (known, "") if known is not None else kinks.read_sides(dump, recorder)
     if read is not None:
+        head += "; " + why if why else ""
         # dlc's sides (or a held-out PyTorch step's) read, as the float32
         # steps' are: judged against the float64 step with exactly them.
         flips = kinks.crossed(recorder, read, calls)
