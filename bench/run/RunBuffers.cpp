@@ -98,21 +98,9 @@ void captureGradient(const rt::Executor &exec, size_t k, GradientCapture &captur
   const rt::Plan &plan = exec.plan();
   const rt::PlanKernel &kernel = plan.kernels[k];
   if (capture.relu && kernel.id == rt::OpId::kRelu) {
-    int64_t place = 0;
-    for (size_t j = 0; j < k; ++j)
-      place += plan.kernels[j].id == rt::OpId::kRelu;
-    if (kernel.fusionKind == rt::FusionKind::kNone && kernel.outputs.size() == 1) {
-      const rt::PlanBuffer &out = plan.buffers[kernel.outputs[0]];
-      std::vector<float> values = asFloats(exec.bytesOf(kernel.outputs[0]), out.dtype);
-      std::string declared = rt::toDeclaredOrder(
-          out,
-          std::string_view(reinterpret_cast<const char *>(values.data()),
-                           values.size() * sizeof(float)),
-          sizeof(float));
-      values.assign(reinterpret_cast<const float *>(declared.data()),
-                    reinterpret_cast<const float *>(declared.data()) + values.size());
-      capture.reluOutputs[place] = std::move(values);
-    }
+    if (kernel.fusionKind == rt::FusionKind::kNone && kernel.outputs.size() == 1)
+      capture.reluOutputs[k] =
+          asFloats(exec.bytesOf(kernel.outputs[0]), plan.buffers[kernel.outputs[0]].dtype);
     return;
   }
   if (capture.updateGradients.empty())
@@ -198,17 +186,25 @@ rt::Status writeDump(const rt::Executor &exec, const GradientCapture &captured,
   std::filesystem::create_directories(dir + "/relu", ec);
   if (ec)
     return failure("cannot create " + dir + "/relu: " + ec.message());
+  // Numbered by their place among the plan's ReLU kernels, in the declared
+  // order, as the gradients are.
   int64_t place = 0;
-  for (const rt::PlanKernel &kernel : exec.plan().kernels) {
-    if (kernel.id != rt::OpId::kRelu)
+  const rt::Plan &plan = exec.plan();
+  for (size_t k = 0; k < plan.kernels.size(); ++k) {
+    if (plan.kernels[k].id != rt::OpId::kRelu)
       continue;
-    auto values = captured.reluOutputs.find(place);
-    if (values != captured.reluOutputs.end())
-      if (rt::Status s = rt::writeNpy(
-              dir + "/relu/" + std::to_string(place) + ".npy", rt::DType::kF32,
-              rt::declaredShape(exec.plan().buffers[kernel.outputs[0]]), values->second.data());
+    if (auto values = captured.reluOutputs.find(k); values != captured.reluOutputs.end()) {
+      const rt::PlanBuffer &out = plan.buffers[plan.kernels[k].outputs[0]];
+      std::string bytes = rt::toDeclaredOrder(
+          out,
+          std::string_view(reinterpret_cast<const char *>(values->second.data()),
+                           values->second.size() * sizeof(float)),
+          sizeof(float));
+      if (rt::Status s = rt::writeNpy(dir + "/relu/" + std::to_string(place) + ".npy",
+                                      rt::DType::kF32, rt::declaredShape(out), bytes.data());
           !s.isOk())
         return failure(s.toString());
+    }
     ++place;
   }
   return rt::Status::ok();

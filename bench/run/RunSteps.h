@@ -55,12 +55,11 @@ struct GradientCapture {
   /// when its cast runs, by the cast's output.
   std::map<int32_t, std::vector<float>> widened;
   std::set<int32_t> updateGradients; // the updates' gradient operands
-  /// --dump-relu: each ReLU kernel's output as it ran, by the kernel's place
-  /// among the plan's ReLU kernels (plan order), as float32 in the declared
-  /// order; a ReLU inside a fused group (its output may stay in registers)
-  /// is left out.
+  /// --dump-relu: each ReLU kernel's output as it ran, as float32 in the
+  /// stored order, by kernel index; a ReLU inside a fused group (its output
+  /// may stay in registers) is left out.
   bool relu = false;
-  std::map<int64_t, std::vector<float>> reluOutputs;
+  std::map<size_t, std::vector<float>> reluOutputs;
 };
 
 /// After kernel `k`: if it is an optimizer update, keeps the gradient it
