@@ -6,6 +6,7 @@
 #include "dlc/runtime/cuda/HandKernels.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <ostream>
 #include <set>
 
@@ -87,6 +88,19 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
         return d;
       }
       reason = "cuDNN refuses it: " + refusal;
+    } else if (kernel.id == OpId::kAttention || kernel.id == OpId::kAttentionBackward) {
+      std::string refusal = attentionChoiceRefusal();
+      if (refusal.empty()) {
+        auto sdpa = sdpaShapeOf(plan, kernel);
+        if (sdpa.isOk()) {
+          d.path = DevicePath::kCudnnAttention;
+          return d;
+        }
+        refusal = sdpa.status().message();
+      }
+      // Kept on the launch below, on the flash kernels too: --paths says
+      // why attention is not on cuDNN.
+      reason = "not on cuDNN's SDPA: " + refusal;
     } else {
       reason = kernel.op + " has no library call yet";
     }
@@ -99,6 +113,8 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
       d.path = DevicePath::kHandWritten;
       d.blocks = hand->blocks;
       d.threadsPerBlock = hand->blockSize;
+      if (reason.rfind("not on cuDNN's SDPA", 0) == 0)
+        d.reason = reason;
       return d;
     }
     reason += (reason.empty() ? "not hand-written: " : "; not hand-written: ") +
@@ -532,6 +548,7 @@ const char *devicePathName(DevicePath path) {
   case DevicePath::kCudnnConvolution:
   case DevicePath::kCudnnBatchNorm:
   case DevicePath::kCudnnFusedBatchNorm:
+  case DevicePath::kCudnnAttention:
     return "cudnn";
   case DevicePath::kHandWritten:
     return "hand-written";
@@ -567,11 +584,19 @@ std::vector<DevicePath> fallbacksOf(DevicePath routed, const Launch &launch) {
   case DevicePath::kCublasLt:
   case DevicePath::kCudnnConvolution:
   case DevicePath::kCudnnBatchNorm:
+  case DevicePath::kCudnnAttention:
     if (single)
       return {routed, DevicePath::kHandWritten, DevicePath::kHostFallback};
     return {routed, DevicePath::kHostFallback};
   }
   return {DevicePath::kHostFallback};
+}
+
+std::string attentionChoiceRefusal() {
+  const char *choice = std::getenv("DLC_CUDA_ATTENTION");
+  if (choice && (std::string(choice) == "flash" || std::string(choice) == "simt"))
+    return std::string("DLC_CUDA_ATTENTION=") + choice;
+  return "";
 }
 
 const std::vector<std::string> &devicePathNames() {
@@ -658,10 +683,11 @@ void printLaunchPaths(std::ostream &os, const std::string &name, const Plan &pla
          << fusedBatchNormFor(plan, plain.front()->launch, all).status().message() << ")";
     os << "\n";
   }
-  // Attention launches by path: the flash kernels (hand-written), or the
-  // host, with the first reason.
+  // Attention launches by path: cuDNN's SDPA, the flash kernels
+  // (hand-written), or the host, with the first reason for each of the
+  // latter two.
   std::map<std::string, int64_t> attention;
-  const DeviceLaunch *attentionOnHost = nullptr;
+  const DeviceLaunch *attentionOnHost = nullptr, *attentionOnFlash = nullptr;
   for (const DeviceLaunch &d : device) {
     if (d.launch.kernels.size() != 1)
       continue;
@@ -671,10 +697,15 @@ void printLaunchPaths(std::ostream &os, const std::string &name, const Plan &pla
     ++attention[devicePathName(d.path)];
     if (d.path == DevicePath::kHostFallback && !attentionOnHost)
       attentionOnHost = &d;
+    if (d.path == DevicePath::kHandWritten && !attentionOnFlash)
+      attentionOnFlash = &d;
   }
   if (!attention.empty()) {
-    os << "  attention: " << attention["hand-written"] << " on the flash kernels, "
-       << attention["host-fallback"] << " on the host";
+    os << "  attention: " << attention["cudnn"] << " on cuDNN's SDPA, " << attention["hand-written"]
+       << " on the flash kernels, " << attention["host-fallback"] << " on the host";
+    if (attentionOnFlash)
+      os << " (first on the flash kernels: launch #" << attentionOnFlash->launch.index << ", "
+         << attentionOnFlash->reason << ")";
     if (attentionOnHost)
       os << " (first: launch #" << attentionOnHost->launch.index << ", "
          << attentionOnHost->reason << ")";

@@ -118,3 +118,108 @@ std::string fusedBatchNormDataRefusal(const Plan &plan, const PlanKernel &bn, in
 }
 
 } // namespace dlc::rt::cudnn
+
+namespace dlc::rt::cudnn {
+
+namespace {
+
+Status noSdpa(const std::string &why) { return Status(StatusCode::kInvalidArgument, why); }
+
+/// cuDNN 9's SDPA kernels take head dimensions that are multiples of 8 up
+/// to this (sm80 and sm90 alike).
+constexpr int64_t kSdpaMaxHeadDim = 128;
+
+} // namespace
+
+StatusOr<SdpaShape> sdpaShapeOf(const Plan &plan, const PlanKernel &kernel) {
+  SdpaShape s;
+  s.backward = kernel.id == OpId::kAttentionBackward;
+  if (kernel.id != OpId::kAttention && !s.backward)
+    return noSdpa(kernel.op + " is not attention");
+  const size_t fixed = s.backward ? 6 : 3, results = s.backward ? 3 : 2;
+  if (kernel.inputs.size() < fixed || kernel.inputs.size() > fixed + 1 ||
+      kernel.outputs.size() != results)
+    return noSdpa(kernel.op + " with " + std::to_string(kernel.inputs.size()) +
+                  " operands and " + std::to_string(kernel.outputs.size()) + " results");
+  s.inputs.assign(kernel.inputs.begin(), kernel.inputs.begin() + fixed);
+  s.outputs = kernel.outputs;
+  if (kernel.inputs.size() > fixed)
+    s.mask = kernel.inputs[fixed];
+  const PlanBuffer &q = plan.buffers[s.inputs[0]], &k = plan.buffers[s.inputs[1]],
+                   &v = plan.buffers[s.inputs[2]];
+  s.type = q.dtype;
+  if (s.type != DType::kF16 && s.type != DType::kBF16)
+    return noSdpa(std::string("q of ") + dtypeName(s.type) +
+                  " (cuDNN's SDPA takes f16 and bf16; f32 runs the flash kernels)");
+  // Every operand of q's type but lse, which is f32.
+  const int32_t lse = s.backward ? s.inputs[5] : s.outputs[1];
+  for (const std::vector<int32_t> *ids : {&s.inputs, &s.outputs})
+    for (int32_t id : *ids)
+      if (id != lse && plan.buffers[id].dtype != s.type)
+        return noSdpa("operands of mixed types (" + plan.buffers[id].name + " is " +
+                      dtypeName(plan.buffers[id].dtype) + ", q " + dtypeName(s.type) + ")");
+  if (plan.buffers[lse].dtype != DType::kF32)
+    return noSdpa("lse is not f32");
+  const size_t rank = q.shape.size();
+  if (rank < 3 || k.shape.size() != rank || v.shape.size() != rank)
+    return noSdpa("q, k and v are not of one rank >= 3 ([B..., S, D])");
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    if (k.shape[i] != q.shape[i] || v.shape[i] != q.shape[i])
+      return noSdpa("q, k and v differ in their batch dimensions");
+    (i + 3 == rank ? s.h : s.b) *= q.shape[i];
+  }
+  s.sq = q.shape[rank - 2], s.sk = k.shape[rank - 2], s.d = q.shape[rank - 1];
+  if (k.shape[rank - 1] != s.d || v.shape[rank - 1] != s.d || v.shape[rank - 2] != s.sk)
+    return noSdpa("k or v is not [B..., Sk, D] with q's head dimension");
+  if (s.sq == 0 || s.sk == 0 || s.d == 0 || s.b == 0 || s.h == 0)
+    return noSdpa("an empty q, k or v");
+  if (s.d % 8 != 0 || s.d > kSdpaMaxHeadDim)
+    return noSdpa("head dimension " + std::to_string(s.d) + " (cuDNN's SDPA takes multiples of 8 up to " +
+                  std::to_string(kSdpaMaxHeadDim) + ")");
+  // Every result and o / do have the shape cuDNN writes or reads.
+  std::vector<int32_t> likeQ = s.backward
+                                   ? std::vector<int32_t>{s.inputs[3], s.inputs[4], s.outputs[0]}
+                                   : std::vector<int32_t>{s.outputs[0]};
+  for (int32_t id : likeQ)
+    if (plan.buffers[id].shape != q.shape)
+      return noSdpa(plan.buffers[id].name + " is not shaped as q");
+  if (s.backward &&
+      (plan.buffers[s.outputs[1]].shape != k.shape || plan.buffers[s.outputs[2]].shape != v.shape))
+    return noSdpa("dk and dv are not shaped as k and v");
+  std::vector<int64_t> lseShape(q.shape.begin(), q.shape.end() - 1);
+  if (plan.buffers[lse].shape != lseShape)
+    return noSdpa("lse is not [B..., Sq]");
+  s.causal = kernel.intAttr("causal", 0) != 0;
+  s.scale = kernel.floatAttr("scale", 1.0);
+  if (kernel.floatAttr("dropout_rate", 0.0) != 0.0)
+    return noSdpa("dropout: cuDNN draws its own Philox mask, not train.dropout's counter-based "
+                  "one, so the fused step could not be checked against the unfused one");
+  if (s.causal && s.sq > s.sk)
+    return noSdpa("causal with more queries than keys: rows that see no key");
+  if (s.mask < 0)
+    return s;
+  const PlanBuffer &m = plan.buffers[s.mask];
+  if (m.dtype != s.type)
+    return noSdpa(std::string("a mask of ") + dtypeName(m.dtype) + " (cuDNN's bias is of q's type)");
+  if (m.shape.size() > rank)
+    return noSdpa("a mask of higher rank than q");
+  // The mask aligned to [B..., Sq, Sk] from the right, 1 where it is absent.
+  std::vector<int64_t> ms(rank - m.shape.size(), 1);
+  ms.insert(ms.end(), m.shape.begin(), m.shape.end());
+  if (ms[rank - 2] != s.sq || ms[rank - 1] != s.sk)
+    return noSdpa("a mask broadcast over the queries or keys (cuDNN's bias is [B|1, H|1, Sq, Sk])");
+  bool allB = true, noneB = true;
+  for (size_t i = 0; i + 3 < rank; ++i) {
+    allB = allB && ms[i] == q.shape[i];
+    noneB = noneB && ms[i] == 1;
+  }
+  if (!allB && !noneB)
+    return noSdpa("a mask broadcast over some batch dimensions but not all");
+  s.maskB = noneB ? 1 : s.b;
+  if (ms[rank - 3] != 1 && ms[rank - 3] != s.h)
+    return noSdpa("the mask does not broadcast to [B..., Sq, Sk]");
+  s.maskH = ms[rank - 3];
+  return s;
+}
+
+} // namespace dlc::rt::cudnn

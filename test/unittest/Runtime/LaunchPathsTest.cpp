@@ -74,8 +74,9 @@ TEST(LaunchPaths, RoutesEachOpToItsPath) {
 }
 
 // train.attention and its gradient take the flash kernels (hand-written)
-// in every float type, f32 included; a head dimension past the kernels'
-// tiles goes to the host, and dlc-kernels --paths says how many went where.
+// in every float type, f32 included, where cuDNN's SDPA does not take them
+// (here: f32, and dropout); a head dimension past the kernels' tiles goes to
+// the host, and dlc-kernels --paths says how many went where, and why.
 TEST(LaunchPaths, AttentionTakesTheFlashKernels) {
   Builder b;
   const DType f = DType::kF32, h = DType::kBF16;
@@ -91,7 +92,8 @@ TEST(LaunchPaths, AttentionTakesTheFlashKernels) {
   PlanAttrs attrs = {{"scale", 0.125}, {"dropout_rate", 0.1}, {"seed", int64_t(3)}};
   b.kernel("attention", {q, k, v, m}, {o, lse}, attrs);
   b.kernel("attention_backward", {q, k, v, o, o, lse, m}, {dq, dk, dv}, attrs);
-  b.kernel("attention", {hq, hq, hq}, {ho, hl}, {{"causal", int64_t(1)}});
+  PlanAttrs bfAttrs = {{"causal", int64_t(1)}, {"dropout_rate", 0.1}};
+  b.kernel("attention", {hq, hq, hq}, {ho, hl}, bfAttrs);
   b.kernel("attention", {wide, wide, wide}, {wo, wl});
 
   std::vector<DeviceLaunch> device = planDeviceLaunches(b.plan);
@@ -100,6 +102,10 @@ TEST(LaunchPaths, AttentionTakesTheFlashKernels) {
     EXPECT_EQ(device[i].path, DevicePath::kHandWritten) << i << ": " << device[i].reason;
     EXPECT_EQ(device[i].threadsPerBlock, 128) << i;
   }
+  EXPECT_NE(device[0].reason.find("not on cuDNN's SDPA: q of f32"), std::string::npos)
+      << device[0].reason;
+  EXPECT_NE(device[2].reason.find("not on cuDNN's SDPA: dropout"), std::string::npos)
+      << device[2].reason;
   // A block per 32 queries forward, per 16 keys or queries backward.
   EXPECT_EQ(device[0].blocks, 2 * 12 * 2);
   EXPECT_EQ(device[1].blocks, 2 * 12 * 3);
@@ -111,10 +117,95 @@ TEST(LaunchPaths, AttentionTakesTheFlashKernels) {
             (std::vector<DevicePath>{DevicePath::kHandWritten, DevicePath::kHostFallback}));
   std::ostringstream paths;
   printLaunchPaths(paths, "t", b.plan, false);
-  EXPECT_NE(paths.str().find("  attention: 3 on the flash kernels, 1 on the host (first: "
-                             "launch #3, "),
+  EXPECT_NE(paths.str().find("  attention: 0 on cuDNN's SDPA, 3 on the flash kernels, 1 on the "
+                             "host (first on the flash kernels: launch #0, not on cuDNN's SDPA: "
+                             "q of f32"),
             std::string::npos)
       << paths.str();
+  EXPECT_NE(paths.str().find("(first: launch #3, "), std::string::npos) << paths.str();
+}
+
+// Dropout-free f16 / bf16 attention and its gradient take cuDNN's SDPA
+// graph, with the flash kernels and the host behind it; what the graph
+// cannot take (a broadcast over the queries, causal rows that see no key,
+// a head dimension not a multiple of 8, a mask of another type) stays on
+// the flash kernels with the reason, and DLC_CUDA_ATTENTION=flash keeps
+// every attention off cuDNN.
+TEST(LaunchPaths, DropoutFreeHalfAttentionTakesCudnnSdpa) {
+  Builder b;
+  const DType h = DType::kF16, bf = DType::kBF16, f = DType::kF32;
+  // [B, H, S, D] with a [B, 1, Sq, Sk] mask: cuDNN's bias [b, 1, Sq, Sk].
+  int32_t q = b.add("q", h, {2, 4, 24, 64}, kIn), k = b.add("k", h, {2, 4, 40, 64}, kIn);
+  int32_t v = b.add("v", h, {2, 4, 40, 64}, kIn), m = b.add("m", h, {2, 1, 24, 40}, kIn);
+  int32_t o = b.add("o", h, {2, 4, 24, 64}, kTmp), lse = b.add("lse", f, {2, 4, 24}, kTmp);
+  int32_t dq = b.add("dq", h, {2, 4, 24, 64}, kTmp), dk = b.add("dk", h, {2, 4, 40, 64}, kTmp),
+          dv = b.add("dv", h, {2, 4, 40, 64}, kTmp);
+  PlanAttrs attrs = {{"scale", 0.125}, {"causal", int64_t(1)}};
+  b.kernel("attention", {q, k, v, m}, {o, lse}, attrs);
+  b.kernel("attention_backward", {q, k, v, o, o, lse, m}, {dq, dk, dv}, attrs);
+  // Rank 3, bf16, no mask: [H, S, D] is b = 1, h = 6.
+  int32_t r = b.add("r", bf, {6, 17, 32}, kIn), ro = b.add("ro", bf, {6, 17, 32}, kTmp),
+          rl = b.add("rl", f, {6, 17}, kTmp);
+  b.kernel("attention", {r, r, r}, {ro, rl});
+  // Refused: a mask broadcast over the queries (BERT's padding mask).
+  int32_t pm = b.add("pm", h, {2, 1, 1, 40}, kIn), po = b.add("po", h, {2, 4, 24, 64}, kTmp),
+          pl = b.add("pl", f, {2, 4, 24}, kTmp);
+  b.kernel("attention", {q, k, v, pm}, {po, pl});
+  // Refused: causal with more queries than keys.
+  int32_t cq = b.add("cq", h, {2, 4, 50, 64}, kIn), co = b.add("co", h, {2, 4, 50, 64}, kTmp),
+          cl = b.add("cl", f, {2, 4, 50}, kTmp);
+  b.kernel("attention", {cq, k, v}, {co, cl}, {{"causal", int64_t(1)}});
+  // Refused: head dimension 20.
+  int32_t nq = b.add("nq", h, {3, 9, 20}, kIn), no = b.add("no", h, {3, 9, 20}, kTmp),
+          nl = b.add("nl", f, {3, 9}, kTmp);
+  b.kernel("attention", {nq, nq, nq}, {no, nl});
+  // Refused: an f32 mask with f16 operands.
+  int32_t fm = b.add("fm", f, {24, 40}, kIn), fo = b.add("fo", h, {2, 4, 24, 64}, kTmp),
+          fl = b.add("fl", f, {2, 4, 24}, kTmp);
+  b.kernel("attention", {q, k, v, fm}, {fo, fl});
+
+  std::vector<DeviceLaunch> device = planDeviceLaunches(b.plan);
+  ASSERT_EQ(device.size(), 7u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(device[i].path, DevicePath::kCudnnAttention) << i << ": " << device[i].reason;
+    EXPECT_STREQ(devicePathName(device[i].path), "cudnn");
+    EXPECT_EQ(fallbacksOf(device[i].path, device[i].launch),
+              (std::vector<DevicePath>{DevicePath::kCudnnAttention, DevicePath::kHandWritten,
+                                       DevicePath::kHostFallback}));
+  }
+  const char *why[] = {"a mask broadcast over the queries or keys",
+                       "causal with more queries than keys", "head dimension 20",
+                       "a mask of f32"};
+  for (int i = 3; i < 7; ++i) {
+    EXPECT_EQ(device[i].path, DevicePath::kHandWritten) << i << ": " << device[i].reason;
+    EXPECT_NE(device[i].reason.find(std::string("not on cuDNN's SDPA: ") + why[i - 3]),
+              std::string::npos)
+        << i << ": " << device[i].reason;
+  }
+  // The graph's view of the first kernel: b 2, h 4, bias [2, 1, 24, 40].
+  auto shape = sdpaShapeOf(b.plan, b.plan.kernels[0]);
+  ASSERT_TRUE(shape.isOk()) << shape.status().toString();
+  EXPECT_EQ(std::make_tuple(shape->b, shape->h, shape->sq, shape->sk, shape->d),
+            std::make_tuple(int64_t(2), int64_t(4), int64_t(24), int64_t(40), int64_t(64)));
+  EXPECT_EQ(std::make_tuple(shape->maskB, shape->maskH, shape->mask, shape->causal),
+            std::make_tuple(int64_t(2), int64_t(1), m, true));
+  auto rank3 = sdpaShapeOf(b.plan, b.plan.kernels[2]);
+  ASSERT_TRUE(rank3.isOk());
+  EXPECT_EQ(std::make_pair(rank3->b, rank3->h), std::make_pair(int64_t(1), int64_t(6)));
+  std::ostringstream paths;
+  printLaunchPaths(paths, "t", b.plan, false);
+  EXPECT_NE(paths.str().find("  attention: 3 on cuDNN's SDPA, 4 on the flash kernels, 0 on the "
+                             "host"),
+            std::string::npos)
+      << paths.str();
+
+  setenv("DLC_CUDA_ATTENTION", "flash", 1);
+  std::vector<DeviceLaunch> flash = planDeviceLaunches(b.plan);
+  unsetenv("DLC_CUDA_ATTENTION");
+  for (const DeviceLaunch &d : flash) {
+    EXPECT_EQ(d.path, DevicePath::kHandWritten) << d.launch.index;
+    EXPECT_NE(d.reason.find("DLC_CUDA_ATTENTION=flash"), std::string::npos) << d.reason;
+  }
 }
 
 TEST(LaunchPaths, AGroupNoKernelComputesIsSplitAndItsPartsExportWhatSiblingsRead) {
@@ -618,6 +709,8 @@ TEST(LaunchPaths, EveryLibraryPathFallsBackToACheckedPath) {
                             P::kHostFallback}));
   EXPECT_EQ(fallbacksOf(P::kCudnnFusedBatchNorm, group),
             (std::vector<P>{P::kCudnnFusedBatchNorm, P::kHostFallback}));
+  EXPECT_EQ(fallbacksOf(P::kCudnnAttention, lone),
+            (std::vector<P>{P::kCudnnAttention, P::kHandWritten, P::kHostFallback}));
   EXPECT_EQ(fallbacksOf(P::kHandWritten, lone),
             (std::vector<P>{P::kHandWritten, P::kHostFallback}));
   for (P path : {P::kGenerated, P::kCollective, P::kHostFallback})

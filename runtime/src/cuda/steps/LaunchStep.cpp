@@ -19,6 +19,8 @@ PreparedStep prepareStep(DevicePath path, Preparation &p) {
     return prepareBatchNormStep(p);
   case DevicePath::kCudnnFusedBatchNorm:
     return prepareFusedBatchNormStep(p);
+  case DevicePath::kCudnnAttention:
+    return prepareCudnnAttentionStep(p);
   case DevicePath::kHandWritten:
     return prepareHandStep(p);
   case DevicePath::kCollective:

@@ -21,6 +21,7 @@
 #ifndef DLC_RUNTIME_CUDA_STEPS_LAUNCHSTEP_H
 #define DLC_RUNTIME_CUDA_STEPS_LAUNCHSTEP_H
 
+#include "../../cudnn/CudnnAttention.h"
 #include "../../cudnn/CudnnConv.h"
 #include "../CudaCheck.h"
 #include "dlc/runtime/Device.h"
@@ -85,6 +86,8 @@ struct StepContext {
   int64_t stepCounter = 0;
   cublasLtHandle_t lt = nullptr;
   cudnnHandle_t dnn = nullptr;
+  /// cuDNN's SDPA graphs, one per attention shape (CudnnAttention.h).
+  cudnn::SdpaCache sdpaGraphs;
   std::map<std::string, cudaLibrary_t> libraries;
   /// This rank's NCCL communicator; null on one GPU.
   NcclCommunicator *communicator = nullptr;
@@ -180,6 +183,7 @@ PreparedStep prepareGemmStep(Preparation &p);
 PreparedStep prepareConvStep(Preparation &p);
 PreparedStep prepareBatchNormStep(Preparation &p);
 PreparedStep prepareFusedBatchNormStep(Preparation &p);
+PreparedStep prepareCudnnAttentionStep(Preparation &p);
 PreparedStep prepareHandStep(Preparation &p);
 PreparedStep prepareCollectiveStep(Preparation &p);
 PreparedStep prepareHostFallbackStep(Preparation &p);

@@ -12,7 +12,10 @@
 //                 training-mode batch norm (or its gradient) of types cuDNN
 //                 takes, or a whole paddle batch-norm + relu group cuDNN's
 //                 fused batch norm computes in one call (fusedBatchNormFor);
-//   hand-written  a single op with a hand-written kernel (HandKernels.h);
+//   cudnn         train.attention or its gradient cuDNN's SDPA graph takes
+//                 (sdpaShapeOf: f16 / bf16, no dropout);
+//   hand-written  a single op with a hand-written kernel (HandKernels.h),
+//                 the flash kernels for every other attention;
 //   host-fallback none of these: the CPU backend runs it on a host mirror
 //                 of the buffers it touches (correct, and slow).
 //
@@ -78,22 +81,25 @@ enum class DevicePath {
   kCudnnConvolution,    // a 2-d convolution or its data or filter gradient
   kCudnnBatchNorm,      // a lone batch norm (or gradient) on cuDNN's plain calls
   kCudnnFusedBatchNorm, // a batch-norm group, or a lone one, on cuDNN's fused calls
+  kCudnnAttention,      // attention or its gradient on cuDNN's SDPA graph
   kHandWritten,         // a single op with a HandKernels.h kernel
   kCollective,          // a gradient all-reduce through NCCL
   kHostFallback,        // the CPU backend on a host mirror of its buffers
 };
 
-/// The path's name in text output (dlc-kernels --paths, reports): the three
+/// The path's name in text output (dlc-kernels --paths, reports): the four
 /// cuDNN paths are all "cudnn", the collective one "nccl".
 const char *devicePathName(DevicePath path);
-/// Whether the path is one of cuDNN's.
+/// Whether the path is one of cuDNN's convolution or batch-norm paths (what
+/// the cost model prices as cuDNN's; SDPA is priced as the flash kernels).
 bool isCudnn(DevicePath path);
 
 /// The paths the executor tries, in order, for a launch routed to
 /// `routed`: a library that refuses a shape at run time (no algorithm, a
-/// workspace limit) hands the launch on, a lone batch norm from cuDNN's
-/// fused calls to its plain ones, a single op to its hand-written kernel,
-/// and every launch at last to the host, which takes them all.
+/// workspace limit, a graph cuDNN does not support) hands the launch on, a
+/// lone batch norm from cuDNN's fused calls to its plain ones, a single op
+/// (attention from cuDNN's SDPA to the flash kernels) to its hand-written
+/// kernel, and every launch at last to the host, which takes them all.
 std::vector<DevicePath> fallbacksOf(DevicePath routed, const Launch &launch);
 
 /// One launch as the device runs it.
@@ -143,6 +149,13 @@ using cudnn::batchNormChannels;
 using cudnn::batchNormRefusal;
 using cudnn::convRefusal;
 using cudnn::FusedBatchNormGroup;
+using cudnn::SdpaShape;
+using cudnn::sdpaShapeOf;
+
+/// "flash" or "simt" in DLC_CUDA_ATTENTION keeps attention off cuDNN's SDPA
+/// (on the flash kernels, tensor-core or SIMT), so that the paths can be
+/// timed against each other in one call; "" when cuDNN may take it.
+std::string attentionChoiceRefusal();
 
 /// The epilogue for `launch` (a group of kind gemm_bias_act or
 /// gemm_dact_bgrad), or kInvalidArgument saying why cuBLASLt cannot compute

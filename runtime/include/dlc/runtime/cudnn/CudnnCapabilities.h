@@ -63,6 +63,33 @@ std::string fusedBatchNormDataRefusal(const Plan &plan, const PlanKernel &bn, in
                                       const std::vector<int32_t> &like,
                                       const std::vector<int32_t> &perChannel);
 
+/// train.attention or train.attention_backward as cuDNN's SDPA graph
+/// (the frontend's `sdpa` / `sdpa_backward`, FlashAttention-2's algorithm)
+/// takes it: q, k and v of [B..., S, D] seen as cuDNN's [b, h, s, d] (the
+/// last batch dimension is h, the others are b), and the additive mask as
+/// its bias of [b or 1, h or 1, Sq, Sk].
+struct SdpaShape {
+  bool backward = false;
+  DType type = DType::kF16; // q's, and every operand's but lse
+  int64_t b = 1, h = 1, sq = 0, sk = 0, d = 0;
+  bool causal = false;
+  double scale = 1.0;
+  /// Forward: q, k, v, [mask] -> o, lse. Backward: q, k, v, o, do, lse,
+  /// [mask] -> dq, dk, dv. Buffer ids; mask -1 when there is none.
+  std::vector<int32_t> inputs, outputs;
+  int32_t mask = -1;
+  int64_t maskB = 1, maskH = 1;
+};
+/// The kernel as cuDNN's SDPA takes it, or kInvalidArgument saying why not:
+/// f16 or bf16 operands of one type (f32 runs the flash kernels), one head
+/// dimension for q, k and v, a multiple of 8 up to 128; no dropout (cuDNN
+/// draws its own Philox mask, not train.dropout's counter-based one, so the
+/// fused step could not be checked against the unfused one); no causal
+/// rows that see no key (Sq > Sk); a mask of q's type broadcast over none
+/// of Sq and Sk. Decided from the plan alone; cuDNN may still refuse a
+/// graph at run time (the flash kernels then take it).
+StatusOr<SdpaShape> sdpaShapeOf(const Plan &plan, const PlanKernel &kernel);
+
 } // namespace dlc::rt::cudnn
 
 #endif // DLC_RUNTIME_CUDNN_CUDNNCAPABILITIES_H
