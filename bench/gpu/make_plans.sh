@@ -12,7 +12,9 @@
 #                    1024) in amp-bf16, each under none, paddle and xla;
 #                    the half-precision BERT-base and GPT-2 also under xla
 #                    --disable-fusion=attention (*-xla-noattn.plan) and under
-#                    xla with dense rows (--pad-rows=false: *-xla-denserows.plan)
+#                    xla with dense rows (--pad-rows=false: *-xla-denserows.plan);
+#                    GPT-2 also with every dropout rate 0 (*-xla-nodropout.plan),
+#                    the attention cuDNN's SDPA takes (docs/CudaBackend.md)
 #   sweep-<name>.plan
 #                    the cost model's device sweep (bench/calibration/sweep/
 #                    sweep.txt): convolutions and GEMMs of no seed model
@@ -73,6 +75,16 @@ for spec in resnet50:256:amp bert_base:32:amp gpt2:8:amp-bf16 resnet50:256:fp32 
       plan $m-b$batch-$precision-xla-denserows $m $batch --backend cuda --precision $precision \
         --fusion xla --pad-rows=false ;;
   esac
+  # cuDNN's SDPA against the flash kernels (run_all.sh times both): GPT-2
+  # trained without dropout, as nanoGPT trains it; cuDNN's dropout mask is
+  # not train.dropout's, so only dropout-free attention runs on it.
+  if [ $m:$precision = gpt2:amp-bf16 ]; then
+    nodrop=$(mktemp -d)
+    sed 's/rate = 0\.1 /rate = 0.0 /' models/gpt2.mlir > $nodrop/gpt2.mlir
+    "$BENCH" $nodrop/gpt2.mlir --batch "$batch" --backend cuda --precision $precision --fusion xla \
+      --compile-only --emit-plan "$OUT/$m-b$batch-$precision-xla-nodropout.plan" > /dev/null
+    rm -rf $nodrop
+  fi
 done
 # What NHWC buys: ResNet-50 AMP in the model's own NCHW, beside the default
 # (NHWC) plan above; profiled with the rest, not part of the comparison.

@@ -39,7 +39,8 @@ def main():
         if r.get("backend") not in ("cuda", "torch-cuda", "jax-cuda"):
             continue
         base = os.path.basename(path)
-        if base.endswith((".simt.json", ".noattn.json", ".denserows.json")):
+        if base.endswith((".simt.json", ".noattn.json", ".denserows.json", ".sdpa.json",
+                          ".flash.json")):
             attention.setdefault(base.rsplit(".", 2)[0], {})[base.split(".")[-2]] = r
             continue
         if base.endswith((".nograph.json", ".check.json", ".cpu.json",
@@ -92,16 +93,20 @@ def main():
     if rows:
         print()
         # And the padded rows of the logits: the same plan with dense rows.
+        # And, without dropout, cuDNN's SDPA against the flash kernels.
         print("| xla plan | tensor-core attention | SIMT attention | no attention fusion | "
-              "tensor cores / no fusion | dense rows | padded / dense rows |")
-        print("| --- | --- | --- | --- | --- | --- | --- |")
+              "tensor cores / no fusion | dense rows | padded / dense rows | "
+              "no dropout: cuDNN SDPA | no dropout: flash | SDPA / flash |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for name in sorted(rows):
             a = rows[name]
             cell = lambda k: f"{a[k]['samples_per_sec']['median']:.1f}" if k in a else "-"
             ratio = lambda k: (f"{a['tensor cores']['samples_per_sec']['median'] / a[k]['samples_per_sec']['median']:.2f}x"
                                if "tensor cores" in a and k in a else "-")
+            sdpa = (f"{a['sdpa']['samples_per_sec']['median'] / a['flash']['samples_per_sec']['median']:.2f}x"
+                    if "sdpa" in a and "flash" in a else "-")
             print(f"| {name} | {cell('tensor cores')} | {cell('simt')} | {cell('noattn')} | {ratio('noattn')} "
-                  f"| {cell('denserows')} | {ratio('denserows')} |")
+                  f"| {cell('denserows')} | {ratio('denserows')} | {cell('sdpa')} | {cell('flash')} | {sdpa} |")
     return 0
 
 

@@ -202,6 +202,19 @@ lease)
         timeout -k 5 $(limit) $BENCH $G/plans/$name-denserows.plan --backend cuda --warmup 3 --steps 10 \
           --repeats 3 --format json -o "$RESULTS/$name.denserows.json" > /dev/null || status=1
       fi
+      # cuDNN's SDPA against the flash kernels, same call: the dropout-free
+      # twin of the xla plan, on each (ratio_table.py's SDPA columns).
+      if [ $fusion = xla ] && [ -e $G/plans/$name-nodropout.plan ] && ! late "$name SDPA"; then
+        echo "== $name without dropout: cuDNN's SDPA, and the flash kernels"
+        # stderr kept: a graph cuDNN refused says so in a "cuda:" line.
+        timeout -k 5 $(limit) $BENCH $G/plans/$name-nodropout.plan --backend cuda --warmup 3 --steps 10 \
+          --repeats 3 --format json -o "$RESULTS/$name.sdpa.json" 2> "$RESULTS/$name.sdpa.txt" > /dev/null ||
+          status=1
+        grep -h '^cuda:' "$RESULTS/$name.sdpa.txt" || true
+        timeout -k 5 $(limit) env DLC_CUDA_ATTENTION=flash $BENCH $G/plans/$name-nodropout.plan \
+          --backend cuda --warmup 3 --steps 10 --repeats 3 --format json \
+          -o "$RESULTS/$name.flash.json" > /dev/null || status=1
+      fi
       # What `dlc-bench calibrate` reads: the step, and where profiled,
       # every launch (copy RESULTS/calibration/ to bench/calibration/h100-DATE/).
       mkdir -p "$RESULTS/calibration"

@@ -244,6 +244,15 @@ rt::Status printLaunchProfile(const rt::cuda::CudaExecutor &gpu, const ModelFigu
   return rt::Status::ok();
 }
 
+void printRefusedAtRunTime(const rt::cuda::CudaExecutor &gpu) {
+  const std::vector<std::string> &refused = gpu.refusedAtRunTime();
+  if (refused.empty())
+    return;
+  std::cerr << "cuda: " << refused.size() << (refused.size() == 1 ? " launch" : " launches")
+            << " refused by their library at run time took the next path (first: "
+            << refused.front() << ")\n";
+}
+
 ModelFigures modelFiguresFor(const rt::Plan &plan, const RunOptions &o) {
   ModelFigures model;
   if (rt::Status s = predictLaunches(plan, o.gpuName, o.tf32, model); !s.isOk()) {

@@ -171,6 +171,7 @@ rt::Status RepeatRun::createExecutor() {
       return failure("--backend cuda: " + created.status().toString());
     s.gpu = created->get();
     s.executor = std::move(*created);
+    printRefusedAtRunTime(*s.gpu);
     result.launchesByPath = s.executor->launchesByPath();
     result.launchesPerStep = static_cast<int64_t>(s.gpu->launchPaths().size());
     result.device = s.gpu->deviceName();

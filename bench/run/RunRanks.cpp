@@ -195,6 +195,7 @@ rt::Status RankRun::createCudaRanks() {
   }
   for (int i = 0; i < local; ++i)
     gpus[i]->setCommunicator(ncclGroup[i].get());
+  printRefusedAtRunTime(*gpus[0]);
   result.launchesByPath = execs[0]->launchesByPath();
   result.launchesPerStep = static_cast<int64_t>(gpus[0]->launchPaths().size());
   result.device = gpus[0]->deviceName() + " x " + std::to_string(ranks);

@@ -180,6 +180,9 @@ struct OpProfile {
 /// --profile on the CUDA backend: device milliseconds per step by launch
 /// kind and path, slowest first, then the ten slowest launches.
 rt::Status printLaunchProfile(const rt::cuda::CudaExecutor &gpu, const ModelFigures &model);
+/// One line on stderr when a library refused launches the plan routed to it
+/// (they run on their fallback paths): how many, and the first with why.
+void printRefusedAtRunTime(const rt::cuda::CudaExecutor &gpu);
 
 /// The cost model's figures for the plan a --profile run ran (none without
 /// --gpu; a calibration it cannot read: a warning, and none).

@@ -93,6 +93,9 @@ struct CudaExecutor::Impl : StepContext {
   /// Every launch in plan order, on its path.
   std::vector<std::unique_ptr<LaunchStep>> launches;
   std::vector<LaunchPath> paths;
+  /// Launches a library refused when the executor was created, each with
+  /// the path that took it instead and why.
+  std::vector<std::string> refusedAtRunTime;
   std::function<void(size_t)> observer;
 
   ~Impl();
@@ -309,6 +312,7 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
   // here (no algorithm for the shape), and then the next path takes the
   // launch (the hand-written kernel, the host), with why in `reason`.
   std::string reason = device.reason;
+  const size_t routedReason = reason.size();
   Preparation preparation{*this,     device.launch, label,      all,
                           compiler,  algorithms,    tableBytes, reason};
   for (DevicePath path : fallbacksOf(device.path, device.launch)) {
@@ -316,6 +320,12 @@ Status CudaExecutor::Impl::prepareLaunch(const DeviceLaunch &device,
     if (!step.isOk())
       return step.status();
     if (*step) {
+      if (path != device.path) {
+        std::string why = reason.substr(routedReason);
+        if (why.rfind("; ", 0) == 0)
+          why = why.substr(2);
+        refusedAtRunTime.push_back(label + " on " + devicePathName(path) + ": " + why);
+      }
       (*step)->setReason(reason);
       launches.push_back(std::move(*step));
       return Status::ok();
@@ -643,6 +653,9 @@ float CudaExecutor::loss() const {
 int64_t CudaExecutor::stepsRun() const { return impl_->stepCounter; }
 const Plan &CudaExecutor::plan() const { return impl_->plan(); }
 const std::vector<LaunchPath> &CudaExecutor::launchPaths() const { return impl_->paths; }
+const std::vector<std::string> &CudaExecutor::refusedAtRunTime() const {
+  return impl_->refusedAtRunTime;
+}
 const std::string &CudaExecutor::deviceName() const { return impl_->deviceName; }
 
 std::map<std::string, int64_t> CudaExecutor::launchesByPath() const {

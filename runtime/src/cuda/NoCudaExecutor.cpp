@@ -49,6 +49,10 @@ const std::vector<LaunchPath> &CudaExecutor::launchPaths() const {
   static const std::vector<LaunchPath> none;
   return none;
 }
+const std::vector<std::string> &CudaExecutor::refusedAtRunTime() const {
+  static const std::vector<std::string> none;
+  return none;
+}
 StatusOr<float> CudaExecutor::stepMs() const { return unavailable(); }
 const std::string &CudaExecutor::deviceName() const {
   static const std::string none;

@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <random>
 
@@ -158,6 +159,38 @@ Plan fusedBatchNormPlan() {
       p.kernel("relu", {ds}, {shortcut});
     }
   }
+  return p.plan;
+}
+
+/// Dropout-free attention and its gradient as cuDNN's SDPA takes them
+/// (sdpaShapeOf), in `t` (f16 or bf16): [B, H, Sq, D] causal with fewer
+/// queries than keys (cuDNN's bottom-right diagonal) and a [B, 1, Sq, Sk]
+/// additive mask; and rank-3 self-attention [H, S, D] with a head
+/// dimension of 32 and 17 rows, not a multiple of any tile.
+Plan attentionPlan(DType t) {
+  PlanBuilder p;
+  p.plan.model = "cuda_attention";
+  p.plan.batch = 2;
+  p.plan.precision = t == DType::kF16 ? "amp" : "amp-bf16";
+  p.plan.fusion = "xla";
+  const BufferRole in = BufferRole::kInput, tmp = BufferRole::kTemporary;
+  const DType f = DType::kF32;
+  int32_t q = p.add("q", t, {2, 4, 24, 64}, in), k = p.add("k", t, {2, 4, 40, 64}, in);
+  int32_t v = p.add("v", t, {2, 4, 40, 64}, in), m = p.add("m", t, {2, 1, 24, 40}, in);
+  int32_t dO = p.add("do", t, {2, 4, 24, 64}, in);
+  int32_t o = p.add("o", t, {2, 4, 24, 64}, tmp), lse = p.add("lse", f, {2, 4, 24}, tmp);
+  int32_t dq = p.add("dq", t, {2, 4, 24, 64}, tmp), dk = p.add("dk", t, {2, 4, 40, 64}, tmp);
+  int32_t dv = p.add("dv", t, {2, 4, 40, 64}, tmp);
+  PlanAttrs attrs = {{"scale", 0.125}, {"causal", int64_t(1)}};
+  p.kernel("attention", {q, k, v, m}, {o, lse}, attrs);
+  p.kernel("attention_backward", {q, k, v, o, dO, lse, m}, {dq, dk, dv}, attrs);
+  int32_t r = p.add("r", t, {6, 17, 32}, in), rd = p.add("rdo", t, {6, 17, 32}, in);
+  int32_t ro = p.add("ro", t, {6, 17, 32}, tmp), rl = p.add("rl", f, {6, 17}, tmp);
+  int32_t rq = p.add("rdq", t, {6, 17, 32}, tmp), rk = p.add("rdk", t, {6, 17, 32}, tmp);
+  int32_t rv = p.add("rdv", t, {6, 17, 32}, tmp);
+  PlanAttrs self = {{"scale", 0.17677669529663687}};
+  p.kernel("attention", {r, r, r}, {ro, rl}, self);
+  p.kernel("attention_backward", {r, r, r, ro, rd, rl}, {rq, rk, rv}, self);
   return p.plan;
 }
 
@@ -306,6 +339,19 @@ TEST(CudaExecutor, TheNhwcTestPlanIsValidAndAllCudnn) {
   }
 }
 
+TEST(CudaExecutor, TheAttentionTestPlanIsValidAndAllCudnn) {
+  for (DType dtype : {DType::kF16, DType::kBF16}) {
+    Plan plan = attentionPlan(dtype);
+    ASSERT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
+    auto cpu = cpu::CpuExecutor::create(plan);
+    ASSERT_TRUE(cpu.isOk()) << cpu.status().toString();
+    EXPECT_TRUE((*cpu)->step().isOk());
+    std::map<std::string, int64_t> paths = cuda::countByPath(cuda::planDeviceLaunches(plan));
+    EXPECT_EQ(paths["cudnn"], 4) << dtypeName(dtype);
+    EXPECT_EQ(paths["hand-written"], 0) << dtypeName(dtype);
+  }
+}
+
 TEST(CudaExecutor, EveryPathMatchesTheCpuFp32) { expectMatchesCpu(DType::kF32, 1e-5); }
 
 TEST(CudaExecutor, NhwcConvolutionsAndBatchNormMatchTheCpuFp32) {
@@ -317,6 +363,36 @@ TEST(CudaExecutor, CudnnFusedBatchNormMatchesTheCpu) {
                        {{"generated", 1}, {"cublaslt", 0}, {"cudnn", 4}, {"hand-written", 0},
                         {"nccl", 0}, {"host-fallback", 0}},
                        1e-2, 1e-2);
+}
+
+// cuDNN's SDPA forward and backward against the CPU backend, f16 and bf16
+// (p and ds enter the products rounded to the operands' type, as in
+// FlashAttention-2: a few units of the type against the largest value).
+// A graph cuDNN refused would show here as launches on the flash kernels,
+// with cuDNN's reason printed above the failure.
+TEST(CudaExecutor, CudnnSdpaMatchesTheCpuF16) {
+  expectPlanMatchesCpu(attentionPlan(DType::kF16),
+                       {{"generated", 0}, {"cublaslt", 0}, {"cudnn", 4}, {"hand-written", 0},
+                        {"nccl", 0}, {"host-fallback", 0}},
+                       1e-2, 1e-2);
+}
+
+TEST(CudaExecutor, CudnnSdpaMatchesTheCpuBf16) {
+  expectPlanMatchesCpu(attentionPlan(DType::kBF16),
+                       {{"generated", 0}, {"cublaslt", 0}, {"cudnn", 4}, {"hand-written", 0},
+                        {"nccl", 0}, {"host-fallback", 0}},
+                       3e-2, 3e-2);
+}
+
+// The same plan on the tensor-core flash kernels (DLC_CUDA_ATTENTION=flash),
+// which is what a graph cuDNN refuses falls back to.
+TEST(CudaExecutor, FlashAttentionOfTheSdpaPlanMatchesTheCpu) {
+  setenv("DLC_CUDA_ATTENTION", "flash", 1);
+  expectPlanMatchesCpu(attentionPlan(DType::kF16),
+                       {{"generated", 0}, {"cublaslt", 0}, {"cudnn", 0}, {"hand-written", 4},
+                        {"nccl", 0}, {"host-fallback", 0}},
+                       1e-2, 1e-2);
+  unsetenv("DLC_CUDA_ATTENTION");
 }
 
 TEST(CudaExecutor, NhwcConvolutionsAndBatchNormMatchTheCpuFp16) {

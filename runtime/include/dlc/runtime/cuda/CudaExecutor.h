@@ -115,6 +115,11 @@ public:
   std::map<std::string, int64_t> launchesByPath() const override;
   /// Every launch in plan order with its path.
   const std::vector<LaunchPath> &launchPaths() const;
+  /// Launches whose routed library refused them when the executor was
+  /// created (a shape with no algorithm, a graph cuDNN does not support),
+  /// each as "<label> on <path that took it>: <why>"; dlc-bench and
+  /// dlc-run print how many and the first.
+  const std::vector<std::string> &refusedAtRunTime() const;
   /// Milliseconds of the last step, between its CUDA events (waits for it).
   StatusOr<float> stepMs() const;
   /// "NVIDIA H100 80GB HBM3 (sm_90)".
