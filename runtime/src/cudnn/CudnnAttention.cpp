@@ -76,51 +76,20 @@ struct BuiltGraph {
   std::string refusal;
 };
 
-} // namespace
-
-struct SdpaCache::Entries {
-  std::map<std::string, BuiltGraph> byKey; // by graphKey
-};
-
-SdpaCache::SdpaCache() : entries_(std::make_unique<Entries>()) {}
-SdpaCache::~SdpaCache() = default;
-
-Status Sdpa::plan(cudnnHandle_t handle, SdpaCache &cache, const Plan &plan, const SdpaShape &s,
-                  const std::string &where, std::unique_ptr<Sdpa> &sdpa, std::string &refusal) {
-  sdpa.reset();
-  auto g = std::make_unique<Graph>();
-  g->where = where;
-  std::map<std::string, BuiltGraph> &graphs = cache.entries_->byKey;
-  const std::string key = graphKey(s);
-  auto cached = graphs.find(key);
-  const bool build = cached == graphs.end();
-  auto graphPtr = build ? std::make_shared<fe::graph::Graph>() : cached->second.graph;
-  if (!graphPtr) {
-    refusal = cached->second.refusal;
-    return Status::ok();
-  }
-  // The operands' uids and offsets are this kernel's; the graph is built
-  // below only the first time (a cached one is only read for its uids).
-  fe::graph::Graph scratch;
-  fe::graph::Graph &graph = build ? *graphPtr : scratch;
+/// The graph of `s`: q, k, v (uids 1-3; the backward's o, do and stats
+/// 4-6), the mask (20), and the results (30...), each uid the operand's
+/// place in the kernel (operandsOf).
+void describeGraph(fe::graph::Graph &graph, const SdpaShape &s) {
   graph.set_io_data_type(s.type == DType::kF16 ? fe::DataType_t::HALF : fe::DataType_t::BFLOAT16)
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
   const std::vector<int64_t> qDims = {s.b, s.h, s.sq, s.d}, kDims = {s.b, s.h, s.sk, s.d};
   const std::vector<int64_t> statsDims = {s.b, s.h, s.sq, 1};
-  // Uids are the operands' places: inputs 1.., the mask 20, outputs 30...
-  auto operand = [&](int64_t uid, int32_t buffer) {
-    g->operands.emplace_back(uid, plan.buffers[buffer].offset);
-  };
   auto q = tensor(graph, "q", 1, qDims), k = tensor(graph, "k", 2, kDims),
        v = tensor(graph, "v", 3, kDims);
-  for (int i = 0; i < 3; ++i)
-    operand(i + 1, s.inputs[i]);
   std::shared_ptr<fe::graph::Tensor_attributes> bias;
-  if (s.mask >= 0) {
+  if (s.mask >= 0)
     bias = tensor(graph, "mask", 20, {s.maskB, s.maskH, s.sq, s.sk});
-    operand(20, s.mask);
-  }
   // cuDNN's causal rule is top-left; train.attention's hides key j from
   // query i when j > i + (Sk - Sq), which is bottom-right (the same when
   // Sq == Sk).
@@ -142,23 +111,62 @@ Status Sdpa::plan(cudnnHandle_t handle, SdpaCache &cache, const Plan &plan, cons
     asOutput(o, 30, qDims);
     asOutput(stats, 31, statsDims);
     stats->set_data_type(fe::DataType_t::FLOAT);
-    operand(30, s.outputs[0]);
-    operand(31, s.outputs[1]);
-  } else {
-    auto o = tensor(graph, "o", 4, qDims), dO = tensor(graph, "do", 5, qDims);
-    auto stats = tensor(graph, "stats", 6, statsDims);
-    stats->set_data_type(fe::DataType_t::FLOAT);
-    for (int i = 3; i < 6; ++i)
-      operand(i + 1, s.inputs[i]);
-    auto options = fe::graph::SDPA_backward_attributes().set_name("dlc_attention_backward");
-    masked(options);
-    auto [dq, dk, dv] = graph.sdpa_backward(q, k, v, o, dO, stats, options);
-    asOutput(dq, 30, qDims);
-    asOutput(dk, 31, kDims);
-    asOutput(dv, 32, kDims);
-    for (int i = 0; i < 3; ++i)
-      operand(30 + i, s.outputs[i]);
+    return;
   }
+  auto o = tensor(graph, "o", 4, qDims), dO = tensor(graph, "do", 5, qDims);
+  auto stats = tensor(graph, "stats", 6, statsDims);
+  stats->set_data_type(fe::DataType_t::FLOAT);
+  auto options = fe::graph::SDPA_backward_attributes().set_name("dlc_attention_backward");
+  masked(options);
+  auto [dq, dk, dv] = graph.sdpa_backward(q, k, v, o, dO, stats, options);
+  asOutput(dq, 30, qDims);
+  asOutput(dk, 31, kDims);
+  asOutput(dv, 32, kDims);
+}
+
+/// (uid, arena offset) of every operand of `s`, as describeGraph numbers them.
+std::vector<std::pair<int64_t, int64_t>> operandsOf(const Plan &plan, const SdpaShape &s) {
+  std::vector<std::pair<int64_t, int64_t>> operands;
+  for (size_t i = 0; i < s.inputs.size(); ++i)
+    operands.emplace_back(int64_t(i) + 1, plan.buffers[s.inputs[i]].offset);
+  if (s.mask >= 0)
+    operands.emplace_back(20, plan.buffers[s.mask].offset);
+  for (size_t i = 0; i < s.outputs.size(); ++i)
+    operands.emplace_back(int64_t(i) + 30, plan.buffers[s.outputs[i]].offset);
+  return operands;
+}
+
+} // namespace
+
+std::string sdpaGraphProblem(const SdpaShape &shape, int smVersion) {
+  fe::graph::Graph graph;
+  graph.set_sm_version(smVersion);
+  describeGraph(graph, shape);
+  fe::error_t e = graph.validate();
+  return e.is_good() ? "" : e.get_message();
+}
+
+struct SdpaCache::Entries {
+  std::map<std::string, BuiltGraph> byKey; // by graphKey
+};
+
+SdpaCache::SdpaCache() : entries_(std::make_unique<Entries>()) {}
+SdpaCache::~SdpaCache() = default;
+
+Status Sdpa::plan(cudnnHandle_t handle, SdpaCache &cache, const Plan &plan, const SdpaShape &s,
+                  const std::string &where, std::unique_ptr<Sdpa> &sdpa, std::string &refusal) {
+  sdpa.reset();
+  auto g = std::make_unique<Graph>();
+  g->where = where;
+  g->operands = operandsOf(plan, s);
+  std::map<std::string, BuiltGraph> &graphs = cache.entries_->byKey;
+  const std::string key = graphKey(s);
+  auto cached = graphs.find(key);
+  if (cached != graphs.end() && !cached->second.graph) {
+    refusal = cached->second.refusal;
+    return Status::ok();
+  }
+  const bool build = cached == graphs.end();
   // A graph cuDNN does not take (this version, this device, this shape) is
   // a refusal at any of these stages: the flash kernels run it instead.
   auto refused = [&](fe::error_t e, const char *stage) {
@@ -168,6 +176,9 @@ Status Sdpa::plan(cudnnHandle_t handle, SdpaCache &cache, const Plan &plan, cons
     return true;
   };
   if (build) {
+    auto graphPtr = std::make_shared<fe::graph::Graph>();
+    fe::graph::Graph &graph = *graphPtr;
+    describeGraph(graph, s);
     BuiltGraph built;
     if (refused(graph.validate(), "validate") ||
         refused(graph.build_operation_graph(handle), "operation graph") ||
@@ -214,6 +225,10 @@ Status Sdpa::run(cudnnHandle_t handle, unsigned char *arena, void *workspace,
 
 struct Sdpa::Graph {};
 struct SdpaCache::Entries {};
+
+std::string sdpaGraphProblem(const SdpaShape &, int) {
+  return "dlc was built without the cuDNN frontend's headers";
+}
 SdpaCache::SdpaCache() = default;
 SdpaCache::~SdpaCache() = default;
 

@@ -198,6 +198,9 @@ StatusOr<SdpaShape> sdpaShapeOf(const Plan &plan, const PlanKernel &kernel) {
     return noSdpa("causal with more queries than keys: rows that see no key");
   if (s.mask < 0)
     return s;
+  // The frontend's rule (its validation says so for sm80 and sm90).
+  if (s.causal && s.sq != s.sk)
+    return noSdpa("causal with Sq != Sk and a mask (cuDNN's bottom-right diagonal takes no bias)");
   const PlanBuffer &m = plan.buffers[s.mask];
   if (m.dtype != s.type)
     return noSdpa(std::string("a mask of ") + dtypeName(m.dtype) + " (cuDNN's bias is of q's type)");

@@ -164,9 +164,9 @@ Plan fusedBatchNormPlan() {
 
 /// Dropout-free attention and its gradient as cuDNN's SDPA takes them
 /// (sdpaShapeOf), in `t` (f16 or bf16): [B, H, Sq, D] causal with fewer
-/// queries than keys (cuDNN's bottom-right diagonal) and a [B, 1, Sq, Sk]
-/// additive mask; and rank-3 self-attention [H, S, D] with a head
-/// dimension of 32 and 17 rows, not a multiple of any tile.
+/// queries than keys (cuDNN's bottom-right diagonal); and [B, H, S, D]
+/// causal self-attention (top-left, Sq = Sk) with a [B, 1, S, S] additive
+/// mask, a head dimension of 32 and 17 rows, not a multiple of any tile.
 Plan attentionPlan(DType t) {
   PlanBuilder p;
   p.plan.model = "cuda_attention";
@@ -176,21 +176,21 @@ Plan attentionPlan(DType t) {
   const BufferRole in = BufferRole::kInput, tmp = BufferRole::kTemporary;
   const DType f = DType::kF32;
   int32_t q = p.add("q", t, {2, 4, 24, 64}, in), k = p.add("k", t, {2, 4, 40, 64}, in);
-  int32_t v = p.add("v", t, {2, 4, 40, 64}, in), m = p.add("m", t, {2, 1, 24, 40}, in);
-  int32_t dO = p.add("do", t, {2, 4, 24, 64}, in);
+  int32_t v = p.add("v", t, {2, 4, 40, 64}, in), dO = p.add("do", t, {2, 4, 24, 64}, in);
   int32_t o = p.add("o", t, {2, 4, 24, 64}, tmp), lse = p.add("lse", f, {2, 4, 24}, tmp);
   int32_t dq = p.add("dq", t, {2, 4, 24, 64}, tmp), dk = p.add("dk", t, {2, 4, 40, 64}, tmp);
   int32_t dv = p.add("dv", t, {2, 4, 40, 64}, tmp);
   PlanAttrs attrs = {{"scale", 0.125}, {"causal", int64_t(1)}};
-  p.kernel("attention", {q, k, v, m}, {o, lse}, attrs);
-  p.kernel("attention_backward", {q, k, v, o, dO, lse, m}, {dq, dk, dv}, attrs);
-  int32_t r = p.add("r", t, {6, 17, 32}, in), rd = p.add("rdo", t, {6, 17, 32}, in);
-  int32_t ro = p.add("ro", t, {6, 17, 32}, tmp), rl = p.add("rl", f, {6, 17}, tmp);
-  int32_t rq = p.add("rdq", t, {6, 17, 32}, tmp), rk = p.add("rdk", t, {6, 17, 32}, tmp);
-  int32_t rv = p.add("rdv", t, {6, 17, 32}, tmp);
-  PlanAttrs self = {{"scale", 0.17677669529663687}};
-  p.kernel("attention", {r, r, r}, {ro, rl}, self);
-  p.kernel("attention_backward", {r, r, r, ro, rd, rl}, {rq, rk, rv}, self);
+  p.kernel("attention", {q, k, v}, {o, lse}, attrs);
+  p.kernel("attention_backward", {q, k, v, o, dO, lse}, {dq, dk, dv}, attrs);
+  int32_t r = p.add("r", t, {2, 3, 17, 32}, in), rd = p.add("rdo", t, {2, 3, 17, 32}, in);
+  int32_t m = p.add("m", t, {2, 1, 17, 17}, in);
+  int32_t ro = p.add("ro", t, {2, 3, 17, 32}, tmp), rl = p.add("rl", f, {2, 3, 17}, tmp);
+  int32_t rq = p.add("rdq", t, {2, 3, 17, 32}, tmp), rk = p.add("rdk", t, {2, 3, 17, 32}, tmp);
+  int32_t rv = p.add("rdv", t, {2, 3, 17, 32}, tmp);
+  PlanAttrs self = {{"scale", 0.17677669529663687}, {"causal", int64_t(1)}};
+  p.kernel("attention", {r, r, r, m}, {ro, rl}, self);
+  p.kernel("attention_backward", {r, r, r, ro, rd, rl, m}, {rq, rk, rv}, self);
   return p.plan;
 }
 

@@ -140,7 +140,7 @@ TEST(LaunchPaths, DropoutFreeHalfAttentionTakesCudnnSdpa) {
   int32_t o = b.add("o", h, {2, 4, 24, 64}, kTmp), lse = b.add("lse", f, {2, 4, 24}, kTmp);
   int32_t dq = b.add("dq", h, {2, 4, 24, 64}, kTmp), dk = b.add("dk", h, {2, 4, 40, 64}, kTmp),
           dv = b.add("dv", h, {2, 4, 40, 64}, kTmp);
-  PlanAttrs attrs = {{"scale", 0.125}, {"causal", int64_t(1)}};
+  PlanAttrs attrs = {{"scale", 0.125}};
   b.kernel("attention", {q, k, v, m}, {o, lse}, attrs);
   b.kernel("attention_backward", {q, k, v, o, o, lse, m}, {dq, dk, dv}, attrs);
   // Rank 3, bf16, no mask: [H, S, D] is b = 1, h = 6.
@@ -163,9 +163,12 @@ TEST(LaunchPaths, DropoutFreeHalfAttentionTakesCudnnSdpa) {
   int32_t fm = b.add("fm", f, {24, 40}, kIn), fo = b.add("fo", h, {2, 4, 24, 64}, kTmp),
           fl = b.add("fl", f, {2, 4, 24}, kTmp);
   b.kernel("attention", {q, k, v, fm}, {fo, fl});
+  // Refused: causal with Sq < Sk and a mask.
+  int32_t bo = b.add("bo", h, {2, 4, 24, 64}, kTmp), bl = b.add("bl", f, {2, 4, 24}, kTmp);
+  b.kernel("attention", {q, k, v, m}, {bo, bl}, {{"causal", int64_t(1)}});
 
   std::vector<DeviceLaunch> device = planDeviceLaunches(b.plan);
-  ASSERT_EQ(device.size(), 7u);
+  ASSERT_EQ(device.size(), 8u);
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(device[i].path, DevicePath::kCudnnAttention) << i << ": " << device[i].reason;
     EXPECT_STREQ(devicePathName(device[i].path), "cudnn");
@@ -175,8 +178,8 @@ TEST(LaunchPaths, DropoutFreeHalfAttentionTakesCudnnSdpa) {
   }
   const char *why[] = {"a mask broadcast over the queries or keys",
                        "causal with more queries than keys", "head dimension 20",
-                       "a mask of f32"};
-  for (int i = 3; i < 7; ++i) {
+                       "a mask of f32", "causal with Sq != Sk and a mask"};
+  for (int i = 3; i < 8; ++i) {
     EXPECT_EQ(device[i].path, DevicePath::kHandWritten) << i << ": " << device[i].reason;
     EXPECT_NE(device[i].reason.find(std::string("not on cuDNN's SDPA: ") + why[i - 3]),
               std::string::npos)
@@ -188,16 +191,27 @@ TEST(LaunchPaths, DropoutFreeHalfAttentionTakesCudnnSdpa) {
   EXPECT_EQ(std::make_tuple(shape->b, shape->h, shape->sq, shape->sk, shape->d),
             std::make_tuple(int64_t(2), int64_t(4), int64_t(24), int64_t(40), int64_t(64)));
   EXPECT_EQ(std::make_tuple(shape->maskB, shape->maskH, shape->mask, shape->causal),
-            std::make_tuple(int64_t(2), int64_t(1), m, true));
+            std::make_tuple(int64_t(2), int64_t(1), m, false));
   auto rank3 = sdpaShapeOf(b.plan, b.plan.kernels[2]);
   ASSERT_TRUE(rank3.isOk());
   EXPECT_EQ(std::make_pair(rank3->b, rank3->h), std::make_pair(int64_t(1), int64_t(6)));
   std::ostringstream paths;
   printLaunchPaths(paths, "t", b.plan, false);
-  EXPECT_NE(paths.str().find("  attention: 3 on cuDNN's SDPA, 4 on the flash kernels, 0 on the "
+  EXPECT_NE(paths.str().find("  attention: 3 on cuDNN's SDPA, 5 on the flash kernels, 0 on the "
                              "host"),
             std::string::npos)
       << paths.str();
+
+#if DLC_ENABLE_CUDA
+  // The frontend's rule behind one of sdpaShapeOf's refusals: the first
+  // kernel made causal (Sq 24 < Sk 40, with its mask).
+  SdpaShape wrong = *shape;
+  wrong.causal = true;
+  EXPECT_NE(cudnn::sdpaGraphProblem(wrong, 90).find("Bottom right causal mask is only supported "
+                                                    "with is_bias=False"),
+            std::string::npos)
+      << cudnn::sdpaGraphProblem(wrong, 90);
+#endif
 
   setenv("DLC_CUDA_ATTENTION", "flash", 1);
   std::vector<DeviceLaunch> flash = planDeviceLaunches(b.plan);
@@ -207,6 +221,89 @@ TEST(LaunchPaths, DropoutFreeHalfAttentionTakesCudnnSdpa) {
     EXPECT_NE(d.reason.find("DLC_CUDA_ATTENTION=flash"), std::string::npos) << d.reason;
   }
 }
+
+#if DLC_ENABLE_CUDA
+// Routing never hands cuDNN a graph the frontend's own validation refuses
+// for an A100 (sm80) or an H100 (sm90): every attention sdpaShapeOf takes,
+// over types, ranks, sequence lengths (fewer, as many and more queries than
+// keys), head dimensions, causality, dropout and masks of every broadcast,
+// forward and backward, passes it; what the frontend would refuse,
+// sdpaShapeOf refuses first. Checked on the host (Graph::set_sm_version),
+// where otherwise a lent GPU would be the first to find it.
+TEST(LaunchPaths, EveryAttentionRoutedToCudnnPassesTheFrontendsValidation) {
+  int taken = 0, refused = 0;
+  for (DType t : {DType::kF16, DType::kBF16, DType::kF32})
+    for (int rank : {3, 4})
+      for (auto [sq, sk] : {std::pair<int64_t, int64_t>{24, 40}, {40, 40}, {50, 40}})
+        for (int64_t d : {32, 64, 128, 20})
+          for (int causal : {0, 1})
+            for (double rate : {0.0, 0.1})
+              for (int maskForm : {0, 1, 2, 3, 4, 5})
+                for (bool backward : {false, true}) {
+                  Builder b;
+                  const DType f = DType::kF32;
+                  std::vector<int64_t> lead = rank == 4 ? std::vector<int64_t>{2, 3}
+                                                        : std::vector<int64_t>{3};
+                  auto shaped = [&](std::vector<int64_t> tail) {
+                    std::vector<int64_t> s = lead;
+                    s.insert(s.end(), tail.begin(), tail.end());
+                    return s;
+                  };
+                  int32_t q = b.add("q", t, shaped({sq, d}), kIn);
+                  int32_t k = b.add("k", t, shaped({sk, d}), kIn);
+                  int32_t v = b.add("v", t, shaped({sk, d}), kIn);
+                  // 0: none; 1: [Sq, Sk]; 2: [B.., Sq, Sk] of every batch
+                  // dimension; 3: [B, 1, Sq, Sk]; 4: [B, 1, 1, Sk]; 5: f32.
+                  std::vector<int64_t> ms;
+                  if (maskForm == 1 || maskForm == 5)
+                    ms = {sq, sk};
+                  else if (maskForm == 2)
+                    ms = shaped({sq, sk});
+                  else if (maskForm == 3 && rank == 4)
+                    ms = {2, 1, sq, sk};
+                  else if (maskForm == 4 && rank == 4)
+                    ms = {2, 1, 1, sk};
+                  else if (maskForm != 0)
+                    continue;
+                  int32_t m = ms.empty() ? -1 : b.add("m", maskForm == 5 ? f : t, ms, kIn);
+                  std::vector<int64_t> lseShape = shaped({sq});
+                  PlanAttrs attrs = {{"scale", 0.125}, {"causal", int64_t(causal)},
+                                     {"dropout_rate", rate}};
+                  if (!backward) {
+                    int32_t o = b.add("o", t, shaped({sq, d}), kTmp);
+                    int32_t l = b.add("l", f, lseShape, kTmp);
+                    std::vector<int32_t> in = {q, k, v};
+                    if (m >= 0)
+                      in.push_back(m);
+                    b.kernel("attention", in, {o, l}, attrs);
+                  } else {
+                    int32_t o = b.add("o", t, shaped({sq, d}), kIn);
+                    int32_t l = b.add("l", f, lseShape, kIn);
+                    int32_t dq = b.add("dq", t, shaped({sq, d}), kTmp);
+                    int32_t dk = b.add("dk", t, shaped({sk, d}), kTmp);
+                    int32_t dv = b.add("dv", t, shaped({sk, d}), kTmp);
+                    std::vector<int32_t> in = {q, k, v, o, o, l};
+                    if (m >= 0)
+                      in.push_back(m);
+                    b.kernel("attention_backward", in, {dq, dk, dv}, attrs);
+                  }
+                  auto sdpa = sdpaShapeOf(b.plan, b.plan.kernels[0]);
+                  if (!sdpa.isOk()) {
+                    ++refused;
+                    continue;
+                  }
+                  ++taken;
+                  for (int sm : {80, 90})
+                    EXPECT_EQ(cudnn::sdpaGraphProblem(*sdpa, sm), "")
+                        << dtypeName(t) << " rank " << rank << " sq " << sq << " sk " << sk
+                        << " d " << d << " causal " << causal << " mask form " << maskForm
+                        << (backward ? " backward" : " forward") << ", sm" << sm;
+                }
+  // Both sides are exercised.
+  EXPECT_GT(taken, 50);
+  EXPECT_GT(refused, 50);
+}
+#endif
 
 TEST(LaunchPaths, AGroupNoKernelComputesIsSplitAndItsPartsExportWhatSiblingsRead) {
   // An xla-style input fusion: add feeding softmax, in one group. The

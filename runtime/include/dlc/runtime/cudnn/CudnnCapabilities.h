@@ -86,9 +86,17 @@ struct SdpaShape {
 /// draws its own Philox mask, not train.dropout's counter-based one, so the
 /// fused step could not be checked against the unfused one); no causal
 /// rows that see no key (Sq > Sk); a mask of q's type broadcast over none
-/// of Sq and Sk. Decided from the plan alone; cuDNN may still refuse a
+/// of Sq and Sk, and not with a causal Sq < Sk (cuDNN's bottom-right
+/// diagonal takes no bias). Decided from the plan alone; cuDNN may still refuse a
 /// graph at run time (the flash kernels then take it).
 StatusOr<SdpaShape> sdpaShapeOf(const Plan &plan, const PlanKernel &kernel);
+/// What the cuDNN frontend's own validation says of the SDPA graph dlc
+/// builds for `shape` ("" when it passes), for a device of compute
+/// capability `smVersion` (80: A100, 90: H100): the graph's attributes and
+/// the frontend's support rules for that SM, checked on the host without a
+/// device (the device's own support is checked when the executor builds the
+/// graph). CUDA builds only (src/cudnn/CudnnAttention.cpp).
+std::string sdpaGraphProblem(const SdpaShape &shape, int smVersion);
 
 } // namespace dlc::rt::cudnn
 
