@@ -47,6 +47,13 @@ for m in small_convnet tiny_segnet; do
 done
 plan check-amp-xla-mlp mlp 8 --backend cuda --precision amp --fusion xla
 plan check-amp-xla-tiny_transformer tiny_transformer 8 --backend cuda --precision amp --fusion xla
+# The same without dropout: its attention runs on cuDNN's SDPA, so this is
+# the whole-step check of that path against the reference backend.
+nodrop=$(mktemp -d)
+sed 's/rate = 0\.1 /rate = 0.0 /' models/tiny_transformer.mlir > $nodrop/tiny_transformer_nodropout.mlir
+"$BENCH" $nodrop/tiny_transformer_nodropout.mlir --batch 8 --backend cuda --precision amp --fusion xla \
+  --compile-only --emit-plan "$OUT/check-amp-xla-tiny_transformer_nodropout.plan" > /dev/null
+rm -rf $nodrop
 plan check-amp-xla-resnet50 resnet50 2 --backend cuda --precision amp --fusion xla
 plan check-amp-xla-bert_base bert_base 2 --backend cuda --precision amp --fusion xla
 plan check-bf16-xla-gpt2 gpt2 1 --backend cuda --precision amp-bf16 --fusion xla

@@ -235,7 +235,7 @@ TEST(LaunchPaths, EveryAttentionRoutedToCudnnPassesTheFrontendsValidation) {
   for (DType t : {DType::kF16, DType::kBF16, DType::kF32})
     for (int rank : {3, 4})
       for (auto [sq, sk] : {std::pair<int64_t, int64_t>{24, 40}, {40, 40}, {50, 40}})
-        for (int64_t d : {32, 64, 128, 20})
+        for (int64_t d : {16, 32, 64, 128, 20})
           for (int causal : {0, 1})
             for (double rate : {0.0, 0.1})
               for (int maskForm : {0, 1, 2, 3, 4, 5})
