@@ -324,32 +324,29 @@ TEST(CudaExecutor, TheTestPlanHasOneLaunchPerOp) {
   }
 }
 
-// Runs everywhere: the NHWC plan is valid, the CPU runs it, and the CUDA
-// backend would route all five launches to cuDNN.
-TEST(CudaExecutor, TheNhwcTestPlanIsValidAndAllCudnn) {
-  for (DType dtype : {DType::kF32, DType::kF16}) {
-    Plan plan = nhwcPlan(dtype);
-    ASSERT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
-    auto cpu = cpu::CpuExecutor::create(plan);
-    ASSERT_TRUE(cpu.isOk()) << cpu.status().toString();
-    EXPECT_TRUE((*cpu)->step().isOk());
-    std::map<std::string, int64_t> paths = cuda::countByPath(cuda::planDeviceLaunches(plan));
-    EXPECT_EQ(paths["cudnn"], 5) << dtypeName(dtype);
-    EXPECT_EQ(paths["host-fallback"], 0) << dtypeName(dtype);
-  }
+/// Runs everywhere: `plan` is valid, the CPU steps it, and the CUDA backend
+/// would route `onCudnn` launches to cuDNN and none to `never`.
+void expectValidAndOnCudnn(const Plan &plan, int64_t onCudnn, const char *never) {
+  ASSERT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
+  auto cpu = cpu::CpuExecutor::create(plan);
+  ASSERT_TRUE(cpu.isOk()) << cpu.status().toString();
+  EXPECT_TRUE((*cpu)->step().isOk());
+  std::map<std::string, int64_t> paths = cuda::countByPath(cuda::planDeviceLaunches(plan));
+  EXPECT_EQ(paths["cudnn"], onCudnn) << plan.precision;
+  EXPECT_EQ(paths[never], 0) << plan.precision;
 }
 
+// The NHWC plan: all five launches on cuDNN.
+TEST(CudaExecutor, TheNhwcTestPlanIsValidAndAllCudnn) {
+  for (DType dtype : {DType::kF32, DType::kF16})
+    expectValidAndOnCudnn(nhwcPlan(dtype), 5, "host-fallback");
+}
+
+// The SDPA plan: all four attention launches on cuDNN, none on the flash
+// kernels.
 TEST(CudaExecutor, TheAttentionTestPlanIsValidAndAllCudnn) {
-  for (DType dtype : {DType::kF16, DType::kBF16}) {
-    Plan plan = attentionPlan(dtype);
-    ASSERT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
-    auto cpu = cpu::CpuExecutor::create(plan);
-    ASSERT_TRUE(cpu.isOk()) << cpu.status().toString();
-    EXPECT_TRUE((*cpu)->step().isOk());
-    std::map<std::string, int64_t> paths = cuda::countByPath(cuda::planDeviceLaunches(plan));
-    EXPECT_EQ(paths["cudnn"], 4) << dtypeName(dtype);
-    EXPECT_EQ(paths["hand-written"], 0) << dtypeName(dtype);
-  }
+  for (DType dtype : {DType::kF16, DType::kBF16})
+    expectValidAndOnCudnn(attentionPlan(dtype), 4, "hand-written");
 }
 
 TEST(CudaExecutor, EveryPathMatchesTheCpuFp32) { expectMatchesCpu(DType::kF32, 1e-5); }
