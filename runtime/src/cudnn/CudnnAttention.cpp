@@ -12,6 +12,7 @@
 #endif
 
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -139,11 +140,15 @@ std::vector<std::pair<int64_t, int64_t>> operandsOf(const Plan &plan, const Sdpa
 } // namespace
 
 std::string sdpaGraphProblem(const SdpaShape &shape, int smVersion) {
-  fe::graph::Graph graph;
-  graph.set_sm_version(smVersion);
-  describeGraph(graph, shape);
-  fe::error_t e = graph.validate();
-  return e.is_good() ? "" : e.get_message();
+  try {
+    fe::graph::Graph graph;
+    graph.set_sm_version(smVersion);
+    describeGraph(graph, shape);
+    fe::error_t e = graph.validate();
+    return e.is_good() ? "" : e.get_message();
+  } catch (const std::exception &e) {
+    return std::string("threw: ") + e.what();
+  }
 }
 
 struct SdpaCache::Entries {
@@ -178,14 +183,24 @@ Status Sdpa::plan(cudnnHandle_t handle, SdpaCache &cache, const Plan &plan, cons
   if (build) {
     auto graphPtr = std::make_shared<fe::graph::Graph>();
     fe::graph::Graph &graph = *graphPtr;
-    describeGraph(graph, s);
     BuiltGraph built;
-    if (refused(graph.validate(), "validate") ||
-        refused(graph.build_operation_graph(handle), "operation graph") ||
-        refused(graph.create_execution_plans({fe::HeurMode_t::A}), "heuristics") ||
-        refused(graph.check_support(handle), "support") ||
-        refused(graph.build_plans(handle), "plan") ||
-        refused(graph.get_workspace_size(built.workspace), "workspace")) {
+    // The frontend's older layers may throw (cudnnException) where the
+    // graph API returns an error: either way it is a refusal, never a lost
+    // run.
+    bool refusedHere = false;
+    try {
+      describeGraph(graph, s);
+      refusedHere = refused(graph.validate(), "validate") ||
+                    refused(graph.build_operation_graph(handle), "operation graph") ||
+                    refused(graph.create_execution_plans({fe::HeurMode_t::A}), "heuristics") ||
+                    refused(graph.check_support(handle), "support") ||
+                    refused(graph.build_plans(handle), "plan") ||
+                    refused(graph.get_workspace_size(built.workspace), "workspace");
+    } catch (const std::exception &e) {
+      refusal = std::string("cuDNN's SDPA threw: ") + e.what();
+      refusedHere = true;
+    }
+    if (refusedHere) {
       built.refusal = refusal;
       graphs[key] = built;
       return Status::ok();
@@ -214,7 +229,13 @@ Status Sdpa::run(cudnnHandle_t handle, unsigned char *arena, void *workspace,
   std::unordered_map<int64_t, void *> pack;
   for (const auto &[uid, offset] : graph_->operands)
     pack.emplace(uid, arena + offset);
-  fe::error_t e = graph_->graph->execute(handle, pack, workspace);
+  fe::error_t e;
+  try {
+    e = graph_->graph->execute(handle, pack, workspace);
+  } catch (const std::exception &thrown) {
+    return Status(StatusCode::kInternal,
+                  "cuDNN's SDPA threw in " + graph_->where + ": " + thrown.what());
+  }
   if (!e.is_good())
     return Status(StatusCode::kInternal,
                   "cuDNN's SDPA failed in " + graph_->where + ": " + e.get_message());
