@@ -20,6 +20,9 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
   DeviceLaunch d;
   d.launch = launch;
   std::string reason;
+  // Whether `reason` says why a launch on a fast path is not on a faster
+  // one (attention off cuDNN's SDPA), kept where it lands.
+  bool keepReason = false;
   // A GEMM-epilogue group (not a run split out of one: those lack the GEMM).
   OpId first = plan.kernels[launch.kernels.front()].id;
   if (plan.kernels[launch.kernels.front()].opClass == OpClass::kCollective) {
@@ -101,6 +104,7 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
       // Kept on the launch below, on the flash kernels too: --paths says
       // why attention is not on cuDNN.
       reason = "not on cuDNN's SDPA: " + refusal;
+      keepReason = true;
     } else {
       reason = kernel.op + " has no library call yet";
     }
@@ -113,7 +117,7 @@ DeviceLaunch choose(const Plan &plan, const Launch &launch, const std::vector<La
       d.path = DevicePath::kHandWritten;
       d.blocks = hand->blocks;
       d.threadsPerBlock = hand->blockSize;
-      if (reason.rfind("not on cuDNN's SDPA", 0) == 0)
+      if (keepReason)
         d.reason = reason;
       return d;
     }

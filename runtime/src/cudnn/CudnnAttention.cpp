@@ -12,6 +12,7 @@
 #endif
 
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <unordered_map>
@@ -67,7 +68,12 @@ std::string graphKey(const SdpaShape &s) {
   for (int64_t v : {int64_t(s.backward), int64_t(s.type), s.b, s.h, s.sq, s.sk, s.d,
                     int64_t(s.causal), int64_t(s.mask >= 0), s.maskB, s.maskH})
     key += "," + std::to_string(v);
-  return key + "," + std::to_string(s.scale);
+  // The graph holds the scale as a float: key on its exact bits (to_string
+  // keeps six decimals, and two scales that differ past them are two graphs).
+  const float scale = static_cast<float>(s.scale);
+  uint32_t bits;
+  std::memcpy(&bits, &scale, sizeof bits);
+  return key + "," + std::to_string(bits);
 }
 
 /// A built graph (null: refused, with the refusal).
