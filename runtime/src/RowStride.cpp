@@ -51,6 +51,13 @@ std::string rowStrideRefusal(const Plan &plan, const PlanKernel &kernel, int32_t
     if (elsewhere(kernel.inputs, {0}, id) || elsewhere(kernel.outputs, {0}, id))
       return what + " as its weight or bias, which are read densely";
     return "";
+  case OpId::kSumToShape:
+    // A bias gradient over padded rows (BERT's MLM bias reads the loss
+    // gradient the LM head's GEMMs read): the reference sums through the
+    // stride, the generated reduction loads through it.
+    if (elsewhere(kernel.inputs, {0}, id) || holds(kernel.outputs, 0, id))
+      return what + " as its result, which is written densely";
+    return "";
   case OpId::kSoftmaxCrossEntropy:
   case OpId::kSoftmaxCrossEntropyBackward: {
     bool backward = kernel.id == OpId::kSoftmaxCrossEntropyBackward;

@@ -105,9 +105,9 @@ std::string Emitter::value(int32_t buffer, const std::string &idx) {
   std::string reg;
   auto producer = flow.producer.find(buffer);
   if (producer == flow.producer.end()) {
-    std::string spelled = loadHook ? loadHook(buffer, idx) : "";
+    std::string spelled = loadHook && rowStride(b) == 0 ? loadHook(buffer, idx) : "";
     if (spelled.empty())
-      spelled = "dlc_ld(" + param(buffer) + ", " + idx + ")";
+      spelled = "dlc_ld(" + param(buffer) + ", " + address(buffer, idx) + ")";
     reg = temp("v", "float", spelled);
   } else {
     const PlanKernel &k = plan.kernels[producer->second];
@@ -123,6 +123,21 @@ std::string Emitter::value(int32_t buffer, const std::string &idx) {
   }
   memo.back()[key(buffer, idx)] = reg;
   return reg;
+}
+
+std::string Emitter::address(int32_t buffer, const std::string &idx) const {
+  const PlanBuffer &b = plan.buffers[buffer];
+  int64_t stride = rowStride(b);
+  if (stride == 0 || b.shape.empty() || b.shape.back() <= 0)
+    return idx;
+  if (auto known = paddedIndex.find(idx);
+      known != paddedIndex.end() && known->second.last == b.shape.back() &&
+      known->second.stride == stride)
+    return known->second.spelled;
+  // Each row before element idx adds stride - last unused elements.
+  const std::string last = std::to_string(b.shape.back()) + "LL";
+  return "(" + idx + ") + (" + idx + ") / " + last + " * " +
+         std::to_string(stride - b.shape.back()) + "LL";
 }
 
 std::string Emitter::operand(const PlanKernel &k, size_t i, int32_t result,

@@ -36,10 +36,23 @@ public:
       : plan(plan), flow(flow), target(target) {}
 
   /// How a value read from memory is spelled at an index; empty for the
-  /// default scalar load.
+  /// default scalar load. Not asked for a buffer with padded rows.
   std::function<std::string(int32_t, const std::string &)> loadHook;
 
   std::string value(int32_t buffer, const std::string &idx);
+  /// Where element `idx` (an index over the buffer's shape, row-major) of
+  /// `buffer` lies in memory: `idx` itself, or past the padding of the rows
+  /// before it where the plan padded the buffer's rows (RowStride.h).
+  std::string address(int32_t buffer, const std::string &idx) const;
+  /// Index variables whose address in a padded buffer a form already
+  /// spells without a division: in a buffer of rows of `last` elements
+  /// `stride` apart, element `idx` lies at `spelled` (a column reduction's
+  /// r * stride + o).
+  struct PaddedIndex {
+    int64_t last = 0, stride = 0;
+    std::string spelled;
+  };
+  std::map<std::string, PaddedIndex> paddedIndex;
   /// Operand `i` of `k` at the index its result `result` is needed at
   /// (`idx`), broadcast to the result's shape.
   std::string operand(const PlanKernel &k, size_t i, int32_t result, const std::string &idx);
@@ -81,6 +94,11 @@ public:
     }
     bool written = std::find(flow.exported.begin(), flow.exported.end(), buffer) !=
                    flow.exported.end();
+    // RowStride.h lets a generated launch only read padded rows: its
+    // stores write the dense index.
+    if (written && rowStride(plan.buffers[buffer]) > 0)
+      fail("writes '" + plan.buffers[buffer].name +
+           "', whose rows are padded; generated kernels write dense rows");
     return (written ? "out" : "in") + std::to_string(it - params.begin());
   }
 

@@ -215,6 +215,15 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   // lane, so each warp's loads are coalesced; 32 rows of threads split the
   // reduction and add through shared memory. Otherwise one block per output.
   bool columns = rowsInner && !rowsOuter && red.rows >= kColumnTile;
+  // A bias gradient over padded rows (RowStride.h: BERT's MLM bias reads
+  // the loss gradient with rows of 30,522 halves 30,528 apart): where the
+  // outputs are one row's elements, row r of the sum starts at r * stride,
+  // an address without a division per element (Emitter::address).
+  const PlanBuffer &in = plan.buffers[plan.kernels[reductions[0]].inputs[0]];
+  const int64_t inStride = rowStride(in);
+  const bool paddedRows = inStride > 0 && rowsInner && !rowsOuter && !in.shape.empty() &&
+                          red.rows == in.shape.back();
+  auto rowStart = [&]() { return "r * " + std::to_string(inStride) + "LL"; };
   const TargetWriter &w = targetWriter(target);
   // The type reduction `a` accumulates in: the target's for sums.
   auto accType = [&](size_t a) -> std::string {
@@ -277,6 +286,8 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
     e.line("DLC_IVDEP");
     e.open("for (long long j = 0; j < w; ++j)");
     e.line("const long long ii = r * " + rows + " + o0 + j;");
+    if (paddedRows)
+      e.paddedIndex["ii"] = {in.shape.back(), inStride, rowStart() + " + o0 + j"};
     for (size_t a = 0; a < reductions.size(); ++a)
       e.line(combine(a, e.value(plan.kernels[reductions[a]].inputs[0], "ii"), "[j]"));
     storeInLoop();
@@ -333,8 +344,11 @@ StatusOr<GeneratedKernel> generateReduction(const Plan &plan, const Launch &laun
   }
   if (rowsOuter)
     e.line("const long long ii = o * " + count + " + r;");
-  else if (rowsInner)
+  else if (rowsInner) {
     e.line("const long long ii = r * " + rows + " + o;");
+    if (paddedRows)
+      e.paddedIndex["ii"] = {in.shape.back(), inStride, rowStart() + " + o"};
+  }
   else {
     std::string expr = base;
     for (size_t d = 0; d < redShape.size(); ++d)

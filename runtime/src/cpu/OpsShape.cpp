@@ -92,8 +92,12 @@ Status broadcastTo(const KernelContext &c) {
 Status sumToShape(const KernelContext &c) {
   const std::vector<int64_t> &inShape = *c.in(0).shape, &outShape = *c.out(0).shape;
   size_t lead = inShape.size() - outShape.size();
-  // Reduced dimensions of the input, with their input strides.
+  // Reduced dimensions of the input, with their input strides: rows
+  // c.in(0).ld() elements apart where the plan padded them (RowStride.h).
   std::vector<int64_t> inStrides = rowMajorStrides(inShape);
+  if (c.in(0).rowStride > 0 && inShape.back() > 0)
+    for (size_t d = 0; d + 1 < inShape.size(); ++d)
+      inStrides[d] = inStrides[d] / inShape.back() * c.in(0).rowStride;
   std::vector<int64_t> reducedSizes, reducedStrides, keptStrides(outShape.size());
   for (size_t d = 0; d < inShape.size(); ++d) {
     bool reduced = d < lead || (outShape[d - lead] == 1 && inShape[d] != 1);

@@ -12,6 +12,7 @@
 #include "dlc/runtime/Collective.h"
 #include "dlc/runtime/Half.h"
 #include "dlc/runtime/Device.h"
+#include "dlc/runtime/RowStride.h"
 #include "dlc/runtime/cpu/CpuExecutor.h"
 #include "dlc/runtime/cuda/CudaExecutor.h"
 #include "dlc/runtime/codegen/KernelCodegen.h"
@@ -275,6 +276,51 @@ TEST(KernelCompiler, ABrokenSourceNamesTheKernelWithNvrtcsLog) {
 }
 
 #ifdef DLC_HOST_CXX
+/// Compiles the generated kernels' text as host C++ (the prelude's host
+/// layer) into a shared library in `dir` and opens it; null on failure,
+/// with the compiler's log as a test failure.
+void *loadOnHost(const std::vector<GeneratedKernel> &kernels, const std::string &dir) {
+  std::set<std::string> names;
+  {
+    std::ofstream tu(dir + "/kernels.cpp");
+    for (const GeneratedKernel &g : kernels)
+      if (names.insert(g.name).second)
+        tu << g.source << "\n";
+  }
+  std::string command = std::string(DLC_HOST_CXX) + " -std=c++17 -O1 -shared -fPIC -o " + dir +
+                        "/kernels.so " + dir + "/kernels.cpp 2> " + dir + "/log.txt";
+  if (std::system(command.c_str()) != 0) {
+    std::ifstream log(dir + "/log.txt");
+    ADD_FAILURE() << "the host compiler refused the generated kernels:\n" << log.rdbuf();
+    return nullptr;
+  }
+  void *library = dlopen((dir + "/kernels.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  EXPECT_NE(library, nullptr) << dlerror();
+  return library;
+}
+
+/// Runs generated kernel `g` of `library` on one host thread, its arguments
+/// bound to `data` by buffer id.
+void runOnHost(void *library, const GeneratedKernel &g, std::vector<std::vector<float>> &data) {
+  void *symbol = dlsym(library, g.name.c_str());
+  ASSERT_NE(symbol, nullptr) << g.name;
+  std::vector<void *> a;
+  for (int32_t id : g.args)
+    a.push_back(data[id].data());
+  switch (a.size()) {
+  case 2: reinterpret_cast<void (*)(void *, void *)>(symbol)(a[0], a[1]); break;
+  case 3: reinterpret_cast<void (*)(void *, void *, void *)>(symbol)(a[0], a[1], a[2]); break;
+  case 4:
+    reinterpret_cast<void (*)(void *, void *, void *, void *)>(symbol)(a[0], a[1], a[2], a[3]);
+    break;
+  case 5:
+    reinterpret_cast<void (*)(void *, void *, void *, void *, void *)>(symbol)(a[0], a[1], a[2],
+                                                                             a[3], a[4]);
+    break;
+  default: FAIL() << g.name << " has " << a.size() << " arguments";
+  }
+}
+
 /// Runs every generated launch of `plan`, compiled as host C++, and checks
 /// each of its `outputs` output buffers against the CPU reference. Inputs
 /// are N(0, 1) draws but where `given` (by buffer id) gives their values.
@@ -284,21 +330,8 @@ void expectGeneratedMatchesReference(const Plan &plan, int outputs,
   ASSERT_TRUE(all.refused.empty());
   std::string dir = tempDir();
   ASSERT_FALSE(dir.empty());
-  std::set<std::string> names;
-  {
-    std::ofstream tu(dir + "/kernels.cpp");
-    for (const GeneratedKernel &g : all.kernels)
-      if (names.insert(g.name).second)
-        tu << g.source << "\n";
-  }
-  std::string command = std::string(DLC_HOST_CXX) + " -std=c++17 -O1 -shared -fPIC -o " + dir +
-                        "/kernels.so " + dir + "/kernels.cpp 2> " + dir + "/log.txt";
-  if (std::system(command.c_str()) != 0) {
-    std::ifstream log(dir + "/log.txt");
-    FAIL() << "the host compiler refused the generated kernels:\n" << log.rdbuf();
-  }
-  void *library = dlopen((dir + "/kernels.so").c_str(), RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(library, nullptr) << dlerror();
+  void *library = loadOnHost(all.kernels, dir);
+  ASSERT_NE(library, nullptr);
 
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.f, 1.f);
@@ -313,25 +346,8 @@ void expectGeneratedMatchesReference(const Plan &plan, int outputs,
   std::vector<std::vector<float>> got = inputs;
   for (size_t i = 0; i < plan.buffers.size(); ++i)
     got[i].resize(plan.buffers[i].numElements(), NAN);
-  for (const GeneratedKernel &g : all.kernels) {
-    void *symbol = dlsym(library, g.name.c_str());
-    ASSERT_NE(symbol, nullptr) << g.name;
-    std::vector<void *> a;
-    for (int32_t id : g.args)
-      a.push_back(got[id].data());
-    switch (a.size()) {
-    case 2: reinterpret_cast<void (*)(void *, void *)>(symbol)(a[0], a[1]); break;
-    case 3: reinterpret_cast<void (*)(void *, void *, void *)>(symbol)(a[0], a[1], a[2]); break;
-    case 4:
-      reinterpret_cast<void (*)(void *, void *, void *, void *)>(symbol)(a[0], a[1], a[2], a[3]);
-      break;
-    case 5:
-      reinterpret_cast<void (*)(void *, void *, void *, void *, void *)>(symbol)(a[0], a[1], a[2],
-                                                                               a[3], a[4]);
-      break;
-    default: FAIL() << g.name << " has " << a.size() << " arguments";
-    }
-  }
+  for (const GeneratedKernel &g : all.kernels)
+    runOnHost(library, g, got);
   int checked = 0;
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     if (plan.buffers[i].role != kOut)
@@ -360,6 +376,75 @@ TEST(Codegen, GeneratedKernelsMatchTheCpuReferenceOnTheHost) {
   GTEST_SKIP() << "needs the host C++ compiler's path (DLC_HOST_CXX) at build time";
 #else
   expectGeneratedMatchesReference(formsPlan(), 14);
+#endif
+}
+
+/// Reductions over buffers whose rows the plan padded (RowStride.h: BERT's
+/// MLM bias gradient over the loss gradient): x [3, 4, 37] with rows 40
+/// apart summed to a bias gradient [37] (the CUDA form's column tiles), to
+/// [4, 37] and to row sums [3, 4, 1]; y [6, 10] with rows 12 apart summed
+/// to [10] (a block per output). Buffers: x 0, y 1, o0-o3 2-5.
+Plan paddedReductionsPlan(bool padded) {
+  PlanBuilder p;
+  int32_t x = p.buffer("x", {3, 4, 37}, kIn), y = p.buffer("y", {6, 10}, kIn);
+  std::vector<std::vector<int64_t>> sums = {{37}, {4, 37}, {3, 4, 1}};
+  for (size_t i = 0; i < sums.size(); ++i)
+    p.kernel("sum_to_shape", {x}, {p.buffer("o" + std::to_string(i), sums[i], kOut)}, -1,
+             {{"shape", sums[i]}});
+  p.kernel("sum_to_shape", {y}, {p.buffer("o3", {10}, kOut)}, -1,
+           {{"shape", std::vector<int64_t>{10}}});
+  if (padded) {
+    p.plan.buffers[x].init["row_stride"] = int64_t(40);
+    p.plan.buffers[y].init["row_stride"] = int64_t(12);
+  }
+  return p.plan;
+}
+
+TEST(Codegen, ReductionsReadPaddedRowsOnTheHost) {
+#ifndef DLC_HOST_CXX
+  GTEST_SKIP() << "needs the host C++ compiler's path (DLC_HOST_CXX) at build time";
+#else
+  Plan dense = paddedReductionsPlan(false), padded = paddedReductionsPlan(true);
+  PlanKernels all = generatePlanKernels(padded);
+  ASSERT_TRUE(all.refused.empty()) << all.refused[0].second;
+  ASSERT_EQ(all.kernels.size(), 4u);
+  // A column sum over one row's elements starts row r at r * stride; the
+  // others find an element's row by a division.
+  EXPECT_NE(all.kernels[0].source.find("r * 40LL + o"), std::string::npos) << all.kernels[0].source;
+  EXPECT_NE(all.kernels[3].source.find("r * 12LL + o"), std::string::npos) << all.kernels[3].source;
+  EXPECT_NE(all.kernels[1].source.find("/ 37LL * 3LL"), std::string::npos) << all.kernels[1].source;
+  std::string dir = tempDir();
+  ASSERT_FALSE(dir.empty());
+  void *library = loadOnHost(all.kernels, dir);
+  ASSERT_NE(library, nullptr);
+
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::vector<std::vector<float>> values(dense.buffers.size());
+  for (int32_t id : {0, 1})
+    for (int64_t e = 0; e < dense.buffers[id].numElements(); ++e)
+      values[id].push_back(normal(rng));
+  std::vector<std::vector<float>> expected = runReference(dense, values);
+  // The padded storage: each row's elements, then NaN where nothing lives,
+  // so a sum that reads the padding or a dense index is NaN or wrong.
+  std::vector<std::vector<float>> got(padded.buffers.size());
+  for (int32_t id : {0, 1}) {
+    const PlanBuffer &b = padded.buffers[id];
+    int64_t last = b.shape.back(), stride = rowStride(b);
+    got[id].assign(paddedRows(b) * stride, NAN);
+    for (int64_t e = 0; e < b.numElements(); ++e)
+      got[id][e / last * stride + e % last] = values[id][e];
+  }
+  for (int32_t id = 2; id < 6; ++id)
+    got[id].assign(padded.buffers[id].numElements(), NAN);
+  for (const GeneratedKernel &g : all.kernels)
+    runOnHost(library, g, got);
+  for (int32_t id = 2; id < 6; ++id)
+    for (size_t e = 0; e < expected[id].size(); ++e)
+      ASSERT_NEAR(got[id][e], expected[id][e], 2e-5f * (1.f + std::fabs(expected[id][e])))
+          << padded.buffers[id].name << "[" << e << "]";
+  dlclose(library);
+  std::system(("rm -rf " + dir).c_str());
 #endif
 }
 
@@ -1254,6 +1339,12 @@ TEST(KernelCompiler, NormBackwardKernelsCompile) {
   if (!nvrtcBuilt())
     GTEST_SKIP() << "needs NVRTC: " << nvrtcVersionString().status().toString();
   EXPECT_EQ(compileForAmpereAndHopper(normBackwardPlan()), 6);
+}
+
+TEST(KernelCompiler, ReductionsOverPaddedRowsCompile) {
+  if (!nvrtcBuilt())
+    GTEST_SKIP() << "needs NVRTC: " << nvrtcVersionString().status().toString();
+  EXPECT_EQ(compileForAmpereAndHopper(paddedReductionsPlan(true)), 8);
 }
 
 TEST(KernelCompiler, RowKernelsCompile) {

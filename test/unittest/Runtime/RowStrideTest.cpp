@@ -40,10 +40,11 @@ void pad(Plan &plan, int32_t id, int64_t stride) {
 }
 
 /// The LM head's step in miniature: logits = linear(x, w) over [2, 3] rows
-/// of 10 classes, the loss and its gradient, and the two GEMMs that read
-/// the gradient (a left operand stacked over a shared right one, and a
-/// transposed batched one). Buffers: x 0, w 1, labels 2, dloss 3, logits
-/// 4, loss 5, dlogits 6, dx 7, dw 8.
+/// of 10 classes, the loss and its gradient, the two GEMMs that read the
+/// gradient (a left operand stacked over a shared right one, and a
+/// transposed batched one) and BERT's bias gradient over it (sum_to_shape).
+/// Buffers: x 0, w 1, labels 2, dloss 3, logits 4, loss 5, dlogits 6, dx
+/// 7, dw 8, dbias 9.
 Plan headPlan() {
   PlanBuilder b;
   int32_t x = b.add("x", DType::kF32, {2, 3, 8}, kIn), w = b.add("w", DType::kF32, {10, 8}, kIn);
@@ -54,12 +55,14 @@ Plan headPlan() {
   int32_t dlogits = b.add("dlogits", DType::kF32, {2, 3, 10}, kTemp);
   int32_t dx = b.add("dx", DType::kF32, {2, 3, 8}, kTemp);
   int32_t dw = b.add("dw", DType::kF32, {2, 10, 8}, kTemp);
+  int32_t dbias = b.add("dbias", DType::kF32, {10}, kTemp);
   b.kernel("linear", {x, w}, {logits});
   b.kernel("softmax_cross_entropy", {logits, labels}, {loss}, {{"class_axis", int64_t(2)}});
   b.kernel("softmax_cross_entropy_backward", {dloss, logits, labels}, {dlogits},
            {{"class_axis", int64_t(2)}});
   b.kernel("matmul", {dlogits, w}, {dx});
   b.kernel("matmul", {dlogits, x}, {dw}, {{"transpose_lhs", int64_t(1)}});
+  b.kernel("sum_to_shape", {dlogits}, {dbias}, {{"shape", std::vector<int64_t>{10}}});
   return b.plan;
 }
 
@@ -92,7 +95,7 @@ TEST(RowStride, ValidationRefusesWhatAKernelWouldReadDensely) {
     plan.kernels.push_back(dlc_test::makeKernel("relu", {4}, {y}));
     pad(plan, 4, 12);
     EXPECT_EQ(refusal(plan),
-              "kernel #5: relu reads or writes 'logits', and relu reads and writes its buffers "
+              "kernel #6: relu reads or writes 'logits', and relu reads and writes its buffers "
               "densely, but that buffer's rows are padded (row stride 12)");
   }
   {
@@ -119,6 +122,18 @@ TEST(RowStride, ValidationRefusesWhatAKernelWouldReadDensely) {
     pad(plan, 4, 12);
     plan.kernels[0].attrs["fusion.group"] = int64_t(0);
     EXPECT_NE(refusal(plan).find("inside fused group 0, which runs as one launch"),
+              std::string::npos)
+        << refusal(plan);
+  }
+  {
+    // sum_to_shape reads padded rows but writes dense ones.
+    Plan plan = headPlan();
+    int32_t sums = dlc_test::appendBuffer(plan, "sums", DType::kF32, {2, 1, 10}, kTemp);
+    plan.kernels.push_back(dlc_test::makeKernel("sum_to_shape", {6}, {sums},
+                                                {{"shape", std::vector<int64_t>{2, 1, 10}}}));
+    pad(plan, sums, 12);
+    EXPECT_NE(refusal(plan).find("sum_to_shape reads or writes 'sums' as its result, which is "
+                                 "written densely"),
               std::string::npos)
         << refusal(plan);
   }
@@ -176,7 +191,7 @@ std::vector<std::vector<float>> runHead(const Plan &plan, const cpu::CpuExecutor
   for (size_t k = 0; k < plan.kernels.size(); ++k)
     EXPECT_TRUE((*exec)->runKernel(k, 0).isOk());
   std::vector<std::vector<float>> values;
-  for (int32_t id = 4; id <= 8; ++id) {
+  for (int32_t id = 4; id <= 9; ++id) {
     const PlanBuffer &b = plan.buffers[id];
     std::string bytes = (*exec)->bytesOf(id);
     int64_t last = b.shape.empty() ? 1 : b.shape.back();

@@ -27,7 +27,8 @@ namespace dlc::rt {
 ///   - matmul: either operand and the result (its leading dimension);
 ///   - linear: the input and the result (not the weight, not the bias);
 ///   - softmax_cross_entropy: the logits, softmax_cross_entropy_backward:
-///     the logits and the gradient, where the class axis is the last one.
+///     the logits and the gradient, where the class axis is the last one;
+///   - sum_to_shape: its input (not its result).
 /// A kernel in a fused group is refused: its group runs as one launch
 /// (a GEMM epilogue, a generated kernel) that reads its buffers densely.
 std::string rowStrideRefusal(const Plan &plan, const PlanKernel &kernel, int32_t id);
