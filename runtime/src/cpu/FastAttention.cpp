@@ -74,8 +74,9 @@ std::vector<float> &tile(int which, size_t size) {
 [[gnu::always_inline]] inline void dropoutRow(const AttentionDims &a, int64_t row, int64_t n,
                                               float *keep) {
   float keepScale = static_cast<float>(1.0 / (1.0 - a.rate));
+  const uint64_t threshold = dropoutThreshold(a.rate);
   for (int64_t j = 0; j < n; ++j)
-    keep[j] = dropoutKeeps(a.stream, a.scoreIndex(row, j), a.rate) ? keepScale : 0.0f;
+    keep[j] = dropoutKeepsAbove(a.stream, a.scoreIndex(row, j), threshold) ? keepScale : 0.0f;
 }
 
 /// The largest of s[0, n) (-inf for none), in kLanes lanes that GCC

@@ -11,6 +11,7 @@
 #include "HostClones.h"
 #include "dlc/runtime/cpu/CpuExecutor.h"
 #include "dlc/runtime/Collective.h"
+#include "dlc/runtime/Dropout.h"
 #include "dlc/runtime/Parallel.h"
 #include "dlc/runtime/Shape.h"
 
@@ -36,23 +37,7 @@ void registerFastResizeKernels(KernelRegistry &registry);
 void registerAttentionKernels(KernelRegistry &registry);
 void registerFastAttentionKernels(KernelRegistry &registry);
 
-/// The dropout keep decision: a counter-based hash of (seed, step, index)
-/// (splitmix64 finalizers), so the backward pass and any replay of the step
-/// regenerate the same mask without storing it. dropoutStream hashes
-/// (seed, step) once per kernel; dropoutKeeps decides element `index`.
-/// train.dropout and train.attention's dropout both draw through these.
-inline uint64_t dropoutMix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-inline uint64_t dropoutStream(uint64_t seed, uint64_t step) {
-  return dropoutMix(seed * kDropoutSeedMultiplier + step);
-}
-inline bool dropoutKeeps(uint64_t stream, uint64_t index, double rate) {
-  uint64_t h = dropoutMix(stream + index);
-  return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0) >= rate;
-}
+// The dropout keep decision (dropoutKeeps): dlc/runtime/Dropout.h.
 
 /// Work below this many elements is not worth a thread.
 constexpr int64_t kGrain = 1 << 14;

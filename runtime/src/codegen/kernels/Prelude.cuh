@@ -94,18 +94,28 @@ DLC_DEVICE float dlc_gelu_tanh_grad(float x) {
 
 // Dropout's keep decision, the CPU's keepElement (cpu/OpsDense.cpp):
 // splitmix64 finalizers over (seed, step, element index), the top 53 bits
-// as a double in [0, 1) against the rate; integers and one exact
-// conversion, so the mask is the CPU's bit for bit.
+// against the rate scaled by 2^53 (dropoutThreshold in
+// cpu/KernelRegistration.h); integers only, so the mask is the CPU's bit
+// for bit.
 DLC_DEVICE unsigned long long dlc_mix64(unsigned long long z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
+DLC_DEVICE unsigned long long dlc_keep_threshold(double rate) {
+  // (h >> 11) * 2^-53 >= rate, exactly, as an integer test: rate * 2^53
+  // rounded up (0 keeps all; 2^53, for rate >= 1 or NaN, keeps none).
+  if (!(rate > 0.0)) return rate <= 0.0 ? 0ull : 1ull << 53;
+  if (!(rate < 1.0)) return 1ull << 53;
+  const double scaled = rate * 9007199254740992.0;
+  const unsigned long long t = (unsigned long long)scaled;
+  return (double)t < scaled ? t + 1 : t;
+}
 DLC_DEVICE bool dlc_keep(unsigned long long seed, long long step, long long i, double rate) {
   const unsigned long long h =
       dlc_mix64(dlc_mix64(seed * 0x9e3779b97f4a7c15ull + (unsigned long long)step) +
                 (unsigned long long)i);
-  return (double)(h >> 11) * (1.0 / 9007199254740992.0) >= rate;
+  return (h >> 11) >= dlc_keep_threshold(rate);
 }
 
 #if defined(__CUDACC__)

@@ -34,8 +34,9 @@ DLC_DEVICE long long dlc_hw_index(const DlcHandArgs &a, int k, long long i) {
 
 // Dropout's keep decision, the CPU's keepElement (cpu/OpsDense.cpp):
 // splitmix64 finalizers over (seed, dropout counter, element index), the
-// top 53 bits as a double in [0, 1) against the rate; integers and one
-// exact conversion, so the mask is the CPU's bit for bit. The counter is
+// top 53 bits against the rate scaled by 2^53 (dropoutThreshold in
+// cpu/KernelRegistration.h); integers only, so the mask is the CPU's bit
+// for bit. The counter is
 // the step plus the rank's offset (HandKernel::readsDropoutCounter).
 DLC_DEVICE unsigned long long dlc_hw_mix(unsigned long long z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -46,9 +47,18 @@ DLC_DEVICE unsigned long long dlc_hw_mix(unsigned long long z) {
 DLC_DEVICE unsigned long long dlc_hw_keep_base(long long seed, long long counter) {
   return dlc_hw_mix((unsigned long long)seed * 0x9e3779b97f4a7c15ull + (unsigned long long)counter);
 }
+DLC_DEVICE unsigned long long dlc_hw_keep_threshold(double rate) {
+  // (h >> 11) * 2^-53 >= rate, exactly, as an integer test: rate * 2^53
+  // rounded up (0 keeps all; 2^53, for rate >= 1 or NaN, keeps none).
+  if (!(rate > 0.0)) return rate <= 0.0 ? 0ull : 1ull << 53;
+  if (!(rate < 1.0)) return 1ull << 53;
+  const double scaled = rate * 9007199254740992.0;
+  const unsigned long long t = (unsigned long long)scaled;
+  return (double)t < scaled ? t + 1 : t;
+}
 DLC_DEVICE bool dlc_hw_keep(unsigned long long base, long long i, double rate) {
   unsigned long long h = dlc_hw_mix(base + (unsigned long long)i);
-  return (double)(h >> 11) * (1.0 / 9007199254740992.0) >= rate;
+  return (h >> 11) >= dlc_hw_keep_threshold(rate);
 }
 
 // Block reductions in double, the result in every thread. A tree over
