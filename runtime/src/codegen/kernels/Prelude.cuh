@@ -95,7 +95,7 @@ DLC_DEVICE float dlc_gelu_tanh_grad(float x) {
 // Dropout's keep decision, the CPU's keepElement (cpu/OpsDense.cpp):
 // splitmix64 finalizers over (seed, step, element index), the top 53 bits
 // against the rate scaled by 2^53 (dropoutThreshold in
-// cpu/KernelRegistration.h); integers only, so the mask is the CPU's bit
+// dlc/runtime/Dropout.h); integers only, so the mask is the CPU's bit
 // for bit.
 DLC_DEVICE unsigned long long dlc_mix64(unsigned long long z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;

@@ -35,7 +35,7 @@ DLC_DEVICE long long dlc_hw_index(const DlcHandArgs &a, int k, long long i) {
 // Dropout's keep decision, the CPU's keepElement (cpu/OpsDense.cpp):
 // splitmix64 finalizers over (seed, dropout counter, element index), the
 // top 53 bits against the rate scaled by 2^53 (dropoutThreshold in
-// cpu/KernelRegistration.h); integers only, so the mask is the CPU's bit
+// dlc/runtime/Dropout.h); integers only, so the mask is the CPU's bit
 // for bit. The counter is
 // the step plus the rank's offset (HandKernel::readsDropoutCounter).
 DLC_DEVICE unsigned long long dlc_hw_mix(unsigned long long z) {
