@@ -201,6 +201,22 @@ TEST(Codegen, AReductionResultReadInItsOwnLoopIsRefused) {
   EXPECT_NE(decision.reason.find("reduce_max"), std::string::npos) << decision.reason;
 }
 
+TEST(Codegen, AStoreIntoPaddedRowsIsRefused) {
+  // RowStride.h lets a generated launch only read padded rows; should a
+  // plan ever route a write there, the emitter refuses rather than write
+  // the dense index into padded storage.
+  PlanBuilder p;
+  int32_t x = p.buffer("x", {4, 10}, kIn), y = p.buffer("y", {4, 10});
+  p.kernel("relu", {x}, {y});
+  p.kernel("matmul", {y, x}, {p.buffer("z", {4, 4}, kOut)}, -1,
+           {{"transpose_rhs", int64_t(1)}}); // reads y through its stride
+  p.plan.buffers[y].init["row_stride"] = int64_t(12);
+  GenerateDecision decision = isGeneratable(p.plan, planLaunches(p.plan)[0]);
+  EXPECT_FALSE(decision.ok) << "generated despite a padded result";
+  EXPECT_NE(decision.reason.find("writes 'y', whose rows are padded"), std::string::npos)
+      << "[" << decision.reason << "]";
+}
+
 TEST(KernelCompiler, SecondCompileIsACacheHit) {
   if (!nvrtcBuilt())
     GTEST_SKIP() << "needs NVRTC: " << nvrtcVersionString().status().toString();
